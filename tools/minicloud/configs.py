@@ -1,0 +1,335 @@
+"""Configuration files of the mini cloud's services, rendered from its layout.
+
+Plain functions: each takes a ``Layout`` and returns file contents, so that
+``minicloud`` writes them and nothing else needs to know the formats.
+"""
+import textwrap
+
+PASSWORD = 'minicloud'  # noqa: S105  every user's password: test only
+REGION = 'RegionOne'
+DB_USER = 'minicloud'
+FAKE_COMPUTE_HOST = 'fake-compute'
+IRONIC_COMPUTE_HOST = 'ironic-compute'
+IRONIC_POLICIES = ('secure', 'legacy')
+
+
+class Layout:
+    """Where everything of one mini cloud lives, and on which ports."""
+
+    def __init__(self, home, ports):
+        self.home = home
+        self.ports = ports
+        self.data = home + '/data'
+        self.etc = home + '/etc'
+        self.logs = home + '/logs'
+        self.run = home + '/run'
+        self.venv = home + '/venv'
+
+    def url(self, service):
+        return 'http://127.0.0.1:%d' % self.ports[service]
+
+    @property
+    def keystone(self):
+        return self.url('keystone')
+
+    def db(self, name):
+        return 'mysql+pymysql://%s:%s@127.0.0.1:%d/%s?charset=utf8' % (
+            DB_USER, PASSWORD, self.ports['mariadb'], name)
+
+    @property
+    def transport_url(self):
+        return 'rabbit://guest:guest@127.0.0.1:%d/' % self.ports['rabbitmq']
+
+    @property
+    def endpoints(self):
+        """The catalog: service type -> URL."""
+        return {'compute': self.url('nova-api') + '/v2.1',
+                'placement': self.url('placement'),
+                'image': self.url('glance'),
+                'baremetal': self.url('ironic'),
+                'network': self.url('neutron-stub')}
+
+
+def _dedent(text):
+    return textwrap.dedent(text).lstrip()
+
+
+def mariadb(lay):
+    return _dedent(f"""
+        [mysqld]
+        datadir = {lay.data}/mysql
+        socket = {lay.run}/mysqld.sock
+        pid-file = {lay.run}/mysqld.pid
+        port = {lay.ports['mariadb']}
+        bind-address = 127.0.0.1
+        user = root
+        skip-name-resolve
+        innodb_buffer_pool_size = 64M
+        innodb_log_file_size = 32M
+        innodb_flush_log_at_trx_commit = 2
+        max_connections = 400
+        character-set-server = utf8mb4
+        collation-server = utf8mb4_general_ci
+        log-error = {lay.logs}/mariadb.log
+        """)
+
+
+def rabbitmq_env(lay):
+    """Environment of a private RabbitMQ node, with its own epmd port."""
+    base = lay.data + '/rabbitmq'
+    return {
+        'HOME': base + '/home',
+        'ERL_EPMD_PORT': str(lay.ports['epmd']),
+        'RABBITMQ_NODENAME': 'minicloud@localhost',
+        'RABBITMQ_NODE_IP_ADDRESS': '127.0.0.1',
+        'RABBITMQ_NODE_PORT': str(lay.ports['rabbitmq']),
+        'RABBITMQ_DIST_PORT': str(lay.ports['rabbitmq-dist']),
+        'RABBITMQ_MNESIA_BASE': base + '/mnesia',
+        'RABBITMQ_LOG_BASE': base + '/log',
+        'RABBITMQ_PID_FILE': lay.run + '/rabbitmq-beam.pid',
+        'RABBITMQ_ENABLED_PLUGINS_FILE': base + '/enabled_plugins',
+        'RABBITMQ_CONFIG_FILE': base + '/rabbitmq',
+        'RABBITMQ_ADVANCED_CONFIG_FILE': base + '/advanced.config',
+        'RABBITMQ_CONF_ENV_FILE': base + '/rabbitmq-env.conf',
+    }
+
+
+def _authtoken(lay, user):
+    """keystonemiddleware: how a service checks the tokens it receives."""
+    return _dedent(f"""
+        [keystone_authtoken]
+        www_authenticate_uri = {lay.keystone}
+        auth_url = {lay.keystone}
+        auth_type = password
+        username = {user}
+        password = {PASSWORD}
+        project_name = service
+        user_domain_name = Default
+        project_domain_name = Default
+        region_name = {REGION}
+        service_token_roles_required = True
+        """)
+
+
+def _service_auth(lay, section, user):
+    """keystoneauth: how a service calls another one."""
+    return _dedent(f"""
+        [{section}]
+        auth_type = password
+        auth_url = {lay.keystone}
+        username = {user}
+        password = {PASSWORD}
+        project_name = service
+        user_domain_name = Default
+        project_domain_name = Default
+        region_name = {REGION}
+        """)
+
+
+def keystone(lay):
+    return _dedent(f"""
+        [DEFAULT]
+        log_file = {lay.logs}/keystone-app.log
+        [database]
+        connection = {lay.db('keystone')}
+        [token]
+        provider = fernet
+        [fernet_tokens]
+        key_repository = {lay.data}/keystone/fernet-keys
+        [fernet_receipts]
+        key_repository = {lay.data}/keystone/fernet-keys
+        [credential]
+        key_repository = {lay.data}/keystone/credential-keys
+        [identity]
+        # test only: cheap hashing, so a password check costs ms
+        password_hash_rounds = 4
+        """)
+
+
+def placement(lay):
+    return _dedent(f"""
+        [DEFAULT]
+        debug = True
+        [api]
+        auth_strategy = keystone
+        [placement_database]
+        connection = {lay.db('placement')}
+        sync_on_startup = True
+        """) + _authtoken(lay, 'placement')
+
+
+def glance(lay):
+    return _dedent(f"""
+        [DEFAULT]
+        debug = True
+        enabled_backends = fs:file
+        image_cache_dir = {lay.data}/glance/cache
+        [glance_store]
+        default_backend = fs
+        [fs]
+        filesystem_store_datadir = {lay.data}/glance/images
+        [os_glance_staging_store]
+        filesystem_store_datadir = {lay.data}/glance/staging
+        [os_glance_tasks_store]
+        filesystem_store_datadir = {lay.data}/glance/tasks
+        [database]
+        connection = sqlite:///{lay.data}/glance/glance.sqlite
+        [paste_deploy]
+        config_file = {lay.etc}/glance/glance-api-paste.ini
+        flavor = keystone
+        [oslo_concurrency]
+        lock_path = {lay.data}/locks
+        """) + _authtoken(lay, 'glance')
+
+
+_IRONIC_INTERFACES = {
+    # interface: (enabled, default)
+    'bios': ('fake,fake-steps', 'fake'),
+    'boot': ('fake', 'fake'),
+    'console': ('fake', 'fake'),
+    'deploy': ('fake', 'fake'),
+    'firmware': ('fake', 'fake'),
+    'inspect': ('fake', 'fake'),
+    'management': ('fake', 'fake'),
+    'network': ('noop', 'noop'),
+    'power': ('fake', 'fake'),
+    'raid': ('fake,fake-steps', 'fake'),
+    'rescue': ('fake', 'fake'),
+    'storage': ('fake,noop', 'fake'),
+    'vendor': ('fake', 'fake'),
+}
+
+
+def ironic(lay, policy='secure'):
+    """All-in-one ironic (API and conductor in one process, no RPC bus).
+
+    Every interface's default is set explicitly: a default that is not
+    enabled kills the worker silently while the port never opens.
+    ``policy='legacy'`` turns the pre-RBAC rules back on, as older clouds
+    run them: a project-scoped admin may then manage everything.
+    """
+    interfaces = ''.join(
+        'enabled_%s_interfaces = %s\ndefault_%s_interface = %s\n'
+        % (name, enabled, name, default)
+        for name, (enabled, default) in sorted(_IRONIC_INTERFACES.items()))
+    text = _dedent(f"""
+        [DEFAULT]
+        host = 127.0.0.1
+        auth_strategy = keystone
+        # nova's service user must see every node
+        rbac_service_role_elevated_access = True
+        rpc_transport = none
+        debug = True
+        log_file = {lay.logs}/ironic-app.log
+        graceful_shutdown_timeout = 5
+        enabled_hardware_types = fake-hardware
+        """) + interfaces + _dedent(f"""
+        [conductor]
+        graceful_shutdown_timeout = 5
+        [api]
+        host_ip = 127.0.0.1
+        port = {lay.ports['ironic']}
+        [database]
+        connection = sqlite:///{lay.data}/ironic/ironic.sqlite
+        [dhcp]
+        dhcp_provider = none
+        [oslo_concurrency]
+        lock_path = {lay.data}/locks
+        """)
+    if policy == 'legacy':
+        text += ('[oslo_policy]\nenforce_new_defaults = False\n'
+                 'enforce_scope = False\n')
+    return (text + _authtoken(lay, 'ironic')
+            + _service_auth(lay, 'glance', 'ironic')
+            + _service_auth(lay, 'nova', 'ironic'))
+
+
+def _nova_common(lay):
+    return (_authtoken(lay, 'nova')
+            + _service_auth(lay, 'placement', 'placement')
+            + _service_auth(lay, 'neutron', 'neutron')
+            + _service_auth(lay, 'service_user', 'nova')
+            + 'send_service_user_token = True\n'
+            + _dedent(f"""
+                [glance]
+                region_name = {REGION}
+                [oslo_concurrency]
+                lock_path = {lay.data}/locks
+                [compute]
+                resource_provider_association_refresh = 20
+                """))
+
+
+def nova(lay):
+    """nova-api, conductor and scheduler (the only ones with DB access)."""
+    return _dedent(f"""
+        [DEFAULT]
+        debug = True
+        state_path = {lay.data}/nova
+        transport_url = {lay.transport_url}
+        allow_resize_to_same_host = True
+        [wsgi]
+        api_paste_config = {lay.etc}/nova/api-paste.ini
+        [api_database]
+        connection = {lay.db('nova_api')}
+        [database]
+        connection = {lay.db('nova')}
+        [conductor]
+        workers = 1
+        [scheduler]
+        workers = 1
+        """) + _nova_common(lay)
+
+
+def nova_compute_fake(lay):
+    """A compute of virtual instances (the fake driver, resizable in place)."""
+    return _dedent(f"""
+        [DEFAULT]
+        debug = True
+        host = {FAKE_COMPUTE_HOST}
+        state_path = {lay.data}/nova-fake
+        instances_path = {lay.data}/nova-fake/instances
+        transport_url = {lay.transport_url}
+        compute_driver = fake.FakeDriverWithoutFakeNodes
+        allow_resize_to_same_host = True
+        update_resources_interval = 10
+        """) + _nova_common(lay)
+
+
+def nova_compute_ironic(lay):
+    """The compute that manages the ironic nodes."""
+    return _dedent(f"""
+        [DEFAULT]
+        debug = True
+        host = {IRONIC_COMPUTE_HOST}
+        state_path = {lay.data}/nova-ironic
+        instances_path = {lay.data}/nova-ironic/instances
+        transport_url = {lay.transport_url}
+        compute_driver = ironic.IronicDriver
+        # how soon a node freed by ironic is schedulable again
+        update_resources_interval = 5
+        sync_power_state_interval = 10
+        """) + _nova_common(lay) + _service_auth(lay, 'ironic', 'nova') + (
+        'api_retry_interval = 1\n')
+
+
+def clouds_yaml(lay):
+    """The three clouds the tests and the demo use."""
+    auth = f"""auth_url: {lay.keystone}/v3
+      username: %s
+      password: {PASSWORD}
+      user_domain_name: Default"""
+    project = """
+      project_name: %s
+      project_domain_name: Default"""
+    common = f"""
+    region_name: {REGION}
+    identity_api_version: 3
+"""
+    return ('clouds:\n'
+            '  minicloud-admin:\n    auth:\n      '
+            + auth % 'admin' + project % 'admin' + common
+            + '  minicloud-system-admin:\n    auth:\n      '
+            + auth % 'admin' + '\n      system_scope: all' + common
+            + '  minicloud-demo:\n    auth:\n      '
+            + auth % 'demo' + project % 'demo' + common)

@@ -1,0 +1,209 @@
+"""Seed the mini cloud; runs inside its virtualenv (needs openstacksdk).
+
+    seed.py keystone KEYSTONE_URL PASSWORD REGION TYPE=URL...
+        service projects, users, roles and the catalog (after bootstrap)
+    seed.py cloud NOVA-MANAGE-ARGV...
+        ironic nodes, flavors and image; returns once nova can schedule them
+        (OS_CLIENT_CONFIG_FILE names the mini cloud's clouds.yaml)
+
+Every step finds before it creates, so a rerun changes nothing.
+"""
+import sys
+import time
+import warnings
+
+warnings.filterwarnings('ignore')
+import openstack  # noqa: E402
+
+SERVICE_NAMES = {'compute': 'nova', 'placement': 'placement',
+                 'image': 'glance', 'baremetal': 'ironic',
+                 'network': 'neutron'}
+# nova and ironic also need 'admin' on project service: glance hides images
+# from 'service'-only tokens, and nova's external events API only finds
+# instances of other projects for admin contexts.
+ADMIN_SERVICE_USERS = ('nova', 'ironic')
+
+RESOURCE_CLASS = 'baremetal-gold'
+NODE_PROPERTIES = {'cpus': 4, 'memory_mb': 8192, 'local_gb': 40,
+                   'cpu_arch': 'x86_64'}
+NODES = {  # name: (traits, maintenance)
+    'bm-0': (['HW_CPU_HYPERTHREADING'], False),
+    'bm-1': (['HW_CPU_HYPERTHREADING'], False),
+    'bm-2': ([], False),
+    'bm-3': (['HW_CPU_HYPERTHREADING'], True),
+}
+FLAVORS = {
+    'bm.gold': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, {
+        'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0',
+        'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'}),
+    'm1.tiny': ({'vcpus': 1, 'ram': 512, 'disk': 1}, {}),
+}
+IMAGE = 'tiny'
+
+
+def log(msg, since):
+    print('  %-40s %6.2fs' % (msg, time.monotonic() - since), flush=True)
+
+
+def wait_for(what, check, timeout=180, interval=0.5):
+    """Poll ``check`` until it returns something true; fail after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise SystemExit('timed out after %ds waiting for %s'
+                             % (timeout, what))
+        time.sleep(interval)
+
+
+def seed_keystone(url, password, region, endpoints):
+    t0 = time.monotonic()
+    conn = openstack.connect(
+        auth_url=url + '/v3', username='admin', password=password,
+        project_name='admin', user_domain_name='Default',
+        project_domain_name='Default', region_name=region,
+        identity_api_version='3')
+    idn = conn.identity
+    domain = idn.find_domain('default', ignore_missing=False)
+
+    def role(name):
+        return idn.find_role(name) or idn.create_role(name=name)
+
+    def project(name):
+        return (idn.find_project(name, domain_id=domain.id)
+                or idn.create_project(name=name, domain_id=domain.id))
+
+    def user(name, home):
+        return (idn.find_user(name, domain_id=domain.id)
+                or idn.create_user(name=name, password=password,
+                                   domain_id=domain.id,
+                                   default_project_id=home.id))
+
+    roles = {name: role(name)
+             for name in ('admin', 'member', 'reader', 'service')}
+    service, demo = project('service'), project('demo')
+    for name in SERVICE_NAMES.values():
+        account = user(name, service)
+        idn.assign_project_role_to_user(service, account, roles['service'])
+        if name in ADMIN_SERVICE_USERS:
+            idn.assign_project_role_to_user(service, account, roles['admin'])
+    idn.assign_project_role_to_user(demo, user('demo', demo),
+                                    roles['member'])
+    for stype, endpoint_url in endpoints.items():
+        svc = next((s for s in idn.services() if s.type == stype), None) or \
+            idn.create_service(name=SERVICE_NAMES[stype], type=stype)
+        have = {e.interface for e in idn.endpoints(service_id=svc.id)}
+        for interface in ('public', 'internal'):
+            if interface not in have:
+                idn.create_endpoint(service_id=svc.id, interface=interface,
+                                    url=endpoint_url, region_id=region)
+    log('keystone users, roles, catalog', t0)
+
+
+def seed_nodes(bm):
+    t0 = time.monotonic()
+    ids = {}
+    for name, (traits, _) in NODES.items():
+        node = bm.find_node(name) or bm.create_node(
+            name=name, driver='fake-hardware', resource_class=RESOURCE_CLASS,
+            bios_interface='fake-steps', raid_interface='fake-steps',
+            properties=NODE_PROPERTIES)
+        ids[name] = node.id
+        if node.provision_state == 'enroll':
+            bm.set_node_provision_state(node.id, 'manage', wait=True,
+                                        timeout=60)
+        # Fake power starts as None, which nova treats as unusable; and a
+        # node left powered off would be stopped by nova's power sync.
+        if bm.get_node(node.id).power_state != 'power on':
+            bm.set_node_power_state(node.id, 'power on', wait=True,
+                                    timeout=60)
+        bm.set_node_traits(node.id, traits)
+        if bm.get_node(node.id).provision_state == 'manageable':
+            bm.set_node_provision_state(node.id, 'provide')
+    for name, node_id in ids.items():
+        wait_for('%s available' % name, lambda n=node_id: bm.get_node(
+            n).provision_state == 'available', timeout=120)
+        if NODES[name][1]:
+            bm.set_node_maintenance(node_id, reason='minicloud seed: '
+                                    'in maintenance on purpose')
+    log('ironic nodes %s' % ', '.join(sorted(ids)), t0)
+    return ids
+
+
+def wait_for_providers(placement, node_ids):
+    """Until every node is a provider nova can (or, in maintenance, cannot)
+    schedule to: nova reserves a node's whole inventory while it is unusable.
+    """
+    t0 = time.monotonic()
+    rc = 'CUSTOM_' + RESOURCE_CLASS.upper().replace('-', '_')
+
+    def ready(name, node_id):
+        inv = placement.get('/resource_providers/%s/inventories' % node_id,
+                            microversion='1.39')
+        if inv.status_code != 200 or rc not in inv.json()['inventories']:
+            return False
+        traits = placement.get('/resource_providers/%s/traits' % node_id,
+                               microversion='1.39').json()['traits']
+        want_reserved = 1 if NODES[name][1] else 0
+        return (inv.json()['inventories'][rc]['reserved'] == want_reserved
+                and set(NODES[name][0]) <= set(traits))
+
+    for name, node_id in node_ids.items():
+        wait_for('%s in placement' % name,
+                 lambda n=name, i=node_id: ready(n, i))
+    log('nodes schedulable in placement', t0)
+
+
+def seed_flavors_and_image(compute, image):
+    t0 = time.monotonic()
+    for name, (sizes, extra_specs) in FLAVORS.items():
+        flavor = compute.find_flavor(name) or compute.create_flavor(
+            name=name, **sizes)
+        if extra_specs:
+            compute.create_flavor_extra_specs(flavor, extra_specs)
+    if not image.find_image(IMAGE):
+        created = image.create_image(
+            name=IMAGE, data=b'\0' * 65536, disk_format='raw',
+            container_format='bare', visibility='public')
+        wait_for('image active', lambda: image.get_image(
+            created.id).status == 'active', timeout=30, interval=0.2)
+    log('flavors %s, image %s' % (', '.join(FLAVORS), IMAGE), t0)
+
+
+def seed_cloud(nova_manage):
+    import subprocess
+
+    admin = openstack.connect(cloud='minicloud-admin')
+    system = openstack.connect(cloud='minicloud-system-admin')
+    seed_flavors_and_image(admin.compute, admin.image)
+    node_ids = seed_nodes(system.baremetal)
+    wait_for_providers(admin.placement, node_ids)
+    t0 = time.monotonic()
+    want = set(node_ids.values())
+
+    def hypervisors_seen():
+        subprocess.run(nova_manage + ['cell_v2', 'discover_hosts'],
+                       check=True, capture_output=True)
+        seen = {h.name for h in admin.compute.hypervisors()}
+        return want <= seen
+
+    wait_for('nova hypervisors for every node', hypervisors_seen,
+             interval=1)
+    log('nova hypervisors for the nodes', t0)
+
+
+def main(argv):
+    if argv[:1] == ['keystone']:
+        url, password, region = argv[1:4]
+        seed_keystone(url, password, region,
+                      dict(a.split('=', 1) for a in argv[4:]))
+    elif argv[:1] == ['cloud']:
+        seed_cloud(argv[1:])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
