@@ -1,0 +1,225 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Functional tests: the real ``openstack`` CLI against the mini cloud.
+
+The first test of a run starts the mini cloud (``tools/minicloud/minicloud
+up``) or reuses the one already running.  A failing test carries the errors
+the services logged while it ran.
+"""
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import testtools
+from testtools import content
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
+HOME = os.path.abspath(
+    os.environ.get('MINICLOUD_HOME', os.path.join(CHECKOUT, '.minicloud'))
+)
+OPENSTACK = shutil.which('openstack', path=os.path.dirname(sys.executable))
+ADMIN = 'minicloud-admin'
+SYSTEM_ADMIN = 'minicloud-system-admin'
+DEMO = 'minicloud-demo'
+BAREMETAL_FLAVOR = 'bm.gold'
+VIRTUAL_FLAVOR = 'm1.tiny'
+IMAGE = 'tiny'
+SCHEDULABLE_NODES = ('bm-0', 'bm-1', 'bm-2')
+RESOURCE_CLASS = 'CUSTOM_BAREMETAL_GOLD'
+_LOG_PROBLEM = re.compile(r' (ERROR|CRITICAL) |Traceback|No valid host')
+
+_clouds_yaml = None
+
+
+def minicloud_up():
+    """Start the mini cloud once per test run, or reuse a running one."""
+    global _clouds_yaml
+    if _clouds_yaml is None:
+        os.makedirs(HOME, exist_ok=True)
+        with open(os.path.join(HOME, 'tests.lock'), 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = subprocess.run(
+                [sys.executable, MINICLOUD, 'up'],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, MINICLOUD_HOME=HOME),
+            )
+        if done.returncode:
+            raise RuntimeError(
+                'minicloud up failed:\n%s%s' % (done.stdout, done.stderr)
+            )
+        _clouds_yaml = os.path.join(HOME, 'etc', 'clouds.yaml')
+        os.environ['OS_CLIENT_CONFIG_FILE'] = _clouds_yaml  # for sdk()
+    return _clouds_yaml
+
+
+class CommandFailed(Exception):
+    def __init__(self, argv, returncode, stdout, stderr):
+        super().__init__(
+            '%s exited %d: %s' % (' '.join(argv), returncode, stderr.strip())
+        )
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+class FunctionalTestCase(testtools.TestCase):
+    """Runs ``openstack`` commands and waits for the cloud to settle."""
+
+    def setUp(self):
+        super().setUp()
+        self.clouds_yaml = minicloud_up()
+        self._log_offsets = self._log_sizes()
+        self._commands = []
+        self.addOnException(self._attach_service_errors)
+
+    # ------------------------------------------------------------ the CLI
+
+    def openstack(self, *args, cloud=ADMIN, parse=True, fail_ok=False):
+        """Run ``openstack`` (``-f json`` when ``parse``); return its output.
+
+        With ``fail_ok`` the finished process is returned instead, whatever
+        its exit code.
+        """
+        argv = [OPENSTACK, '--os-cloud', cloud, *args]
+        if parse:
+            argv += ['-f', 'json']
+        env = dict(
+            os.environ,
+            OS_CLIENT_CONFIG_FILE=self.clouds_yaml,
+            PYTHONWARNINGS='ignore',
+        )
+        env.pop('OS_CLOUD', None)
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        self._commands.append(
+            '$ %s\n[exit %d]\n%s%s'
+            % (' '.join(argv), done.returncode, done.stdout, done.stderr)
+        )
+        if fail_ok:
+            return done
+        if done.returncode:
+            raise CommandFailed(
+                argv, done.returncode, done.stdout, done.stderr
+            )
+        if parse and done.stdout:
+            return json.loads(done.stdout)
+        return done.stdout
+
+    def unique_name(self, prefix):
+        return '%s-%s' % (prefix, uuid.uuid4().hex[:8])
+
+    # ------------------------------------------------------------ waiting
+
+    def wait_for(self, what, check, timeout=120, interval=0.5):
+        """Poll ``check`` until it returns something true, and return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            result = check()
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                self.fail('timed out after %ds waiting for %s'
+                          % (timeout, what))
+            time.sleep(interval)
+
+    def sdk(self, cloud):
+        """An SDK connection, for waiting on conditions (not for checks)."""
+        import openstack
+
+        return openstack.connect(cloud=cloud)
+
+    def wait_schedulable(self, node, traits=()):
+        """Until nova may land on the node: placement shows it unreserved,
+        with every trait in ``traits``.  (nova-compute copies ironic's view
+        to placement periodically.)"""
+        placement = self.sdk(ADMIN).placement
+        node_id = self.node(node)['uuid']
+
+        def ready():
+            inv = placement.get(
+                '/resource_providers/%s/inventories' % node_id,
+                microversion='1.39',
+            )
+            if inv.status_code != 200:
+                return False
+            rc = inv.json()['inventories'].get(RESOURCE_CLASS)
+            have = placement.get(
+                '/resource_providers/%s/traits' % node_id,
+                microversion='1.39',
+            ).json()['traits']
+            return rc and rc['reserved'] == 0 and set(traits) <= set(have)
+
+        self.wait_for('%s schedulable with %s' % (node, traits), ready, 180)
+
+    # ------------------------------------------------------------ objects
+
+    def node(self, name):
+        return self.openstack('baremetal', 'node', 'show', name,
+                              cloud=SYSTEM_ADMIN)
+
+    def bios(self, node):
+        rows = self.openstack('baremetal', 'node', 'bios', 'setting', 'list',
+                              node, cloud=SYSTEM_ADMIN)
+        return {row['name']: row['value']
+                for row in rows}
+
+    def create_server(self, flavor, cloud=ADMIN):
+        """Boot a server and wait for ACTIVE; deleted at clean-up."""
+        name = self.unique_name('fn')
+        server = self.openstack(
+            'server', 'create', '--flavor', flavor, '--image', IMAGE,
+            '--nic', 'none', '--wait', name, cloud=cloud,
+        )
+        self.addCleanup(self._delete_server, server['id'])
+        return server
+
+    def _delete_server(self, server_id):
+        self.openstack('server', 'delete', '--wait', server_id, parse=False)
+
+    def server_details(self, server_id):
+        """The admin view of a server (host, node)."""
+        return self.openstack('server', 'show', server_id)
+
+    # ------------------------------------------------------------ logs
+
+    def _log_sizes(self):
+        logs = os.path.join(HOME, 'logs')
+        return {
+            name: os.path.getsize(os.path.join(logs, name))
+            for name in os.listdir(logs)
+            if name.endswith('.log')
+        }
+
+    def _attach_service_errors(self, exc_info):
+        self.addDetail(
+            'openstack commands', content.text_content(
+                '\n'.join(self._commands) or '(none)')
+        )
+        logs = os.path.join(HOME, 'logs')
+        for name in sorted(self._log_sizes()):
+            with open(os.path.join(logs, name), errors='replace') as f:
+                f.seek(self._log_offsets.get(name, 0))
+                problems = [line for line in f if _LOG_PROBLEM.search(line)]
+            if problems:
+                self.addDetail(
+                    'log %s' % name,
+                    content.text_content(''.join(problems[-60:])),
+                )

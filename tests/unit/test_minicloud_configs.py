@@ -1,0 +1,107 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The mini cloud's configuration files (tools/minicloud/configs.py)."""
+
+import configparser
+import os
+import sys
+
+import testtools
+import yaml
+
+sys.path.insert(
+    0,
+    os.path.join(
+        os.path.dirname(__file__), '..', '..', 'tools', 'minicloud'
+    ),
+)
+import configs  # noqa: E402
+
+PORTS = {'mariadb': 1001, 'rabbitmq': 1002, 'rabbitmq-dist': 1003,
+         'epmd': 1004, 'keystone': 1005, 'nova-api': 1006,
+         'placement': 1007, 'glance': 1008, 'neutron-stub': 1009,
+         'ironic': 1010}
+
+
+def parse(text):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    return parser
+
+
+class TestIronicConfig(testtools.TestCase):
+    layout = configs.Layout('/mc', PORTS)
+
+    def test_every_default_interface_is_enabled(self):
+        # A default that is not enabled kills ironic's worker silently.
+        conf = parse(configs.ironic(self.layout))['DEFAULT']
+        defaults = {k[len('default_'):-len('_interface')]: v
+                    for k, v in conf.items() if k.startswith('default_')}
+        self.assertEqual(13, len(defaults))
+        for interface, default in defaults.items():
+            enabled = conf['enabled_%s_interfaces' % interface].split(',')
+            self.assertIn(default, enabled, interface)
+
+    def test_test_only_steps_interfaces_are_enabled(self):
+        conf = parse(configs.ironic(self.layout))['DEFAULT']
+        self.assertIn('fake-steps', conf['enabled_bios_interfaces'])
+        self.assertIn('fake-steps', conf['enabled_raid_interfaces'])
+
+    def test_secure_policy_keeps_ironic_defaults(self):
+        conf = parse(configs.ironic(self.layout, 'secure'))
+        self.assertFalse(conf.has_section('oslo_policy'))
+
+    def test_legacy_policy_turns_off_new_defaults_and_scope(self):
+        conf = parse(configs.ironic(self.layout, 'legacy'))['oslo_policy']
+        self.assertEqual('False', conf['enforce_new_defaults'])
+        self.assertEqual('False', conf['enforce_scope'])
+
+    def test_listens_on_its_own_port(self):
+        conf = parse(configs.ironic(self.layout))
+        self.assertEqual('1010', conf['api']['port'])
+
+
+class TestCloudsYaml(testtools.TestCase):
+    def test_three_clouds_with_their_scopes(self):
+        clouds = yaml.safe_load(
+            configs.clouds_yaml(configs.Layout('/mc', PORTS))
+        )['clouds']
+        self.assertEqual(
+            {'minicloud-admin', 'minicloud-system-admin', 'minicloud-demo'},
+            set(clouds),
+        )
+        self.assertEqual('admin',
+                         clouds['minicloud-admin']['auth']['project_name'])
+        system = clouds['minicloud-system-admin']['auth']
+        self.assertEqual('all', system['system_scope'])
+        self.assertNotIn('project_name', system)
+        self.assertEqual('demo', clouds['minicloud-demo']['auth']['username'])
+        for cloud in clouds.values():
+            self.assertEqual('http://127.0.0.1:1005/v3',
+                             cloud['auth']['auth_url'])
+
+
+class TestNovaConfig(testtools.TestCase):
+    def test_computes_have_no_database_credentials(self):
+        layout = configs.Layout('/mc', PORTS)
+        for text in (configs.nova_compute_fake(layout),
+                     configs.nova_compute_ironic(layout)):
+            conf = parse(text)
+            self.assertFalse(conf.has_section('database'))
+            self.assertFalse(conf.has_section('api_database'))
+
+    def test_fake_compute_resizes_in_place(self):
+        conf = parse(configs.nova_compute_fake(configs.Layout('/mc', PORTS)))
+        self.assertEqual('True', conf['DEFAULT']['allow_resize_to_same_host'])
+        self.assertEqual('fake.FakeDriverWithoutFakeNodes',
+                         conf['DEFAULT']['compute_driver'])

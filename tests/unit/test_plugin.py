@@ -1,0 +1,78 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from unittest import mock
+
+from openstack import connection
+import testtools
+
+from osc_deploy_config import clients
+from osc_deploy_config import plugin
+
+
+class TestPluginInterface(testtools.TestCase):
+    def test_registered_as_an_osc_extension(self):
+        eps = importlib.metadata.entry_points(group='openstack.cli.extension')
+        self.assertEqual(
+            ['osc_deploy_config.plugin'],
+            [ep.value for ep in eps if ep.name == plugin.API_NAME],
+        )
+
+    def test_default_version_names_the_command_group(self):
+        # Without DEFAULT_API_VERSION, OSC registers no command group and
+        # the plugin's commands silently vanish.
+        self.assertIn(plugin.DEFAULT_API_VERSION, plugin.API_VERSIONS)
+        self.assertEqual(
+            'os_%s_api_version' % plugin.API_NAME, plugin.API_VERSION_OPTION
+        )
+
+    def test_adds_no_global_options(self):
+        parser = mock.Mock(spec=['add_argument'])
+        self.assertIs(parser, plugin.build_option_parser(parser))
+        parser.add_argument.assert_not_called()
+
+    def test_make_client_touches_no_service(self):
+        instance = mock.Mock(spec=['sdk_connection'])
+        made = plugin.make_client(instance)
+        self.assertIsInstance(made, clients.Clients)
+        self.assertEqual([], instance.mock_calls)
+
+    def test_clients_are_the_connection_proxies(self):
+        conn = mock.Mock(spec=connection.Connection)
+        made = clients.Clients(mock.Mock(sdk_connection=conn))
+        self.assertIs(conn.compute, made.compute)
+        self.assertIs(conn.placement, made.placement)
+        self.assertIs(conn.baremetal, made.baremetal)
+
+
+class TestPluginImportCost(testtools.TestCase):
+    """OSC imports the plugin module on every run: it must import nothing
+    that OSC has not loaded already."""
+
+    def test_imports_only_itself(self):
+        probe = (
+            'import json, sys; before = set(sys.modules); '
+            'import osc_deploy_config.plugin; '
+            'print(json.dumps(sorted(set(sys.modules) - before)))'
+        )
+        done = subprocess.run(
+            [sys.executable, '-c', probe],
+            capture_output=True, text=True, check=True,
+        )
+        self.assertEqual(
+            ['osc_deploy_config', 'osc_deploy_config.plugin'],
+            json.loads(done.stdout),
+        )
