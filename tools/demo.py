@@ -1,0 +1,160 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The operator's story on the mini cloud, as a terminal transcript.
+
+    python tools/demo.py [--keep]
+
+Brings the mini cloud up (or reuses it), runs real ``openstack`` commands,
+prints each with its output, checks each effect, and ends with a table of
+what was shown and how long it took.  Without ``--keep``, a cloud the demo
+started is stopped at the end.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
+OPENSTACK = shutil.which('openstack', path=os.path.dirname(sys.executable))
+
+
+class DemoFailed(Exception):
+    pass
+
+
+class Transcript:
+    """Runs the story's commands, shows them, and checks their effects."""
+
+    def __init__(self, clouds_yaml):
+        self.env = dict(os.environ, OS_CLIENT_CONFIG_FILE=clouds_yaml,
+                        PYTHONWARNINGS='ignore')
+        self.env.pop('OS_CLOUD', None)
+        self.shown = []     # (step, seconds, checks passed)
+        self._step = None
+
+    def step(self, title):
+        self._finish_step()
+        print('\n== %s' % title, flush=True)
+        self._step = [title, time.monotonic(), 0]
+
+    def run(self, *args, cloud='minicloud-admin'):
+        """Run a command and show it, as an operator would see it."""
+        argv = ['openstack', '--os-cloud', cloud, *args]
+        print('$ %s' % ' '.join(argv), flush=True)
+        done = self._openstack(argv[1:])
+        print(done.stdout + done.stderr, end='', flush=True)
+        if done.returncode:
+            raise DemoFailed('command failed: %s' % ' '.join(argv))
+
+    def query(self, *args, cloud='minicloud-admin'):
+        """Ask the cloud, without showing it; returns the JSON output."""
+        done = self._openstack(['--os-cloud', cloud, *args, '-f', 'json'])
+        if done.returncode:
+            raise DemoFailed('query failed: openstack %s: %s'
+                             % (' '.join(args), done.stderr.strip()))
+        return json.loads(done.stdout)
+
+    def _openstack(self, args):
+        return subprocess.run([OPENSTACK, *args], env=self.env,
+                              capture_output=True, text=True)
+
+    def check(self, what, ok):
+        print('   %s %s' % ('ok:' if ok else 'FAILED:', what), flush=True)
+        if not ok:
+            raise DemoFailed(what)
+        self._step[2] += 1
+
+    def _finish_step(self):
+        if self._step:
+            title, t0, checks = self._step
+            self.shown.append((title, time.monotonic() - t0, checks))
+            self._step = None
+
+    def summary(self):
+        self._finish_step()
+        print('\n%-58s %8s %7s' % ('shown', 'seconds', 'checks'))
+        for title, seconds, checks in self.shown:
+            print('%-58s %8.1f %7d' % (title, seconds, checks))
+        sys.stdout.flush()
+
+
+def story(demo):
+    demo.step('The cloud: nova computes, one of them for ironic')
+    demo.run('compute', 'service', 'list', '-c', 'Binary', '-c', 'Host',
+             '-c', 'State')
+    services = demo.query('compute', 'service', 'list')
+    computes = {s['Host'] for s in services if s['Binary'] == 'nova-compute'}
+    demo.check('a fake compute and an ironic compute are up',
+               computes == {'fake-compute', 'ironic-compute'} and all(
+                   s['State'] == 'up' for s in services))
+
+    demo.step('The bare-metal nodes, as ironic sees them')
+    fields = ('--fields', 'name', 'provision_state', 'maintenance', 'traits')
+    demo.run('baremetal', 'node', 'list', *fields,
+             cloud='minicloud-system-admin')
+    nodes = {n['name']: n for n in demo.query(
+        'baremetal', 'node', 'list', *fields, cloud='minicloud-system-admin')}
+    demo.check('bm-0, bm-1 and bm-3 are capable of hyperthreading',
+               [n for n in sorted(nodes)
+                if 'HW_CPU_HYPERTHREADING' in nodes[n]['traits']]
+               == ['bm-0', 'bm-1', 'bm-3'])
+    demo.check('bm-3 is in maintenance',
+               [n for n in sorted(nodes) if nodes[n]['maintenance']]
+               == ['bm-3'])
+
+    demo.step('The flavors users boot from')
+    demo.run('flavor', 'list')
+    flavors = {f['Name'] for f in demo.query('flavor', 'list')}
+    demo.check('bm.gold and m1.tiny exist', {'bm.gold', 'm1.tiny'} <= flavors)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--keep', action='store_true',
+                        help='leave the mini cloud up at the end')
+    args = parser.parse_args(argv)
+    was_up = subprocess.run([sys.executable, MINICLOUD, 'status'],
+                            capture_output=True).returncode == 0
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, MINICLOUD, 'up'], check=True,
+                   stdout=subprocess.DEVNULL if was_up else None)
+    up_seconds = time.monotonic() - t0
+    clouds = os.path.join(os.environ.get('MINICLOUD_HOME', os.path.join(
+        CHECKOUT, '.minicloud')), 'etc', 'clouds.yaml')
+    demo = Transcript(os.path.abspath(clouds))
+    demo.shown.append(('The mini cloud %s' % ('reused' if was_up
+                                               else 'started'),
+                       up_seconds, 0))
+    try:
+        story(demo)
+    except DemoFailed as exc:
+        print('\ndemo failed: %s' % exc, file=sys.stderr)
+        return 1
+    finally:
+        demo.summary()
+        if args.keep or was_up:
+            print('\nThe mini cloud is up. To use it:', flush=True)
+            subprocess.run([sys.executable, MINICLOUD, 'env'])
+        else:
+            subprocess.run([sys.executable, MINICLOUD, 'down'],
+                           stdout=subprocess.DEVNULL)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
