@@ -10,14 +10,66 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""The SDK proxies our commands talk to, one per service."""
+"""The SDK proxies our commands talk to, each with the scope it needs.
+
+nova's flavor and server admin APIs want a project-scoped admin, while
+ironic's default secure RBAC gives deploy templates and the full node list
+only to a system-scoped token.  From one cloud entry, ironic gets a
+system-scoped session when the user has a role on the system, and the
+project-scoped one otherwise (older clouds, with ironic's legacy policy,
+accept that).
+"""
+
+import contextlib
+import logging
+
+from osc_lib import exceptions
+
+LOG = logging.getLogger(__name__)
+
+_PROJECT_SCOPE_KEYS = (
+    'project_id', 'project_name', 'project_domain_id', 'project_domain_name',
+    'domain_id', 'domain_name', 'tenant_id', 'tenant_name',
+)
+# Auth methods that can be rescoped to the system with the same secret.
+_RESCOPABLE_AUTH = ('password', 'v3password', 'token', 'v3token')
+
+
+def system_scoped(conn):
+    """A system-scoped connection from ``conn``'s credentials, or None
+    when they cannot have one (no role on the system, or an auth method
+    bound to a project such as application credentials)."""
+    from keystoneauth1 import exceptions as ksa_exceptions
+    import openstack
+
+    cfg = conn.config.config
+    auth = dict(cfg.get('auth') or {})
+    if auth.get('system_scope'):
+        return conn
+    if cfg.get('auth_type', 'password') not in _RESCOPABLE_AUTH:
+        return None
+    for key in _PROJECT_SCOPE_KEYS:
+        auth.pop(key, None)
+    auth['system_scope'] = 'all'
+    options = {k: v for k, v in cfg.items()
+               if k not in ('auth', 'name', 'cloud', 'profile')}
+    system = openstack.connect(load_yaml_config=False, load_envvars=False,
+                               auth=auth, **options)
+    try:
+        system.authorize()
+    except (ksa_exceptions.Unauthorized, ksa_exceptions.Forbidden) as exc:
+        LOG.debug('no system-scoped token for these credentials: %s', exc)
+        return None
+    return system
 
 
 class Clients:
-    """Per-service SDK proxies built from OSC's connection on first use."""
+    """Per-service SDK proxies, built on first use."""
 
     def __init__(self, instance):
         self._instance = instance
+        self._baremetal = None
+        self.baremetal_scope = None
 
     @property
     def connection(self):
@@ -33,4 +85,39 @@ class Clients:
 
     @property
     def baremetal(self):
-        return self.connection.baremetal
+        """Ironic, system-scoped when the credentials allow it."""
+        if self._baremetal is None:
+            conn = self.connection
+            system = system_scoped(conn)
+            self.baremetal_scope = 'system' if system else 'project'
+            proxy = (system or conn).baremetal
+            # python-ironicclient pins the SDK to its own latest version,
+            # which an older ironic refuses; our calls negotiate their own.
+            proxy.default_microversion = None
+            self._baremetal = proxy
+        return self._baremetal
+
+    @contextlib.contextmanager
+    def ironic_errors(self, action):
+        """Turn ironic's refusals into one line saying what is needed."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            yield
+        except sdk_exceptions.ForbiddenException as exc:
+            if self.baremetal_scope == 'project':
+                raise exceptions.CommandError(
+                    'Ironic refused to %s (403): its default policy allows '
+                    'it to a system-scoped token only, and these '
+                    'credentials have no role on the system. Use a cloud '
+                    'entry with "system_scope: all", or ask for a system '
+                    'role (openstack role add --system all --user USER '
+                    'admin).' % action
+                ) from None
+            raise exceptions.CommandError(
+                'Ironic refused to %s (403): %s' % (action, _detail(exc))
+            ) from None
+
+
+def _detail(exc):
+    return getattr(exc, 'details', None) or str(exc)

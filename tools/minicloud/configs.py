@@ -323,6 +323,7 @@ def clouds_yaml(lay):
       project_name: %s
       project_domain_name: Default"""
     common = f"""
+    auth_type: password
     region_name: {REGION}
     identity_api_version: 3
 """

@@ -1,0 +1,188 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Deploy configs: parsing, naming, capability traits, the template format.
+
+A *config* is ``<type>=<value>`` (``hyperthreading=enabled``).  Exactly one
+ironic deploy template realises it; the template's name is the *template
+trait* that flavors require and capable nodes carry.  The config and the
+*capability traits* a node needs to take it live in the template's ``extra``
+under the keys below, so that every client can read them::
+
+    deploy-config:type             "hyperthreading"
+    deploy-config:value            "enabled"
+    deploy-config:requires-traits  "HW_CPU_HYPERTHREADING"   (comma-separated)
+
+A template without ``requires-traits`` takes the built-in default of its
+type; an empty string requires nothing.  Plain functions over plain data.
+"""
+
+import collections
+import re
+
+from osc_lib import exceptions
+
+EXTRA_TYPE = 'deploy-config:type'
+EXTRA_VALUE = 'deploy-config:value'
+EXTRA_REQUIRES = 'deploy-config:requires-traits'
+TEMPLATE_PREFIX = 'CUSTOM_DEPLOY_CONFIG_'
+MAX_TRAIT_LENGTH = 255
+# What a node must have to take a config of a well-known type.
+DEFAULT_CAPABILITY_TRAITS = {
+    'hyperthreading': ('HW_CPU_HYPERTHREADING',),
+}
+
+_WORD = re.compile(r'^[a-z0-9][a-z0-9_.-]*$')
+_CUSTOM_TRAIT = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+
+Config = collections.namedtuple('Config', ['type', 'value'])
+Config.__str__ = lambda self: '%s=%s' % self
+
+
+def parse_config(text):
+    """``'hyperthreading=enabled'`` -> ``Config``; CommandError if invalid."""
+    config_type, sep, value = text.partition('=')
+    if not sep:
+        raise exceptions.CommandError(
+            'Invalid deploy config %r: expected TYPE=VALUE' % text
+        )
+    for part, what in ((config_type, 'type'), (value, 'value')):
+        if not part:
+            raise exceptions.CommandError(
+                'Invalid deploy config %r: empty %s' % (text, what)
+            )
+        if not _WORD.match(part):
+            raise exceptions.CommandError(
+                'Invalid deploy config %r: the %s must be lowercase '
+                'letters, digits, "_", "." or "-", starting with a letter '
+                'or digit' % (text, what)
+            )
+    config = Config(config_type, value)
+    template_trait(config)  # refuses configs too long for a trait
+    return config
+
+
+def parse_config_type(text):
+    """A config type on its own (``list --config-type``)."""
+    return parse_config('%s=x' % text).type
+
+
+def normalize(text):
+    """Like ``os_traits.normalize_name`` without the prefix: A-Z0-9_."""
+    return re.sub(r'[^A-Z0-9_]', '_', text.upper())
+
+
+def template_trait(config):
+    """The name of the template created for a config."""
+    name = '%s%s_%s' % (
+        TEMPLATE_PREFIX,
+        normalize(config.type),
+        normalize(config.value),
+    )
+    if len(name) > MAX_TRAIT_LENGTH:
+        raise exceptions.CommandError(
+            'Deploy config %s is too long: its template name %s... would '
+            'exceed %d characters' % (config, name[:40], MAX_TRAIT_LENGTH)
+        )
+    return name
+
+
+def validate_template_name(name):
+    """A deploy template's name must be a custom trait (ironic's rule)."""
+    if len(name) > MAX_TRAIT_LENGTH:
+        raise exceptions.CommandError(
+            'Invalid deploy template name %s...: longer than %d characters'
+            % (name[:40], MAX_TRAIT_LENGTH)
+        )
+    if not _CUSTOM_TRAIT.match(name):
+        raise exceptions.CommandError(
+            'Invalid deploy template name %r: it must be a custom trait, '
+            'CUSTOM_ followed by A-Z, 0-9 and _' % name
+        )
+    return name
+
+
+def validate_traits(traits):
+    """Capability traits must be standard (os-traits) or CUSTOM_ traits."""
+    import os_traits
+
+    for trait in traits:
+        if os_traits.is_custom(trait):
+            if not _CUSTOM_TRAIT.match(trait) or len(
+                    trait) > MAX_TRAIT_LENGTH:
+                raise exceptions.CommandError(
+                    'Invalid trait %r: CUSTOM_ traits use A-Z, 0-9 and _, '
+                    'up to %d characters' % (trait, MAX_TRAIT_LENGTH)
+                )
+        elif trait not in _standard_traits():
+            raise exceptions.CommandError(
+                'Unknown trait %r: neither a standard trait (os-traits %s) '
+                'nor a CUSTOM_ trait' % (trait, _os_traits_version())
+            )
+    return sorted(set(traits))
+
+
+def _standard_traits():
+    import os_traits
+
+    return set(os_traits.get_traits())
+
+
+def _os_traits_version():
+    import importlib.metadata
+
+    return importlib.metadata.version('os-traits')
+
+
+def template_extra(config, capability_traits):
+    """The ``extra`` keys that annotate a template with its config."""
+    return {
+        EXTRA_TYPE: config.type,
+        EXTRA_VALUE: config.value,
+        EXTRA_REQUIRES: ','.join(sorted(capability_traits)),
+    }
+
+
+def config_of(extra):
+    """The config a template's ``extra`` annotates, or None."""
+    extra = extra or {}
+    config_type, value = extra.get(EXTRA_TYPE), extra.get(EXTRA_VALUE)
+    if not config_type or not value:
+        return None
+    return Config(str(config_type), str(value))
+
+
+def stored_capability_traits(extra):
+    """The capability traits a template's ``extra`` lists, or None when it
+    does not say."""
+    traits = (extra or {}).get(EXTRA_REQUIRES)
+    if traits is None:
+        return None
+    if isinstance(traits, str):
+        traits = traits.split(',')
+    return sorted({str(t).strip() for t in traits if str(t).strip()})
+
+
+def capability_traits_of(extra):
+    """The traits a node needs for the template: those it lists, else the
+    default of its config's type."""
+    config = config_of(extra)
+    if config is None:
+        return []
+    stored = stored_capability_traits(extra)
+    if stored is None:
+        return default_capability_traits(config.type)
+    return stored
+
+
+def default_capability_traits(config_type):
+    return sorted(DEFAULT_CAPABILITY_TRAITS.get(config_type, ()))

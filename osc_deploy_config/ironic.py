@@ -1,0 +1,105 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A thin wrapper of ironic's REST API over the SDK's baremetal proxy.
+
+Every request names its microversion (from ``versions``), so the number and
+shape of requests is exactly what a command needs, whatever version the
+proxy was pinned to.  Objects are plain dicts, as the API returns them.
+"""
+
+import urllib.parse
+
+from osc_deploy_config import versions
+
+
+class Ironic:
+    def __init__(self, proxy, *features):
+        self.proxy = proxy
+        self.version = versions.require(proxy, *features)
+
+    def _request(self, method, path, **kwargs):
+        from openstack import exceptions
+
+        response = self.proxy.request(
+            path, method, microversion=self.version, raise_exc=False,
+            **kwargs
+        )
+        exceptions.raise_from_response(response)
+        return response.json() if response.content else None
+
+    def _list(self, collection, params, limit=None):
+        """Follow ironic's pages; ``limit`` None is one page of the
+        server's size, 0 every page, N at most N objects."""
+        params = {k: v for k, v in params.items() if v is not None}
+        if limit:
+            params['limit'] = limit
+        path = '/%s?%s' % (collection, urllib.parse.urlencode(params))
+        found = []
+        while path:
+            page = self._request('GET', path)
+            found.extend(page[collection])
+            if limit is None or (limit and len(found) >= limit):
+                break
+            path = _next_path(page.get('next'))
+        return found[:limit] if limit else found
+
+    # ------------------------------------------------------ deploy templates
+
+    def deploy_templates(self, detail=False, fields=None, limit=None,
+                         marker=None):
+        return self._list('deploy_templates', {
+            'detail': 'True' if detail else None,
+            'fields': ','.join(fields) if fields else None,
+            'marker': marker,
+        }, limit)
+
+    def deploy_template(self, ident, fields=None):
+        query = '?fields=%s' % ','.join(fields) if fields else ''
+        return self._request('GET', '/deploy_templates/%s%s' % (
+            urllib.parse.quote(ident, safe=''), query))
+
+    def create_deploy_template(self, body):
+        return self._request('POST', '/deploy_templates', json=body)
+
+    def patch_deploy_template(self, ident, patch):
+        return self._request('PATCH', '/deploy_templates/%s' % (
+            urllib.parse.quote(ident, safe='')), json=patch)
+
+    def delete_deploy_template(self, ident):
+        self._request('DELETE', '/deploy_templates/%s' % (
+            urllib.parse.quote(ident, safe='')))
+
+    # ------------------------------------------------------ nodes
+
+    def nodes(self, fields):
+        """Every node, with these fields, in as few requests as the server
+        allows (one per page of its maximum size)."""
+        return self._list('nodes', {'fields': ','.join(fields)}, limit=0)
+
+    def add_node_trait(self, node, trait):
+        self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))
+
+    def remove_node_trait(self, node, trait):
+        self._request('DELETE', '/nodes/%s/traits/%s' % (node, trait))
+
+
+def _next_path(next_url):
+    """ironic's ``next`` link, as a path relative to the endpoint."""
+    if not next_url:
+        return None
+    parts = urllib.parse.urlsplit(next_url)
+    path = parts.path
+    version_root = path.find('/v1/')
+    if version_root >= 0:
+        path = path[version_root + len('/v1'):]
+    return path + ('?' + parts.query if parts.query else '')
