@@ -26,7 +26,7 @@ A template without ``requires-traits`` takes the built-in default of its
 type; an empty string requires nothing.  Plain functions over plain data.
 """
 
-import collections
+import dataclasses
 import re
 
 from osc_lib import exceptions
@@ -44,8 +44,16 @@ DEFAULT_CAPABILITY_TRAITS = {
 _WORD = re.compile(r'^[a-z0-9][a-z0-9_.-]*$')
 _CUSTOM_TRAIT = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
 
-Config = collections.namedtuple('Config', ['type', 'value'])
-Config.__str__ = lambda self: '%s=%s' % self
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One deploy config, ``<type>=<value>``."""
+
+    type: str
+    value: str
+
+    def __str__(self):
+        return '%s=%s' % (self.type, self.value)
 
 
 def parse_config(text):

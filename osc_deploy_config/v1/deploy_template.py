@@ -503,6 +503,7 @@ class DeleteDeployTemplate(command.Command):
                     failures.append('Failed to delete deploy template %s: %s'
                                     % (template, exc.details or exc))
                     continue
-                print('Deleted deploy template %s' % template)
+                self.app.stdout.write('Deleted deploy template %s\n'
+                                      % template)
         if failures:
             raise exceptions.CommandError('\n'.join(failures))

@@ -55,7 +55,6 @@ class TestPluginInterface(testtools.TestCase):
         made = clients.Clients(mock.Mock(sdk_connection=conn))
         self.assertIs(conn.compute, made.compute)
         self.assertIs(conn.placement, made.placement)
-        self.assertIs(conn.baremetal, made.baremetal)
 
 
 class TestPluginImportCost(testtools.TestCase):

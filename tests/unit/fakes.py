@@ -1,0 +1,235 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""An in-memory ironic behind an autospec'd SDK baremetal proxy.
+
+Only the SDK boundary is faked: our commands, clients and domain code run
+for real, and every request they make is recorded in ``requests``.
+"""
+
+import copy
+import json
+from unittest import mock
+import urllib.parse
+import uuid
+
+from openstack import connection
+from openstack.baremetal.v1 import _proxy as baremetal_proxy
+from osc_lib.test import base
+import requests
+
+from osc_deploy_config import clients
+
+URL = 'http://ironic.test/v1'
+
+
+def response(status, body=None, url=URL):
+    resp = requests.Response()
+    resp.status_code = status
+    resp.url = url
+    resp.reason = {200: 'OK', 201: 'Created', 204: 'No Content',
+                   400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found',
+                   406: 'Not Acceptable', 409: 'Conflict'}.get(status, '')
+    if body is not None:
+        resp._content = json.dumps(body).encode()
+        resp.headers['Content-Type'] = 'application/json'
+    else:
+        resp._content = b''
+    return resp
+
+
+def error(status, message):
+    return response(status, {'error_message': json.dumps(
+        {'faultstring': message, 'debuginfo': None})})
+
+
+class FakeIronic:
+    """The REST routes our commands use, over dicts."""
+
+    def __init__(self, max_version=(1, 115), page_size=1000):
+        self.templates = {}
+        self.nodes = {}
+        self.requests = []
+        self.max_version = max_version
+        self.page_size = page_size
+        self.forbidden = False
+        self.locked_nodes = set()   # their trait writes get 409
+        self.proxy = mock.create_autospec(baremetal_proxy.Proxy,
+                                          instance=True)
+        self.proxy.request.side_effect = self.handle
+        self.proxy.get_endpoint_data.return_value = mock.Mock(
+            max_microversion=max_version)
+        self.proxy.get_endpoint.return_value = URL
+
+    # ------------------------------------------------------------ data
+
+    def add_template(self, name, steps=None, extra=None):
+        template = {
+            'uuid': str(uuid.uuid4()), 'name': name,
+            'steps': steps or [{'interface': 'bios',
+                                'step': 'apply_configuration',
+                                'args': {}, 'priority': 150}],
+            'extra': extra or {}, 'created_at': '2026-11-29T00:00:00+00:00',
+            'updated_at': None,
+            'links': [{'href': URL + '/deploy_templates/x', 'rel': 'self'}],
+        }
+        self.templates[template['uuid']] = template
+        return template
+
+    def add_node(self, name, traits=(), maintenance=False, retired=False,
+                 instance_uuid=None, instance_traits=()):
+        node = {
+            'uuid': str(uuid.uuid4()), 'name': name, 'traits': list(traits),
+            'maintenance': maintenance, 'retired': retired,
+            'provision_state': 'active' if instance_uuid else 'available',
+            'instance_uuid': instance_uuid,
+            'instance_info': ({'traits': list(instance_traits)}
+                              if instance_uuid else {}),
+        }
+        self.nodes[node['uuid']] = node
+        return node
+
+    @property
+    def writes(self):
+        return [(m, p) for m, p, _ in self.requests if m != 'GET']
+
+    # ------------------------------------------------------------ routes
+
+    def handle(self, path, method, microversion=None, raise_exc=None,
+               json=None, **kwargs):
+        self.requests.append((method, path, microversion))
+        if self.forbidden:
+            return error(403, 'Access was denied to this resource.')
+        parts = urllib.parse.urlsplit(path)
+        query = dict(urllib.parse.parse_qsl(parts.query))
+        segments = [urllib.parse.unquote(s)
+                    for s in parts.path.strip('/').split('/')]
+        if segments[0] == 'deploy_templates':
+            return self._templates(method, segments[1:], query, json)
+        if segments[0] == 'nodes':
+            return self._nodes(method, segments[1:], query)
+        return error(404, 'no route %s' % path)
+
+    def _find_template(self, ident):
+        for template in self.templates.values():
+            if ident in (template['uuid'], template['name']):
+                return template
+        return None
+
+    def _view(self, template, fields=None, detail=True):
+        view = copy.deepcopy(template)
+        if fields:
+            view = {k: view[k] for k in fields}
+        elif not detail:
+            view = {k: view[k] for k in ('uuid', 'name', 'links')}
+        return view
+
+    def _templates(self, method, rest, query, body):
+        fields = query['fields'].split(',') if 'fields' in query else None
+        if method == 'GET' and not rest:
+            ordered = sorted(self.templates.values(), key=lambda t: t['uuid'])
+            if 'marker' in query:
+                ordered = [t for t in ordered if t['uuid'] > query['marker']]
+            size = min(int(query.get('limit', self.page_size)),
+                       self.page_size)
+            page = {'deploy_templates': [
+                self._view(t, fields, query.get('detail') == 'True')
+                for t in ordered[:size]]}
+            if len(ordered) > size:
+                page['next'] = '%s/deploy_templates?limit=%d&marker=%s' % (
+                    URL, size, ordered[size - 1]['uuid'])
+            return response(200, page)
+        if method == 'POST':
+            if self._find_template(body['name']):
+                return error(409, 'A deploy template with name %s already '
+                             'exists.' % body['name'])
+            template = self.add_template(body['name'], body['steps'],
+                                         body.get('extra'))
+            if body.get('uuid'):
+                del self.templates[template['uuid']]
+                template['uuid'] = body['uuid']
+                self.templates[template['uuid']] = template
+            return response(201, self._view(template))
+        template = self._find_template(rest[0])
+        if template is None:
+            return error(404, 'Deploy template %s could not be found.'
+                         % rest[0])
+        if method == 'GET':
+            return response(200, self._view(template, fields))
+        if method == 'DELETE':
+            del self.templates[template['uuid']]
+            return response(204)
+        if method == 'PATCH':
+            for op in body:
+                path = op['path'].strip('/').split('/', 1)
+                if path[0] == 'extra' and len(path) == 2:
+                    target = template['extra']
+                    key = path[1].replace('~1', '/').replace('~0', '~')
+                else:
+                    target, key = template, path[0]
+                if op['op'] == 'remove':
+                    if key not in target:
+                        return error(400, "can't remove non-existent "
+                                     'object %s' % key)
+                    del target[key]
+                else:
+                    target[key] = op['value']
+            template['updated_at'] = '2026-11-29T01:00:00+00:00'
+            return response(200, self._view(template))
+        return error(405, method)
+
+    def _nodes(self, method, rest, query):
+        if method == 'GET' and not rest:
+            fields = query['fields'].split(',')
+            return response(200, {'nodes': [
+                {k: copy.deepcopy(n[k]) for k in fields}
+                for n in self.nodes.values()]})
+        node = self.nodes.get(rest[0])
+        if node is None:
+            return error(404, 'Node %s could not be found.' % rest[0])
+        trait = rest[2]
+        if node['uuid'] in self.locked_nodes:
+            return error(409, 'Node %s is locked by host conductor-1, '
+                         'please retry after the current operation is '
+                         'completed.' % node['uuid'])
+        if method == 'PUT':
+            if trait not in node['traits']:
+                node['traits'].append(trait)
+            return response(204)
+        if trait not in node['traits']:
+            return error(404, 'trait %s not on node' % trait)
+        node['traits'].remove(trait)
+        return response(204)
+
+
+class TestCommand(base.TestCommand):
+    """A command test with the fake ironic behind our real Clients."""
+
+    def setUp(self):
+        super().setUp()
+        self.ironic = FakeIronic()
+        self.conn = mock.create_autospec(connection.Connection,
+                                         instance=True)
+        self.conn.config = mock.Mock()
+        self.conn.config.config = {'auth_type': 'password',
+                                   'auth': {'system_scope': 'all'}}
+        self.conn.baremetal = self.ironic.proxy
+        instance = mock.Mock(spec=['sdk_connection'],
+                             sdk_connection=self.conn)
+        self.app.client_manager.deploy_config = clients.Clients(instance)
+
+    def run_command(self, command_class, args, stdin=None):
+        cmd = command_class(self.app, None)
+        if stdin is not None:
+            self.app.stdin = stdin
+        parsed = self.check_parser(cmd, args, [])
+        return cmd.take_action(parsed)

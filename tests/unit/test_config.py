@@ -1,0 +1,115 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+from osc_lib import exceptions
+import testtools
+
+from osc_deploy_config import config as dc
+
+
+class TestParseConfig(testtools.TestCase):
+    def test_type_and_value(self):
+        self.assertEqual(dc.Config('hyperthreading', 'enabled'),
+                         dc.parse_config('hyperthreading=enabled'))
+        self.assertEqual('raid=raid1-ssd.v2',
+                         str(dc.parse_config('raid=raid1-ssd.v2')))
+
+    def test_refused(self):
+        for text, why in (('hyperthreading', 'expected TYPE=VALUE'),
+                          ('=enabled', 'empty type'),
+                          ('hyperthreading=', 'empty value'),
+                          ('Hyper=on', 'type must be lowercase'),
+                          ('ht=On', 'value must be lowercase'),
+                          ('ht=o n', 'value must be'),
+                          ('-ht=on', 'type must be'),
+                          ('ht=a=b', 'value must be')):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    dc.parse_config, text)
+            self.assertIn(why, str(exc), text)
+
+    def test_too_long_for_a_trait(self):
+        exc = self.assertRaises(exceptions.CommandError, dc.parse_config,
+                                'a=' + 'b' * 240)
+        self.assertIn('would exceed 255 characters', str(exc))
+
+    def test_longest_accepted_is_a_valid_name(self):
+        value = 'v' * (255 - len('CUSTOM_DEPLOY_CONFIG_T_'))
+        name = dc.template_trait(dc.parse_config('t=' + value))
+        self.assertEqual(255, len(name))
+        self.assertEqual(name, dc.validate_template_name(name))
+
+
+class TestTemplateTrait(testtools.TestCase):
+    def test_normalised_like_os_traits(self):
+        self.assertEqual(
+            'CUSTOM_DEPLOY_CONFIG_RAID_RAID1_SSD_V2',
+            dc.template_trait(dc.Config('raid', 'raid1-ssd.v2')))
+
+    def test_name_rules(self):
+        for name in ('custom_x', 'HW_CPU_X', 'CUSTOM_', 'CUSTOM_a',
+                     'CUSTOM_' + 'A' * 249):
+            self.assertRaises(exceptions.CommandError,
+                              dc.validate_template_name, name)
+
+
+class TestTraits(testtools.TestCase):
+    def test_standard_and_custom(self):
+        self.assertEqual(['CUSTOM_X', 'HW_CPU_HYPERTHREADING'],
+                         dc.validate_traits(['HW_CPU_HYPERTHREADING',
+                                             'CUSTOM_X', 'CUSTOM_X']))
+
+    def test_unknown_standard_trait(self):
+        exc = self.assertRaises(exceptions.CommandError, dc.validate_traits,
+                                ['HW_CPU_NOPE'])
+        self.assertIn("Unknown trait 'HW_CPU_NOPE'", str(exc))
+
+    def test_malformed_custom_trait(self):
+        self.assertRaises(exceptions.CommandError, dc.validate_traits,
+                          ['CUSTOM_lower'])
+
+
+class TestTemplateExtra(testtools.TestCase):
+    def test_round_trip(self):
+        config = dc.Config('hyperthreading', 'enabled')
+        extra = dc.template_extra(config, ['HW_CPU_HYPERTHREADING'])
+        self.assertEqual({
+            'deploy-config:type': 'hyperthreading',
+            'deploy-config:value': 'enabled',
+            'deploy-config:requires-traits': 'HW_CPU_HYPERTHREADING'},
+            extra)
+        self.assertEqual(config, dc.config_of(extra))
+        self.assertEqual(['HW_CPU_HYPERTHREADING'],
+                         dc.capability_traits_of(extra))
+
+    def test_not_annotated(self):
+        self.assertIsNone(dc.config_of({}))
+        self.assertIsNone(dc.config_of(None))
+        self.assertIsNone(dc.config_of({'deploy-config:type': 'x'}))
+        self.assertEqual([], dc.capability_traits_of({'a': 'b'}))
+
+    def test_default_traits_when_the_template_does_not_say(self):
+        extra = {'deploy-config:type': 'hyperthreading',
+                 'deploy-config:value': 'disabled'}
+        self.assertEqual(['HW_CPU_HYPERTHREADING'],
+                         dc.capability_traits_of(extra))
+        extra['deploy-config:type'] = 'raid'
+        self.assertEqual([], dc.capability_traits_of(extra))
+
+    def test_empty_string_requires_nothing(self):
+        extra = dc.template_extra(dc.Config('hyperthreading', 'on'), [])
+        self.assertEqual([], dc.capability_traits_of(extra))
+
+    def test_list_or_comma_separated(self):
+        base = {'deploy-config:type': 't', 'deploy-config:value': 'v'}
+        for stored in ('CUSTOM_B, CUSTOM_A', ['CUSTOM_A', 'CUSTOM_B']):
+            self.assertEqual(['CUSTOM_A', 'CUSTOM_B'], dc.capability_traits_of(
+                dict(base, **{'deploy-config:requires-traits': stored})))

@@ -1,0 +1,375 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+import io
+import json
+import os
+import tempfile
+
+from osc_lib import exceptions
+from osc_lib.test import base as osc_base
+
+from osc_deploy_config.v1 import deploy_template as cmds
+from tests.unit import fakes
+
+STEP = {'interface': 'bios', 'step': 'apply_configuration',
+        'args': {'settings': [{'name': 'HT', 'value': 'On'}]},
+        'priority': 150}
+STEPS = json.dumps([STEP])
+FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
+ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+ANNOTATION = {'deploy-config:type': 'hyperthreading',
+              'deploy-config:value': 'enabled',
+              'deploy-config:requires-traits': 'HW_CPU_HYPERTHREADING'}
+
+
+class TestCreate(fakes.TestCommand):
+    def create(self, *args, stdin=None):
+        return self.run_command(cmds.CreateDeployTemplate, list(args), stdin)
+
+    def posted(self):
+        posts = [r for r in self.ironic.requests if r[0] == 'POST']
+        self.assertEqual(1, len(posts))
+        self.assertEqual('1.55', posts[0][2])
+        (template,) = self.ironic.templates.values()
+        return template
+
+    def test_like_ironicclient(self):
+        columns, data = self.create('CUSTOM_A', '--steps', STEPS,
+                                    '--extra', 'owner=ops',
+                                    '--extra', 'n=3')
+        self.assertEqual(FIELDS, columns)
+        template = self.posted()
+        self.assertEqual([STEP], template['steps'])
+        self.assertEqual({'owner': 'ops', 'n': 3}, template['extra'])
+        self.assertEqual(('CUSTOM_A', [STEP]), data[1:3])
+        self.assertEqual([('POST', '/deploy_templates')], self.ironic.writes)
+
+    def test_uuid(self):
+        self.create('CUSTOM_A', '--steps', STEPS, '--uuid',
+                    '11111111-2222-3333-4444-555555555555')
+        self.assertEqual('11111111-2222-3333-4444-555555555555',
+                         self.posted()['uuid'])
+
+    def test_steps_from_yaml_file_and_stdin(self):
+        fd, path = tempfile.mkstemp()
+        with os.fdopen(fd, 'w') as f:
+            f.write('- {interface: bios, step: apply_configuration, '
+                    'args: {settings: [{name: HT, value: "On"}]}, '
+                    'priority: 150}\n')
+        self.addCleanup(os.remove, path)
+        self.create('CUSTOM_A', '--steps', path)
+        self.create('CUSTOM_B', '--steps', '-', stdin=io.StringIO(STEPS))
+        self.assertEqual([[STEP], [STEP]], [
+            t['steps'] for t in self.ironic.templates.values()])
+
+    def test_config_names_and_annotates(self):
+        columns, data = self.create('--config', 'hyperthreading=enabled',
+                                    '--bios-setting', 'HT=On')
+        template = self.posted()
+        self.assertEqual(ON, template['name'])
+        self.assertEqual(ANNOTATION, template['extra'])
+        self.assertEqual([STEP], template['steps'])
+        self.assertEqual(FIELDS + ('config', 'capability_traits'), columns)
+        self.assertEqual(('hyperthreading=enabled',
+                          ['HW_CPU_HYPERTHREADING']), data[-2:])
+
+    def test_config_with_own_traits_or_none(self):
+        self.create('CUSTOM_A', '--config', 'ht=on', '--steps', STEPS,
+                    '--requires-trait', 'CUSTOM_FAST', '--requires-trait',
+                    'HW_CPU_HYPERTHREADING')
+        self.create('--config', 'hyperthreading=disabled', '--steps', STEPS,
+                    '--no-requires-trait')
+        extras = {t['name']: t['extra'] for t in
+                  self.ironic.templates.values()}
+        self.assertEqual(
+            'CUSTOM_FAST,HW_CPU_HYPERTHREADING',
+            extras['CUSTOM_A']['deploy-config:requires-traits'])
+        self.assertEqual('', extras[
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'][
+            'deploy-config:requires-traits'])
+
+    def test_bios_and_raid_profiles(self):
+        fd, path = tempfile.mkstemp()
+        with os.fdopen(fd, 'w') as f:
+            json.dump({'logical_disks': [{'size_gb': 'MAX',
+                                          'raid_level': '1'}]}, f)
+        self.addCleanup(os.remove, path)
+        self.create('--config', 'disks=raid1', '--raid-config', path,
+                    '--bios-setting', 'A=1', '--bios-setting', 'B=2')
+        steps = self.posted()['steps']
+        self.assertEqual(['bios', 'raid'], [s['interface'] for s in steps])
+        self.assertEqual([{'name': 'A', 'value': '1'},
+                          {'name': 'B', 'value': '2'}],
+                         steps[0]['args']['settings'])
+
+    def test_second_template_for_a_config_refused(self):
+        self.ironic.add_template(ON, extra=ANNOTATION)
+        exc = self.assertRaises(
+            exceptions.CommandError, self.create, 'CUSTOM_OTHER',
+            '--config', 'hyperthreading=enabled', '--steps', STEPS)
+        self.assertIn('already has a template, %s' % ON, str(exc))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_bad_input_makes_no_request(self):
+        raid = tempfile.mkstemp()[1]
+        self.addCleanup(os.remove, raid)
+        for args, why in (
+            (['CUSTOM_A', '--steps', '[{"interface":'], 'Malformed'),
+            (['CUSTOM_A', '--steps', '/no/such.yaml'], 'no such file'),
+            (['CUSTOM_A', '--steps', '[]'], 'must not be empty'),
+            (['CUSTOM_A', '--steps', json.dumps([dict(STEP, interface='x')])],
+             'unknown interface'),
+            (['CUSTOM_A', '--steps', json.dumps([dict(STEP, priority=-2)])],
+             'integer >= 0'),
+            (['CUSTOM_A', '--steps', json.dumps([dict(STEP, priority='x')])],
+             'integer >= 0'),
+            (['CUSTOM_A', '--steps', json.dumps(
+                [{k: v for k, v in STEP.items() if k != 'args'}])],
+             'missing args'),
+            (['CUSTOM_A', '--steps', STEPS, '--bios-setting', 'A=1'],
+             'duplicate step'),
+            (['custom_a', '--steps', STEPS], 'Invalid deploy template name'),
+            (['HW_CPU_X', '--steps', STEPS], 'must be a custom trait'),
+            (['CUSTOM_' + 'A' * 250, '--steps', STEPS],
+             'longer than 255'),
+            (['--config', 'hyperthreading', '--steps', STEPS],
+             'expected TYPE=VALUE'),
+            (['--config', 'ht=', '--steps', STEPS], 'empty value'),
+            (['--config', 'HT=on', '--steps', STEPS], 'must be lowercase'),
+            (['--config', 'ht=on', '--steps', STEPS, '--requires-trait',
+              'HW_NOPE'], "Unknown trait 'HW_NOPE'"),
+            (['CUSTOM_A', '--steps', STEPS, '--requires-trait',
+              'HW_CPU_HYPERTHREADING'], 'need --config'),
+            (['CUSTOM_A', '--bios-setting', 'HT'], 'expected NAME=VALUE'),
+            (['CUSTOM_A', '--raid-config', '/no/such'], 'Cannot read RAID'),
+            (['CUSTOM_A', '--raid-config', raid], 'logical_disks'),
+            (['CUSTOM_A'], 'Give the steps'),
+            (['--steps', STEPS], 'Give the template a name'),
+            (['CUSTOM_A', '--steps', STEPS, '--extra', 'novalue'],
+             'expected KEY=VALUE'),
+            (['--config', 'ht=on', '--steps', STEPS, '--extra',
+              'deploy-config:value=off'], 'contradicts'),
+        ):
+            exc = self.assertRaises(exceptions.CommandError, self.create,
+                                    *args)
+            self.assertIn(why, str(exc), args)
+        self.assertEqual([], self.ironic.requests)
+
+    def test_requires_trait_options_exclusive(self):
+        self.assertRaises(osc_base.ParserException, self.create, '--config',
+                          'a=b', '--steps', STEPS, '--no-requires-trait',
+                          '--requires-trait', 'CUSTOM_X')
+
+    def test_forbidden_for_project_scope_says_what_is_needed(self):
+        self.app.client_manager.deploy_config.baremetal  # noqa: B018
+        self.app.client_manager.deploy_config.baremetal_scope = 'project'
+        self.ironic.forbidden = True
+        exc = self.assertRaises(exceptions.CommandError, self.create,
+                                'CUSTOM_A', '--steps', STEPS)
+        self.assertIn('system-scoped token', str(exc))
+        self.assertIn('openstack role add --system all', str(exc))
+
+    def test_old_ironic_refused_before_any_request(self):
+        self.ironic.proxy.get_endpoint_data.return_value.max_microversion = (
+            1, 54)
+        exc = self.assertRaises(exceptions.CommandError, self.create,
+                                'CUSTOM_A', '--steps', STEPS)
+        self.assertIn('supports API version 1.54 at most; deploy templates '
+                      'need 1.55', str(exc))
+        self.assertEqual([], self.ironic.requests)
+
+    def test_ironicclient_version_pin_is_reset(self):
+        self.ironic.proxy.default_microversion = '1.115'
+        self.create('CUSTOM_A', '--steps', STEPS)
+        self.assertIsNone(self.ironic.proxy.default_microversion)
+
+
+class TestList(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.on = self.ironic.add_template(ON, extra=ANNOTATION)
+        self.plain = self.ironic.add_template('CUSTOM_PLAIN')
+
+    def list(self, *args):
+        columns, rows = self.run_command(cmds.ListDeployTemplate, list(args))
+        return columns, list(rows)
+
+    def test_default_columns_one_request(self):
+        columns, rows = self.list()
+        self.assertEqual(('uuid', 'name'), columns)
+        self.assertEqual(sorted([(self.on['uuid'], ON),
+                                 (self.plain['uuid'], 'CUSTOM_PLAIN')]),
+                         sorted(rows))
+        self.assertEqual(1, len(self.ironic.requests))
+
+    def test_long(self):
+        columns, rows = self.list('--long', '--sort', 'name')
+        self.assertEqual(FIELDS, columns)
+        self.assertEqual([ON, 'CUSTOM_PLAIN'], [r[1] for r in rows])
+        self.assertEqual(ANNOTATION, rows[0][3])
+        self.assertIn('detail=True', self.ironic.requests[0][1])
+
+    def test_fields_including_ours(self):
+        columns, rows = self.list('--fields', 'name', 'config',
+                                  '--sort', 'name:desc')
+        self.assertEqual(('name', 'config'), columns)
+        self.assertEqual([('CUSTOM_PLAIN', None),
+                          (ON, 'hyperthreading=enabled')], rows)
+        self.assertIn('fields=name%2Cextra', self.ironic.requests[0][1])
+
+    def test_config_filters_add_columns(self):
+        self.ironic.add_template('CUSTOM_RAID', extra={
+            'deploy-config:type': 'disks', 'deploy-config:value': 'raid1'})
+        for args in (['--config-type', 'hyperthreading'],
+                     ['--config', 'hyperthreading=enabled']):
+            columns, rows = self.list(*args)
+            self.assertEqual(('uuid', 'name', 'config', 'capability_traits'),
+                             columns)
+            self.assertEqual([(self.on['uuid'], ON, 'hyperthreading=enabled',
+                               ['HW_CPU_HYPERTHREADING'])], rows)
+
+    def test_pages(self):
+        self.ironic.page_size = 1
+        self.assertEqual(1, len(self.list()[1]))
+        self.assertEqual(2, len(self.list('--limit', '0')[1]))
+        self.assertEqual(1, len(self.list('--limit', '1')[1]))
+        first = sorted(self.ironic.templates)[0]
+        self.assertEqual([sorted(self.ironic.templates)[1]],
+                         [r[0] for r in self.list('--marker', first)[1]])
+
+    def test_negative_limit(self):
+        self.assertRaises(exceptions.CommandError, self.list, '--limit', '-1')
+        self.assertEqual([], self.ironic.requests)
+
+    def test_long_and_fields_exclusive(self):
+        self.assertRaises(osc_base.ParserException, self.list, '--long',
+                          '--fields', 'name')
+
+
+class TestShow(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.on = self.ironic.add_template(ON, extra=ANNOTATION)
+
+    def show(self, *args):
+        return self.run_command(cmds.ShowDeployTemplate, list(args))
+
+    def test_sorted_fields_without_links(self):
+        columns, data = self.show(ON)
+        self.assertEqual(tuple(sorted(FIELDS)), columns)
+        self.assertEqual(ON, dict(zip(columns, data, strict=True))['name'])
+
+    def test_fields(self):
+        columns, data = self.show(self.on['uuid'], '--fields', 'name',
+                                  'steps')
+        self.assertEqual(('name', 'steps'), columns)
+        self.assertIn('fields=name,steps', self.ironic.requests[0][1])
+
+    def test_by_config(self):
+        columns, data = self.show('--config', 'hyperthreading=enabled')
+        shown = dict(zip(columns, data, strict=True))
+        self.assertEqual(ON, shown['name'])
+        self.assertEqual(['HW_CPU_HYPERTHREADING'],
+                         shown['capability_traits'])
+
+    def test_refusals(self):
+        for args, why in ((['CUSTOM_NOPE'], 'not found'),
+                          (['--config', 'hyperthreading=disabled'],
+                           'No deploy template realises'),
+                          ([], 'Give either'),
+                          ([ON, '--config', 'a=b'], 'Give either')):
+            exc = self.assertRaises(exceptions.CommandError, self.show, *args)
+            self.assertIn(why, str(exc))
+
+
+class TestSetUnset(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.plain = self.ironic.add_template('CUSTOM_PLAIN',
+                                              extra={'owner': 'ops'})
+
+    def set(self, *args):
+        return self.run_command(cmds.SetDeployTemplate, list(args))
+
+    def unset(self, *args):
+        return self.run_command(cmds.UnsetDeployTemplate, list(args))
+
+    def test_name_steps_extra(self):
+        self.set('CUSTOM_PLAIN', '--name', 'CUSTOM_NEW', '--steps', STEPS,
+                 '--extra', 'n=1')
+        self.assertEqual('CUSTOM_NEW', self.plain['name'])
+        self.assertEqual([STEP], self.plain['steps'])
+        self.assertEqual({'owner': 'ops', 'n': 1}, self.plain['extra'])
+
+    def test_annotate_existing_template(self):
+        self.set('CUSTOM_PLAIN', '--config', 'hyperthreading=enabled')
+        self.assertEqual(dict(ANNOTATION, owner='ops'), self.plain['extra'])
+        self.set('CUSTOM_PLAIN', '--requires-trait', 'CUSTOM_FAST')
+        self.assertEqual('CUSTOM_FAST', self.plain['extra'][
+            'deploy-config:requires-traits'])
+        self.set('CUSTOM_PLAIN', '--config', 'hyperthreading=on')
+        self.assertEqual('CUSTOM_FAST', self.plain['extra'][
+            'deploy-config:requires-traits'], 'kept when not given')
+
+    def test_config_taken_by_another_template(self):
+        self.ironic.add_template(ON, extra=ANNOTATION)
+        exc = self.assertRaises(exceptions.CommandError, self.set,
+                                'CUSTOM_PLAIN', '--config',
+                                'hyperthreading=enabled')
+        self.assertIn('one template per config', str(exc))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_refusals_change_nothing(self):
+        for args, why in (
+                (['CUSTOM_NOPE', '--name', 'CUSTOM_X'], 'not found'),
+                (['CUSTOM_PLAIN', '--requires-trait', 'CUSTOM_X'],
+                 'has no deploy config'),
+                (['CUSTOM_PLAIN', '--name', 'bad'], 'Invalid deploy template'),
+                (['CUSTOM_PLAIN', '--steps', '[]'], 'must not be empty')):
+            exc = self.assertRaises(exceptions.CommandError, self.set, *args)
+            self.assertIn(why, str(exc))
+        for args, why in (
+                (['CUSTOM_PLAIN', '--extra', 'nope'], 'has no extra nope'),
+                (['CUSTOM_PLAIN', '--config'], 'has no deploy config'),
+                (['CUSTOM_NOPE', '--extra', 'owner'], 'not found')):
+            exc = self.assertRaises(exceptions.CommandError, self.unset,
+                                    *args)
+            self.assertIn(why, str(exc))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_nothing_to_set_warns_and_asks_nothing(self):
+        self.set('CUSTOM_PLAIN')
+        self.unset('CUSTOM_PLAIN')
+        self.assertEqual([], self.ironic.requests)
+
+    def test_unset_extra_and_config(self):
+        self.set('CUSTOM_PLAIN', '--config', 'hyperthreading=enabled')
+        self.unset('CUSTOM_PLAIN', '--config', '--extra', 'owner')
+        self.assertEqual({}, self.plain['extra'])
+
+
+class TestDelete(fakes.TestCommand):
+    def test_collects_failures(self):
+        a = self.ironic.add_template('CUSTOM_A')
+        self.ironic.add_template('CUSTOM_B')
+        cmd = cmds.DeleteDeployTemplate(self.app, None)
+        parsed = self.check_parser(
+            cmd, [a['uuid'], 'CUSTOM_NOPE', 'CUSTOM_B'], [])
+        exc = self.assertRaises(exceptions.CommandError, cmd.take_action,
+                                parsed)
+        self.assertEqual('Failed to delete deploy template CUSTOM_NOPE: not '
+                         'found', str(exc))
+        self.assertEqual({}, self.ironic.templates)
+        self.assertEqual(
+            'Deleted deploy template %s\nDeleted deploy template CUSTOM_B\n'
+            % a['uuid'], self.fake_stdout.make_string())

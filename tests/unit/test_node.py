@@ -1,0 +1,131 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+from osc_lib import exceptions
+
+from osc_deploy_config.v1 import node as cmds
+from tests.unit import fakes
+
+HT = 'HW_CPU_HYPERTHREADING'
+ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+
+
+def annotation(value):
+    return {'deploy-config:type': 'hyperthreading',
+            'deploy-config:value': value,
+            'deploy-config:requires-traits': HT}
+
+
+class NodeCommandTest(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_template(ON, extra=annotation('enabled'))
+        self.ironic.add_template(OFF, extra=annotation('disabled'))
+        self.ironic.add_template('CUSTOM_UNRELATED')
+        self.bm0 = self.ironic.add_node('bm-0', [HT])
+        self.bm2 = self.ironic.add_node('bm-2', [ON])
+        self.bm3 = self.ironic.add_node('bm-3', [HT], maintenance=True)
+        self.bm4 = self.ironic.add_node('bm-4', [ON], maintenance=True,
+                                        instance_uuid='srv',
+                                        instance_traits=[ON])
+
+    def rows(self, command, *args):
+        columns, rows = self.run_command(command, list(args))
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+
+class TestList(NodeCommandTest):
+    def test_every_node_and_config(self):
+        rows = self.rows(cmds.ListNodeDeployConfig)
+        self.assertEqual(8, len(rows))
+        by = {(r['Node'], r['Template']): r for r in rows}
+        self.assertTrue(by['bm-0', ON]['Capable'])
+        self.assertFalse(by['bm-0', ON]['Tagged'])
+        self.assertFalse(by['bm-3', ON]['Capable'])
+        self.assertTrue(by['bm-3', ON]['Maintenance'])
+        self.assertTrue(by['bm-4', ON]['In Use'])
+        self.assertEqual(['GET', 'GET'], [r[0] for r in self.ironic.requests])
+        self.assertEqual({'1.61'}, {r[2] for r in self.ironic.requests})
+
+    def test_filters(self):
+        rows = self.rows(cmds.ListNodeDeployConfig, '--node', 'bm-2',
+                         '--config', 'hyperthreading=enabled')
+        self.assertEqual([('bm-2', ON, True)],
+                         [(r['Node'], r['Template'], r['Tagged'])
+                          for r in rows])
+        self.assertEqual(2, len(self.rows(cmds.ListNodeDeployConfig,
+                                          '--node', self.bm0['uuid'])))
+
+    def test_unknown_node_or_config(self):
+        for args, why in ((['--node', 'nope'], 'Node nope not found'),
+                          (['--config', 'ht=x'], 'No deploy template'),
+                          (['--config', 'bad'], 'TYPE=VALUE')):
+            exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                    cmds.ListNodeDeployConfig, *args)
+            self.assertIn(why, str(exc))
+
+
+class TestSync(NodeCommandTest):
+    def test_tags_and_untags_keeps_in_use(self):
+        rows = self.rows(cmds.SyncNodeDeployConfig)
+        self.assertEqual(
+            [('bm-0', OFF, 'added'), ('bm-0', ON, 'added'),
+             ('bm-2', ON, 'removed'), ('bm-4', ON, 'keep')],
+            [(r['Node'], r['Template'], r['Action']) for r in rows])
+        self.assertEqual(sorted([HT, ON, OFF]), sorted(self.bm0['traits']))
+        self.assertEqual([], self.bm2['traits'])
+        self.assertEqual([ON], self.bm4['traits'])
+        self.assertEqual([HT], self.bm3['traits'])
+        self.assertEqual(3, len(self.ironic.writes))
+        self.assertEqual(2, len(self.ironic.requests) - 3, 'two listings')
+
+    def test_rerun_changes_nothing(self):
+        self.rows(cmds.SyncNodeDeployConfig)
+        before = len(self.ironic.writes)
+        rows = self.rows(cmds.SyncNodeDeployConfig)
+        self.assertEqual([('bm-4', 'keep')],
+                         [(r['Node'], r['Action']) for r in rows])
+        self.assertEqual(before, len(self.ironic.writes))
+
+    def test_dry_run(self):
+        rows = self.rows(cmds.SyncNodeDeployConfig, '--dry-run')
+        self.assertEqual(['would add', 'would add', 'would remove', 'keep'],
+                         [r['Action'] for r in rows])
+        self.assertEqual([], self.ironic.writes)
+
+    def test_only_named_templates(self):
+        rows = self.rows(cmds.SyncNodeDeployConfig, OFF)
+        self.assertEqual([('bm-0', OFF, 'added')],
+                         [(r['Node'], r['Template'], r['Action'])
+                          for r in rows])
+
+    def test_unknown_or_unannotated_template(self):
+        for name in ('CUSTOM_NOPE', 'CUSTOM_UNRELATED'):
+            exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                    cmds.SyncNodeDeployConfig, name)
+            self.assertIn('No deploy template with a deploy config', str(exc))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_failed_writes_reported_after_the_others(self):
+        self.ironic.locked_nodes.add(self.bm2['uuid'])
+        exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                cmds.SyncNodeDeployConfig)
+        self.assertIn('1 trait change(s) failed (rerun to retry): remove '
+                      '%s on bm-2: Node %s is locked' % (ON, self.bm2['uuid']),
+                      str(exc))
+        self.assertEqual(sorted([HT, ON, OFF]), sorted(self.bm0['traits']))
+        self.assertIn('failed to remove', self.fake_stdout.make_string())
+        self.ironic.locked_nodes.clear()
+        rows = self.rows(cmds.SyncNodeDeployConfig)
+        self.assertEqual([('bm-2', 'removed'), ('bm-4', 'keep')],
+                         [(r['Node'], r['Action']) for r in rows])

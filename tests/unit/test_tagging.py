@@ -1,0 +1,97 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+import testtools
+
+from osc_deploy_config import config as dc
+from osc_deploy_config import tagging
+
+HT = 'HW_CPU_HYPERTHREADING'
+ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+
+
+def template(name=ON, config=('hyperthreading', 'enabled'), traits=(HT,)):
+    return {'uuid': name.lower(), 'name': name,
+            'extra': dc.template_extra(dc.Config(*config), traits)}
+
+
+def node(name, traits=(), **kw):
+    return dict({'uuid': name + '-uuid', 'name': name,
+                 'traits': list(traits), 'maintenance': False,
+                 'retired': False, 'provision_state': 'available',
+                 'instance_uuid': None, 'instance_info': {}}, **kw)
+
+
+class TestCapable(testtools.TestCase):
+    def test_needs_every_capability_trait(self):
+        two = template(traits=(HT, 'CUSTOM_X'))
+        self.assertTrue(tagging.capable(node('a', [HT, 'CUSTOM_X']), two))
+        self.assertFalse(tagging.capable(node('a', [HT]), two))
+
+    def test_not_in_maintenance_nor_retired(self):
+        self.assertFalse(tagging.capable(node('a', [HT], maintenance=True),
+                                         template()))
+        self.assertFalse(tagging.capable(node('a', [HT], retired=True),
+                                         template()))
+
+    def test_no_capability_traits_means_any_node(self):
+        self.assertTrue(tagging.capable(node('a'), template(traits=())))
+
+    def test_only_annotated_templates_count(self):
+        plain = {'uuid': 'p', 'name': 'CUSTOM_PLAIN', 'extra': {}}
+        self.assertEqual([template()],
+                         tagging.config_templates([plain, template()]))
+
+
+class TestPlanSync(testtools.TestCase):
+    def test_tags_capable_untags_incapable(self):
+        nodes = [node('bm-0', [HT]), node('bm-2', [ON]),
+                 node('bm-3', [HT, ON], maintenance=True)]
+        plan = tagging.plan_sync(nodes, [template()])
+        self.assertEqual(
+            [('bm-0', ON, 'add', 'capable'),
+             ('bm-2', ON, 'remove', 'lacks %s' % HT),
+             ('bm-3', ON, 'remove', 'in maintenance')],
+            [(c.node, c.template, c.action, c.reason) for c in plan])
+
+    def test_keeps_a_tag_an_instance_uses(self):
+        used = node('bm-1', [ON], instance_uuid='srv-1',
+                    instance_info={'traits': [ON]},
+                    provision_state='active')
+        (change,) = tagging.plan_sync([used], [template()])
+        self.assertEqual('keep', change.action)
+        self.assertIn('instance srv-1 uses it', change.reason)
+
+    def test_instance_without_the_trait_does_not_keep_it(self):
+        other = node('bm-1', [ON], instance_uuid='srv-1',
+                     instance_info={'traits': []})
+        (change,) = tagging.plan_sync([other], [template()])
+        self.assertEqual('remove', change.action)
+
+    def test_nothing_to_do_when_in_sync(self):
+        self.assertEqual([], tagging.plan_sync(
+            [node('bm-0', [HT, ON]), node('bm-2')], [template()]))
+
+
+class TestStatuses(testtools.TestCase):
+    def test_one_row_per_node_and_template(self):
+        off = template('CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED',
+                       ('hyperthreading', 'disabled'))
+        rows = tagging.statuses([node('bm-1', [HT, ON]), node('bm-0')],
+                                [off, template()])
+        self.assertEqual(
+            [('bm-0', off['name'], False, False),
+             ('bm-0', ON, False, False),
+             ('bm-1', off['name'], True, False),
+             ('bm-1', ON, True, True)],
+            [(r.node, r.template, r.capable, r.tagged) for r in rows])
+        self.assertEqual('hyperthreading=enabled', rows[-1].config)
