@@ -41,6 +41,7 @@ def system_scoped(conn):
     bound to a project such as application credentials)."""
     from keystoneauth1 import exceptions as ksa_exceptions
     import openstack
+    from openstack import exceptions as sdk_exceptions
 
     cfg = conn.config.config
     auth = dict(cfg.get('auth') or {})
@@ -57,7 +58,8 @@ def system_scoped(conn):
                                auth=auth, **options)
     try:
         system.authorize()
-    except (ksa_exceptions.Unauthorized, ksa_exceptions.Forbidden) as exc:
+    except (ksa_exceptions.Unauthorized, ksa_exceptions.Forbidden,
+            sdk_exceptions.SDKException) as exc:
         LOG.debug('no system-scoped token for these credentials: %s', exc)
         return None
     return system

@@ -18,9 +18,12 @@ trait* that flavors require and capable nodes carry.  The config and the
 *capability traits* a node needs to take it live in the template's ``extra``
 under the keys below, so that every client can read them::
 
-    deploy-config:type             "hyperthreading"
-    deploy-config:value            "enabled"
-    deploy-config:requires-traits  "HW_CPU_HYPERTHREADING"   (comma-separated)
+    deploy_config_type             "hyperthreading"
+    deploy_config_value            "enabled"
+    deploy_config_requires_traits  "HW_CPU_HYPERTHREADING"   (comma-separated)
+
+(ironic's JSON patch accepts only ``[A-Za-z0-9_-]`` in a path, so the keys
+use nothing else: any client can set and unset them.)
 
 A template without ``requires-traits`` takes the built-in default of its
 type; an empty string requires nothing.  Plain functions over plain data.
@@ -31,9 +34,9 @@ import re
 
 from osc_lib import exceptions
 
-EXTRA_TYPE = 'deploy-config:type'
-EXTRA_VALUE = 'deploy-config:value'
-EXTRA_REQUIRES = 'deploy-config:requires-traits'
+EXTRA_TYPE = 'deploy_config_type'
+EXTRA_VALUE = 'deploy_config_value'
+EXTRA_REQUIRES = 'deploy_config_requires_traits'
 TEMPLATE_PREFIX = 'CUSTOM_DEPLOY_CONFIG_'
 MAX_TRAIT_LENGTH = 255
 # What a node must have to take a config of a well-known type.

@@ -20,12 +20,14 @@ request.
 
 import itertools
 import logging
+import re
 
 from osc_lib import exceptions
 from osc_lib import utils
 from osc_lib.command import command
 
 LOG = logging.getLogger(__name__)
+_PATCHABLE_KEY = re.compile(r'^[\w-]+$')
 
 _FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 _STEPS_HELP = (
@@ -50,7 +52,7 @@ def _add_config_options(parser, creating):
         metavar='<type=value>',
         help='The deploy config this template realises, e.g. '
              'hyperthreading=enabled. Stored in the template\'s extra '
-             '(deploy-config:type, deploy-config:value)%s.'
+             '(deploy_config_type, deploy_config_value)%s.'
              % ('; the name defaults to CUSTOM_DEPLOY_CONFIG_<TYPE>_<VALUE>'
                 if creating else ''),
     )
@@ -379,6 +381,8 @@ class SetDeployTemplate(command.Command):
             parsed_args.steps, parsed_args.bios_settings,
             parsed_args.raid_config, self.app.stdin)
         extra = templates.parse_extra(parsed_args.extra)
+        for key in extra:
+            _extra_path(key)
         annotating = bool(config or parsed_args.requires_traits
                           or parsed_args.no_requires_trait)
         if not (parsed_args.name or steps or extra or annotating):
@@ -412,14 +416,18 @@ class SetDeployTemplate(command.Command):
                               'value': parsed_args.name})
             if steps:
                 patch.append({'op': 'add', 'path': '/steps', 'value': steps})
-            patch.extend({'op': 'add', 'path': '/extra/%s' % _pointer(key),
+            patch.extend({'op': 'add', 'path': _extra_path(key),
                           'value': value} for key, value in extra.items())
             ironic.patch_deploy_template(current['uuid'], patch)
 
 
-def _pointer(key):
-    """A JSON pointer path segment (RFC 6901)."""
-    return key.replace('~', '~0').replace('/', '~1')
+def _extra_path(key):
+    """The JSON patch path of an extra key; ironic accepts [A-Za-z0-9_-]."""
+    if not _PATCHABLE_KEY.match(key):
+        raise exceptions.CommandError(
+            'Extra key %r cannot be changed after creation: ironic patches '
+            'only keys of letters, digits, "_" and "-"' % key)
+    return '/extra/%s' % key
 
 
 class UnsetDeployTemplate(command.Command):
@@ -439,7 +447,7 @@ class UnsetDeployTemplate(command.Command):
         parser.add_argument(
             '--config',
             action='store_true',
-            help='Remove the deploy config annotation (the deploy-config:* '
+            help='Remove the deploy config annotation (the deploy_config_* '
                  'keys of extra); the steps stay.',
         )
         return parser
@@ -448,6 +456,8 @@ class UnsetDeployTemplate(command.Command):
         from osc_deploy_config import config as dc
 
         keys = list(dict.fromkeys(parsed_args.extra or ()))
+        for key in keys:
+            _extra_path(key)
         if not keys and not parsed_args.config:
             LOG.warning('Please specify what to unset.')
             return
@@ -469,8 +479,7 @@ class UnsetDeployTemplate(command.Command):
                                      dc.EXTRA_REQUIRES)
                          if k in extra and k not in keys]
             ironic.patch_deploy_template(current['uuid'], [
-                {'op': 'remove', 'path': '/extra/%s' % _pointer(k)}
-                for k in keys])
+                {'op': 'remove', 'path': _extra_path(k)} for k in keys])
 
 
 class DeleteDeployTemplate(command.Command):

@@ -82,9 +82,9 @@ class TestTemplateExtra(testtools.TestCase):
         config = dc.Config('hyperthreading', 'enabled')
         extra = dc.template_extra(config, ['HW_CPU_HYPERTHREADING'])
         self.assertEqual({
-            'deploy-config:type': 'hyperthreading',
-            'deploy-config:value': 'enabled',
-            'deploy-config:requires-traits': 'HW_CPU_HYPERTHREADING'},
+            'deploy_config_type': 'hyperthreading',
+            'deploy_config_value': 'enabled',
+            'deploy_config_requires_traits': 'HW_CPU_HYPERTHREADING'},
             extra)
         self.assertEqual(config, dc.config_of(extra))
         self.assertEqual(['HW_CPU_HYPERTHREADING'],
@@ -93,15 +93,15 @@ class TestTemplateExtra(testtools.TestCase):
     def test_not_annotated(self):
         self.assertIsNone(dc.config_of({}))
         self.assertIsNone(dc.config_of(None))
-        self.assertIsNone(dc.config_of({'deploy-config:type': 'x'}))
+        self.assertIsNone(dc.config_of({'deploy_config_type': 'x'}))
         self.assertEqual([], dc.capability_traits_of({'a': 'b'}))
 
     def test_default_traits_when_the_template_does_not_say(self):
-        extra = {'deploy-config:type': 'hyperthreading',
-                 'deploy-config:value': 'disabled'}
+        extra = {'deploy_config_type': 'hyperthreading',
+                 'deploy_config_value': 'disabled'}
         self.assertEqual(['HW_CPU_HYPERTHREADING'],
                          dc.capability_traits_of(extra))
-        extra['deploy-config:type'] = 'raid'
+        extra['deploy_config_type'] = 'raid'
         self.assertEqual([], dc.capability_traits_of(extra))
 
     def test_empty_string_requires_nothing(self):
@@ -109,7 +109,7 @@ class TestTemplateExtra(testtools.TestCase):
         self.assertEqual([], dc.capability_traits_of(extra))
 
     def test_list_or_comma_separated(self):
-        base = {'deploy-config:type': 't', 'deploy-config:value': 'v'}
+        base = {'deploy_config_type': 't', 'deploy_config_value': 'v'}
         for stored in ('CUSTOM_B, CUSTOM_A', ['CUSTOM_A', 'CUSTOM_B']):
             self.assertEqual(['CUSTOM_A', 'CUSTOM_B'], dc.capability_traits_of(
-                dict(base, **{'deploy-config:requires-traits': stored})))
+                dict(base, **{'deploy_config_requires_traits': stored})))

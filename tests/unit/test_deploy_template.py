@@ -27,9 +27,9 @@ STEP = {'interface': 'bios', 'step': 'apply_configuration',
 STEPS = json.dumps([STEP])
 FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
-ANNOTATION = {'deploy-config:type': 'hyperthreading',
-              'deploy-config:value': 'enabled',
-              'deploy-config:requires-traits': 'HW_CPU_HYPERTHREADING'}
+ANNOTATION = {'deploy_config_type': 'hyperthreading',
+              'deploy_config_value': 'enabled',
+              'deploy_config_requires_traits': 'HW_CPU_HYPERTHREADING'}
 
 
 class TestCreate(fakes.TestCommand):
@@ -93,10 +93,10 @@ class TestCreate(fakes.TestCommand):
                   self.ironic.templates.values()}
         self.assertEqual(
             'CUSTOM_FAST,HW_CPU_HYPERTHREADING',
-            extras['CUSTOM_A']['deploy-config:requires-traits'])
+            extras['CUSTOM_A']['deploy_config_requires_traits'])
         self.assertEqual('', extras[
             'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'][
-            'deploy-config:requires-traits'])
+            'deploy_config_requires_traits'])
 
     def test_bios_and_raid_profiles(self):
         fd, path = tempfile.mkstemp()
@@ -158,7 +158,7 @@ class TestCreate(fakes.TestCommand):
             (['CUSTOM_A', '--steps', STEPS, '--extra', 'novalue'],
              'expected KEY=VALUE'),
             (['--config', 'ht=on', '--steps', STEPS, '--extra',
-              'deploy-config:value=off'], 'contradicts'),
+              'deploy_config_value=off'], 'contradicts'),
         ):
             exc = self.assertRaises(exceptions.CommandError, self.create,
                                     *args)
@@ -229,7 +229,7 @@ class TestList(fakes.TestCommand):
 
     def test_config_filters_add_columns(self):
         self.ironic.add_template('CUSTOM_RAID', extra={
-            'deploy-config:type': 'disks', 'deploy-config:value': 'raid1'})
+            'deploy_config_type': 'disks', 'deploy_config_value': 'raid1'})
         for args in (['--config-type', 'hyperthreading'],
                      ['--config', 'hyperthreading=enabled']):
             columns, rows = self.list(*args)
@@ -316,10 +316,10 @@ class TestSetUnset(fakes.TestCommand):
         self.assertEqual(dict(ANNOTATION, owner='ops'), self.plain['extra'])
         self.set('CUSTOM_PLAIN', '--requires-trait', 'CUSTOM_FAST')
         self.assertEqual('CUSTOM_FAST', self.plain['extra'][
-            'deploy-config:requires-traits'])
+            'deploy_config_requires_traits'])
         self.set('CUSTOM_PLAIN', '--config', 'hyperthreading=on')
         self.assertEqual('CUSTOM_FAST', self.plain['extra'][
-            'deploy-config:requires-traits'], 'kept when not given')
+            'deploy_config_requires_traits'], 'kept when not given')
 
     def test_config_taken_by_another_template(self):
         self.ironic.add_template(ON, extra=ANNOTATION)
@@ -335,13 +335,15 @@ class TestSetUnset(fakes.TestCommand):
                 (['CUSTOM_PLAIN', '--requires-trait', 'CUSTOM_X'],
                  'has no deploy config'),
                 (['CUSTOM_PLAIN', '--name', 'bad'], 'Invalid deploy template'),
-                (['CUSTOM_PLAIN', '--steps', '[]'], 'must not be empty')):
+                (['CUSTOM_PLAIN', '--steps', '[]'], 'must not be empty'),
+                (['CUSTOM_PLAIN', '--extra', 'a:b=c'], 'cannot be changed')):
             exc = self.assertRaises(exceptions.CommandError, self.set, *args)
             self.assertIn(why, str(exc))
         for args, why in (
                 (['CUSTOM_PLAIN', '--extra', 'nope'], 'has no extra nope'),
                 (['CUSTOM_PLAIN', '--config'], 'has no deploy config'),
-                (['CUSTOM_NOPE', '--extra', 'owner'], 'not found')):
+                (['CUSTOM_NOPE', '--extra', 'owner'], 'not found'),
+                (['CUSTOM_PLAIN', '--extra', 'a/b'], 'cannot be changed')):
             exc = self.assertRaises(exceptions.CommandError, self.unset,
                                     *args)
             self.assertIn(why, str(exc))

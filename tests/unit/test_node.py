@@ -21,9 +21,9 @@ OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
 
 
 def annotation(value):
-    return {'deploy-config:type': 'hyperthreading',
-            'deploy-config:value': value,
-            'deploy-config:requires-traits': HT}
+    return {'deploy_config_type': 'hyperthreading',
+            'deploy_config_value': value,
+            'deploy_config_requires_traits': HT}
 
 
 class NodeCommandTest(fakes.TestCommand):

@@ -1,0 +1,261 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Deploy templates and node tagging against the mini cloud's real ironic."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from tests.functional import base
+
+HT = 'HW_CPU_HYPERTHREADING'
+BAREMETAL = shutil.which('baremetal', path=os.path.dirname(sys.executable))
+
+
+class DeployConfigTestCase(base.FunctionalTestCase):
+    def new_config(self, cloud=base.ADMIN, *options):
+        """A fresh hyperthreading config and its template; cleaned up."""
+        value = self.unique_name('fn').replace('-', '')
+        config = 'hyperthreading=%s' % value
+        template = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config', config,
+            '--bios-setting', 'HyperThreading=%s' % value, *options,
+            cloud=cloud,
+        )
+        self.addCleanup(self.forget_template, template['name'])
+        return config, template
+
+    def forget_template(self, name):
+        """Delete a template and the trait sync gave the nodes for it."""
+        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
+                       parse=False, cloud=base.SYSTEM_ADMIN, fail_ok=True)
+        for node in self.openstack('baremetal', 'node', 'list', '--fields',
+                                   'name', 'traits', cloud=base.SYSTEM_ADMIN):
+            if name in node['traits']:
+                self.openstack('baremetal', 'node', 'remove', 'trait',
+                               node['name'], name, parse=False,
+                               cloud=base.SYSTEM_ADMIN)
+
+    def check_lifecycle(self, cloud):
+        config, created = self.new_config(cloud)
+        name = created['name']
+        self.assertTrue(name.startswith('CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_'))
+        self.assertEqual(config, created['config'])
+        self.assertEqual([HT], created['capability_traits'])
+
+        shown = self.openstack('baremetal', 'deploy', 'template', 'show',
+                               '--config', config, cloud=cloud)
+        self.assertEqual(created['uuid'], shown['uuid'])
+        listed = self.openstack('baremetal', 'deploy', 'template', 'list',
+                                '--config', config, cloud=cloud)
+        self.assertEqual([name], [t['name'] for t in listed])
+
+        self.openstack('baremetal', 'deploy', 'template', 'set', name,
+                       '--requires-trait', 'CUSTOM_FN_FAST', '--extra',
+                       'owner=fn', parse=False, cloud=cloud)
+        shown = self.openstack('baremetal', 'deploy', 'template', 'show',
+                               name, cloud=cloud)
+        self.assertEqual('CUSTOM_FN_FAST',
+                         shown['extra']['deploy_config_requires_traits'])
+        self.assertEqual('fn', shown['extra']['owner'])
+
+        self.openstack('baremetal', 'deploy', 'template', 'unset', name,
+                       '--extra', 'owner', '--config', parse=False,
+                       cloud=cloud)
+        shown = self.openstack('baremetal', 'deploy', 'template', 'show',
+                               name, cloud=cloud)
+        self.assertEqual({}, shown['extra'])
+
+        deleted = self.openstack('baremetal', 'deploy', 'template', 'delete',
+                                 name, parse=False, cloud=cloud)
+        self.assertEqual('Deleted deploy template %s\n' % name, deleted)
+        gone = self.openstack('baremetal', 'deploy', 'template', 'show', name,
+                              cloud=cloud, fail_ok=True)
+        self.assertEqual(1, gone.returncode)
+        self.assertEqual('Deploy template %s not found\n' % name, gone.stderr)
+
+    def node_traits(self):
+        return {n['name']: set(n['traits']) for n in self.openstack(
+            'baremetal', 'node', 'list', '--fields', 'name', 'traits',
+            cloud=base.SYSTEM_ADMIN)}
+
+
+class TestLifecycle(DeployConfigTestCase):
+    def test_system_scoped_cloud(self):
+        self.check_lifecycle(base.SYSTEM_ADMIN)
+
+    def test_project_scoped_cloud_gets_system_scope(self):
+        self.check_lifecycle(base.ADMIN)
+
+    def test_member_is_refused_in_one_line(self):
+        done = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config',
+            'hyperthreading=fnrefused', '--bios-setting', 'A=b',
+            cloud=base.DEMO, fail_ok=True)
+        self.assertEqual(1, done.returncode)
+        self.assertEqual(1, len(done.stderr.splitlines()), done.stderr)
+        self.assertIn('system-scoped token', done.stderr)
+        self.assertNotIn(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_FNREFUSED',
+            [t['name'] for t in self.openstack(
+                'baremetal', 'deploy', 'template', 'list',
+                cloud=base.SYSTEM_ADMIN)])
+
+    def test_bad_input_changes_nothing(self):
+        before = self.openstack('baremetal', 'deploy', 'template', 'list',
+                                '--long', cloud=base.SYSTEM_ADMIN)
+        config, template = self.new_config()
+        for args in (
+                ['CUSTOM_FN_BAD', '--steps', '[{"interface": "bios"'],
+                ['CUSTOM_FN_BAD', '--steps', '[]'],
+                ['CUSTOM_FN_BAD', '--steps', json.dumps([{
+                    'interface': 'cpu', 'step': 'x', 'args': {},
+                    'priority': 1}])],
+                ['fn_bad', '--bios-setting', 'A=b'],
+                ['--config', 'Hyper=x', '--bios-setting', 'A=b'],
+                ['--config', 'ht=on', '--requires-trait', 'HW_NOPE',
+                 '--bios-setting', 'A=b'],
+                ['CUSTOM_FN_SECOND', '--config', config, '--bios-setting',
+                 'A=b']):
+            done = self.openstack('baremetal', 'deploy', 'template',
+                                  'create', *args, fail_ok=True)
+            self.assertEqual(1, done.returncode, args)
+            self.assertEqual(1, len(done.stderr.splitlines()), done.stderr)
+            self.assertNotIn('Traceback', done.stderr)
+        after = self.openstack('baremetal', 'deploy', 'template', 'list',
+                               '--long', cloud=base.SYSTEM_ADMIN)
+        self.assertEqual(sorted(t['uuid'] for t in before + [template]),
+                         sorted(t['uuid'] for t in after))
+
+
+class TestIronicclientParity(DeployConfigTestCase):
+    """python-ironicclient's standalone CLI and ours show the same."""
+
+    def baremetal(self, *args):
+        done = subprocess.run(
+            [BAREMETAL, '--os-cloud', base.SYSTEM_ADMIN, *args, '-f', 'json'],
+            capture_output=True, text=True, check=True,
+            env=dict(os.environ, OS_CLIENT_CONFIG_FILE=self.clouds_yaml))
+        return json.loads(done.stdout)
+
+    def test_list_and_show(self):
+        _, template = self.new_config()
+        for args in (['list'], ['list', '--long'],
+                     ['list', '--fields', 'name', 'steps'],
+                     ['list', '--sort', 'name:desc'],
+                     ['show', template['name']],
+                     ['show', template['uuid'], '--fields', 'name', 'extra']):
+            self.assertEqual(
+                self.baremetal('deploy', 'template', *args),
+                self.openstack('baremetal', 'deploy', 'template', *args,
+                               cloud=base.SYSTEM_ADMIN), args)
+
+
+class TestAppliedAtDeploy(DeployConfigTestCase):
+    def test_template_trait_flavor_changes_bios(self):
+        config, template = self.new_config()
+        value = config.split('=')[1]
+        synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                                template['name'])
+        self.assertEqual({('bm-0', 'added'), ('bm-1', 'added')},
+                         {(r['Node'], r['Action']) for r in synced})
+        flavor = self.unique_name('fn-bm')
+        self.openstack(
+            'flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
+            '40', flavor,
+            '--property', 'resources:CUSTOM_BAREMETAL_GOLD=1',
+            '--property', 'resources:VCPU=0',
+            '--property', 'resources:MEMORY_MB=0',
+            '--property', 'resources:DISK_GB=0',
+            '--property', 'trait:%s=required' % template['name'],
+        )
+        self.addCleanup(self.openstack, 'flavor', 'delete', flavor,
+                        parse=False)
+        for node in ('bm-0', 'bm-1'):
+            self.wait_schedulable(node, traits=[template['name']])
+
+        server = self.create_server(flavor)
+
+        node = self.server_details(server['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname']
+        name = self.node(node)['name']
+        self.assertIn(name, ('bm-0', 'bm-1'))
+        self.assertEqual({'HyperThreading': value}, self.bios(name))
+        listed = self.openstack('baremetal', 'node', 'deploy-config', 'list',
+                                '--node', name, '--config', config)
+        self.assertEqual([(True, True, True)],
+                         [(r['Capable'], r['Tagged'], r['In Use'])
+                          for r in listed])
+
+
+class TestSync(DeployConfigTestCase):
+    def test_tags_exactly_the_capable_nodes(self):
+        config, template = self.new_config()
+        name = template['name']
+        dry = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                             name, '--dry-run')
+        self.assertEqual({'would add'}, {r['Action'] for r in dry})
+        self.assertEqual([], [n for n, t in self.node_traits().items()
+                              if name in t])
+
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
+        self.assertEqual(['bm-0', 'bm-1'], sorted(
+            n for n, t in self.node_traits().items() if name in t))
+        rerun = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                               name)
+        self.assertEqual([], rerun)
+
+        listed = self.openstack('baremetal', 'node', 'deploy-config', 'list',
+                                '--config', config)
+        self.assertEqual(
+            {'bm-0': (True, True, False), 'bm-1': (True, True, False),
+             'bm-2': (False, False, False), 'bm-3': (False, False, True)},
+            {r['Node']: (r['Capable'], r['Tagged'], r['Maintenance'])
+             for r in listed})
+
+    def test_untags_a_node_that_lost_its_capability(self):
+        _, template = self.new_config()
+        name = template['name']
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
+        self.openstack('baremetal', 'node', 'remove', 'trait', 'bm-1', HT,
+                       parse=False, cloud=base.SYSTEM_ADMIN)
+        self.addCleanup(self.openstack, 'baremetal', 'node', 'add', 'trait',
+                        'bm-1', HT, parse=False, cloud=base.SYSTEM_ADMIN)
+        synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                                name)
+        self.assertEqual([('bm-1', 'removed', 'lacks %s' % HT)],
+                         [(r['Node'], r['Action'], r['Reason'])
+                          for r in synced])
+        self.assertNotIn(name, self.node_traits()['bm-1'])
+
+
+class TestLegacyPolicy(DeployConfigTestCase):
+    """Older clouds: ironic's legacy policy lets a project admin in."""
+
+    def setUp(self):
+        super().setUp()
+        self.minicloud('up', '--ironic-policy', 'legacy')
+        self.addCleanup(self.minicloud, 'up', '--ironic-policy', 'secure')
+
+    def minicloud(self, *args):
+        subprocess.run([sys.executable, base.MINICLOUD, *args], check=True,
+                       capture_output=True,
+                       env=dict(os.environ, MINICLOUD_HOME=base.HOME))
+
+    def test_project_admin_sees_nodes_and_manages_templates(self):
+        nodes = self.openstack('baremetal', 'node', 'list', cloud=base.ADMIN)
+        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3'],
+                         sorted(n['name'] for n in nodes))
+        self.check_lifecycle(base.ADMIN)
