@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -69,6 +70,24 @@ class Transcript:
                              % (' '.join(args), done.stderr.strip()))
         return json.loads(done.stdout)
 
+    def fails(self, *args, cloud='minicloud-admin'):
+        """Run and show a command that must fail; return its error."""
+        argv = ['openstack', '--os-cloud', cloud, *args]
+        print('$ %s' % ' '.join(argv), flush=True)
+        done = self._openstack(argv[1:])
+        print(done.stdout + done.stderr, end='', flush=True)
+        if done.returncode == 0:
+            raise DemoFailed('command should have failed: %s'
+                             % ' '.join(argv))
+        return done.stderr
+
+    def quiet(self, *args, cloud='minicloud-admin'):
+        """Change the cloud without showing it."""
+        done = self._openstack(['--os-cloud', cloud, *args])
+        if done.returncode:
+            raise DemoFailed('openstack %s: %s' % (' '.join(args),
+                                                   done.stderr.strip()))
+
     def _openstack(self, args):
         return subprocess.run([OPENSTACK, *args], env=self.env,
                               capture_output=True, text=True)
@@ -93,7 +112,33 @@ class Transcript:
         sys.stdout.flush()
 
 
-def story(demo):
+HT_ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+HT_OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+RAID1 = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
+DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1)
+SYSTEM = 'minicloud-system-admin'
+
+
+def reset(demo):
+    """Remove what an earlier demo left (its templates and their traits)."""
+    templates = {t['name'] for t in demo.query(
+        'baremetal', 'deploy', 'template', 'list')}
+    for name in set(DEMO_TEMPLATES) & templates:
+        demo.quiet('baremetal', 'deploy', 'template', 'delete', name)
+    for node in demo.query('baremetal', 'node', 'list', '--fields', 'name',
+                           'traits', cloud=SYSTEM):
+        for trait in set(DEMO_TEMPLATES) & set(node['traits']):
+            demo.quiet('baremetal', 'node', 'remove', 'trait', node['name'],
+                       trait, cloud=SYSTEM)
+
+
+def node_traits(demo):
+    return {n['name']: set(n['traits']) for n in demo.query(
+        'baremetal', 'node', 'list', '--fields', 'name', 'traits',
+        cloud=SYSTEM)}
+
+
+def story(demo, workdir):
     demo.step('The cloud: nova computes, one of them for ironic')
     demo.run('compute', 'service', 'list', '-c', 'Binary', '-c', 'Host',
              '-c', 'State')
@@ -105,10 +150,9 @@ def story(demo):
 
     demo.step('The bare-metal nodes, as ironic sees them')
     fields = ('--fields', 'name', 'provision_state', 'maintenance', 'traits')
-    demo.run('baremetal', 'node', 'list', *fields,
-             cloud='minicloud-system-admin')
+    demo.run('baremetal', 'node', 'list', *fields, cloud=SYSTEM)
     nodes = {n['name']: n for n in demo.query(
-        'baremetal', 'node', 'list', *fields, cloud='minicloud-system-admin')}
+        'baremetal', 'node', 'list', *fields, cloud=SYSTEM)}
     demo.check('bm-0, bm-1 and bm-3 are capable of hyperthreading',
                [n for n in sorted(nodes)
                 if 'HW_CPU_HYPERTHREADING' in nodes[n]['traits']]
@@ -117,10 +161,67 @@ def story(demo):
                [n for n in sorted(nodes) if nodes[n]['maintenance']]
                == ['bm-3'])
 
-    demo.step('The flavors users boot from')
-    demo.run('flavor', 'list')
-    flavors = {f['Name'] for f in demo.query('flavor', 'list')}
-    demo.check('bm.gold and m1.tiny exist', {'bm.gold', 'm1.tiny'} <= flavors)
+    demo.step('Deploy templates for hyperthreading on and off')
+    for value, bios in (('enabled', 'Enabled'), ('disabled', 'Disabled')):
+        demo.run('baremetal', 'deploy', 'template', 'create', '--config',
+                 'hyperthreading=%s' % value, '--bios-setting',
+                 'HyperThreading=%s' % bios)
+    created = demo.query('baremetal', 'deploy', 'template', 'list',
+                         '--config-type', 'hyperthreading')
+    demo.check('one template per config, named after it, requiring '
+               'HW_CPU_HYPERTHREADING',
+               sorted((t['name'], tuple(t['capability_traits']))
+                      for t in created)
+               == [(HT_OFF, ('HW_CPU_HYPERTHREADING',)),
+                   (HT_ON, ('HW_CPU_HYPERTHREADING',))])
+
+    demo.step('A RAID profile any node can take, from a file')
+    raid_file = os.path.join(workdir, 'raid1.json')
+    with open(raid_file, 'w') as f:
+        json.dump({'logical_disks': [{'size_gb': 'MAX', 'raid_level': '1',
+                                      'is_root_volume': True}]}, f)
+    demo.run('baremetal', 'deploy', 'template', 'create', '--config',
+             'disks=raid1', '--raid-config', raid_file,
+             '--no-requires-trait', '-c', 'name', '-c', 'steps', '-c',
+             'capability_traits')
+    raid = demo.query('baremetal', 'deploy', 'template', 'show', RAID1)
+    demo.check('a raid.apply_configuration step from the file',
+               [(s['interface'], s['step']) for s in raid['steps']]
+               == [('raid', 'apply_configuration')])
+
+    demo.step('A second template for a config is refused')
+    refused = demo.fails('baremetal', 'deploy', 'template', 'create',
+                         'CUSTOM_HT_AGAIN', '--config',
+                         'hyperthreading=enabled', '--bios-setting',
+                         'HyperThreading=Enabled')
+    demo.check('one clear line, nothing created',
+               'one template per config' in refused and 'CUSTOM_HT_AGAIN'
+               not in {t['name'] for t in demo.query(
+                   'baremetal', 'deploy', 'template', 'list')})
+
+    demo.step('Which nodes can take which config')
+    demo.run('baremetal', 'node', 'deploy-config', 'list', '--config',
+             'hyperthreading=enabled')
+    capable = {r['Node'] for r in demo.query(
+        'baremetal', 'node', 'deploy-config', 'list', '--config',
+        'hyperthreading=enabled') if r['Capable']}
+    demo.check('bm-0 and bm-1 only (bm-2 lacks the trait, bm-3 is in '
+               'maintenance)', capable == {'bm-0', 'bm-1'})
+
+    demo.step('Tag the capable nodes: sync (dry run first)')
+    demo.run('baremetal', 'node', 'deploy-config', 'sync', '--dry-run')
+    demo.check('the dry run changed nothing', not any(
+        set(DEMO_TEMPLATES) & t for t in node_traits(demo).values()))
+    demo.run('baremetal', 'node', 'deploy-config', 'sync')
+    traits = node_traits(demo)
+    demo.check('bm-0 and bm-1 carry every template trait',
+               all(set(DEMO_TEMPLATES) <= traits[n] for n in ('bm-0',
+                                                              'bm-1')))
+    demo.check('bm-2 carries only the RAID profile, bm-3 nothing',
+               set(DEMO_TEMPLATES) & traits['bm-2'] == {RAID1}
+               and not set(DEMO_TEMPLATES) & traits['bm-3'])
+    demo.run('baremetal', 'node', 'deploy-config', 'sync')
+    demo.check('a rerun changes nothing', node_traits(demo) == traits)
 
 
 def main(argv):
@@ -141,7 +242,9 @@ def main(argv):
                                                else 'started'),
                        up_seconds, 0))
     try:
-        story(demo)
+        reset(demo)
+        with tempfile.TemporaryDirectory() as workdir:
+            story(demo, workdir)
     except DemoFailed as exc:
         print('\ndemo failed: %s' % exc, file=sys.stderr)
         return 1

@@ -259,3 +259,15 @@ class TestLegacyPolicy(DeployConfigTestCase):
         self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3'],
                          sorted(n['name'] for n in nodes))
         self.check_lifecycle(base.ADMIN)
+
+
+class TestRegistration(base.FunctionalTestCase):
+    def test_ours_win_over_python_ironicclient(self):
+        # python-ironicclient is installed in this environment too.
+        self.assertTrue(BAREMETAL)
+        listed = self.openstack('--help', parse=False)
+        for action in ('create', 'delete', 'list', 'set', 'show', 'unset'):
+            self.assertRegex(
+                listed, r'baremetal deploy template %s .*\(osc-deploy-config\)'
+                % action)
+        self.assertRegex(listed, r'baremetal node deploy-config sync ')
