@@ -25,7 +25,8 @@ from osc_deploy_config import versions
 class Ironic:
     def __init__(self, proxy, *features):
         self.proxy = proxy
-        self.version = versions.require(proxy, *features)
+        self.features = features
+        self.version = versions.need(*features)
 
     def _request(self, method, path, **kwargs):
         from openstack import exceptions
@@ -34,6 +35,7 @@ class Ironic:
             path, method, microversion=self.version, raise_exc=False,
             **kwargs
         )
+        versions.check_response(response, *self.features)
         exceptions.raise_from_response(response)
         return response.json() if response.content else None
 

@@ -10,12 +10,17 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""Which call needs which API microversion, checked per call.
+"""Which call needs which API microversion, negotiated per call.
 
-No global pin: each command asks for what its calls need, and the SDK uses
-the highest version both it and the server know.  A server too old for a
-call gets one line naming the service, the need and the server's maximum.
+No global pin: each command asks for the versions its calls need, and the
+first request tells whether the server has them (a server refuses a version
+it lacks with 406), so negotiating costs no request of its own.  A server
+too old for a call gets one line naming the service, the need and the
+server's maximum.
 """
+
+import re
+import urllib.parse
 
 from osc_lib import exceptions
 
@@ -28,6 +33,8 @@ NEEDS = {
     'flavor extra specs in listings': ('compute', '2.61'),
     'server flavor details': ('compute', '2.47'),
 }
+_MAXIMUM_HEADERS = ('X-OpenStack-Ironic-API-Maximum-Version',)
+_MAXIMUM_IN_TEXT = re.compile(r'maximum is (\d+\.\d+)|, (\d+\.\d+)\]')
 
 
 def parse(version):
@@ -36,30 +43,28 @@ def parse(version):
     return int(major), int(minor or 0)
 
 
-def _format(version):
-    return '%d.%d' % version
+def need(*features):
+    """The version a command's calls need: the highest of their minimums."""
+    return '%d.%d' % max(parse(NEEDS[f][1]) for f in features)
 
 
-def server_maximum(proxy):
-    """The highest microversion the service behind a proxy supports."""
-    data = proxy.get_endpoint_data()
-    maximum = getattr(data, 'max_microversion', None)
-    return tuple(maximum) if maximum else None
-
-
-def require(proxy, *features):
-    """Check the service supports every feature; return the version the
-    calls need (the highest of their minimums)."""
+def check_response(response, *features):
+    """Raise one clear line when the server refused our version (406)
+    because it is older; other 406s (a field unknown at this version) are
+    left to the caller."""
+    if response.status_code != 406:
+        return
     service = NEEDS[features[0]][0]
-    need = max(parse(NEEDS[f][1]) for f in features)
-    maximum = server_maximum(proxy)
-    if maximum is None or maximum < need:
-        url = proxy.get_endpoint() or service
-        raise exceptions.CommandError(
-            'The %s service at %s supports API version %s at most; %s '
-            'need %s or later'
-            % (service, url,
-               _format(maximum) if maximum else '1.0 (no microversions)',
-               ' and '.join(features), _format(need))
-        )
-    return _format(need)
+    maximum = next((response.headers[h] for h in _MAXIMUM_HEADERS
+                    if h in response.headers), None)
+    if maximum is None:
+        found = _MAXIMUM_IN_TEXT.search(response.text or '')
+        maximum = found and (found.group(1) or found.group(2))
+    if maximum and parse(maximum) >= parse(need(*features)):
+        return
+    url = urllib.parse.urlsplit(response.url or '')
+    raise exceptions.CommandError(
+        'The %s service at %s://%s supports API version %s at most; %s '
+        'need %s or later'
+        % (service, url.scheme, url.netloc, maximum or 'unknown',
+           ' and '.join(features), need(*features)))

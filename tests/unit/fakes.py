@@ -24,10 +24,12 @@ import uuid
 
 from openstack import connection
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
+from openstack.compute.v2 import _proxy as compute_proxy
 from osc_lib.test import base
 import requests
 
 from osc_deploy_config import clients
+from osc_deploy_config import versions
 
 URL = 'http://ironic.test/v1'
 
@@ -66,9 +68,6 @@ class FakeIronic:
         self.proxy = mock.create_autospec(baremetal_proxy.Proxy,
                                           instance=True)
         self.proxy.request.side_effect = self.handle
-        self.proxy.get_endpoint_data.return_value = mock.Mock(
-            max_microversion=max_version)
-        self.proxy.get_endpoint.return_value = URL
 
     # ------------------------------------------------------------ data
 
@@ -107,6 +106,14 @@ class FakeIronic:
     def handle(self, path, method, microversion=None, raise_exc=None,
                json=None, **kwargs):
         self.requests.append((method, path, microversion))
+        if versions.parse(microversion) > self.max_version:
+            resp = error(406, 'Version %s was requested but the minor '
+                         'version is not supported by this service. The '
+                         'supported version range is: [1.1, %d.%d].'
+                         % ((microversion,) + self.max_version))
+            resp.headers['X-OpenStack-Ironic-API-Maximum-Version'] = (
+                '%d.%d' % self.max_version)
+            return resp
         if self.forbidden:
             return error(403, 'Access was denied to this resource.')
         parts = urllib.parse.urlsplit(path)
@@ -116,6 +123,12 @@ class FakeIronic:
         if segments[0] == 'deploy_templates':
             return self._templates(method, segments[1:], query, json)
         if segments[0] == 'nodes':
+            if ('retired' in query.get('fields', '')
+                    and versions.parse(microversion) < (1, 61)):
+                resp = error(406, 'Field(s) "retired" are not valid')
+                resp.headers['X-OpenStack-Ironic-API-Maximum-Version'] = (
+                    '%d.%d' % self.max_version)
+                return resp
             return self._nodes(method, segments[1:], query)
         return error(404, 'no route %s' % path)
 
@@ -211,6 +224,63 @@ class FakeIronic:
         return response(204)
 
 
+class FakeNova:
+    """nova's flavor routes, over dicts."""
+
+    def __init__(self, max_version=(2, 100), page_size=1000):
+        self.flavors = {}
+        self.requests = []
+        self.page_size = page_size
+        self.proxy = mock.create_autospec(compute_proxy.Proxy, instance=True)
+        self.max_version = max_version
+        self.proxy.request.side_effect = self.handle
+
+    def add_flavor(self, name, extra_specs=None):
+        flavor = {'id': str(uuid.uuid4()), 'name': name, 'vcpus': 1,
+                  'ram': 512, 'disk': 1,
+                  'extra_specs': dict(extra_specs or {})}
+        self.flavors[flavor['id']] = flavor
+        return flavor
+
+    @property
+    def writes(self):
+        return [(m, p) for m, p, _ in self.requests if m != 'GET']
+
+    def handle(self, path, method, microversion=None, raise_exc=None,
+               json=None, **kwargs):
+        self.requests.append((method, path, microversion))
+        if versions.parse(microversion) > self.max_version:
+            return response(406, {'computeFault': {
+                'code': 406, 'message': 'Version %s is not supported by the '
+                'API. Minimum is 2.1 and maximum is %d.%d.'
+                % ((microversion,) + self.max_version)}},
+                url='http://nova.test/v2.1/flavors')
+        parts = urllib.parse.urlsplit(path)
+        query = dict(urllib.parse.parse_qsl(parts.query))
+        segments = [urllib.parse.unquote(s)
+                    for s in parts.path.strip('/').split('/')]
+        if segments[:2] == ['flavors', 'detail']:
+            ordered = sorted(self.flavors.values(), key=lambda f: f['id'])
+            if 'marker' in query:
+                ordered = [f for f in ordered if f['id'] > query['marker']]
+            page = {'flavors': copy.deepcopy(ordered[:self.page_size])}
+            if len(ordered) > self.page_size:
+                page['flavors_links'] = [{'rel': 'next', 'href': (
+                    'http://nova.test/v2.1/flavors/detail?is_public=None&'
+                    'marker=%s' % ordered[self.page_size - 1]['id'])}]
+            return response(200, page)
+        flavor = self.flavors.get(segments[1])
+        if flavor is None:
+            return error(404, 'Flavor %s could not be found.' % segments[1])
+        if method == 'POST':
+            flavor['extra_specs'].update(json['extra_specs'])
+            return response(200, {'extra_specs': json['extra_specs']})
+        if method == 'DELETE':
+            del flavor['extra_specs'][segments[3]]
+            return response(200)
+        return error(405, method)
+
+
 class TestCommand(base.TestCommand):
     """A command test with the fake ironic behind our real Clients."""
 
@@ -223,6 +293,8 @@ class TestCommand(base.TestCommand):
         self.conn.config.config = {'auth_type': 'password',
                                    'auth': {'system_scope': 'all'}}
         self.conn.baremetal = self.ironic.proxy
+        self.nova = FakeNova()
+        self.conn.compute = self.nova.proxy
         instance = mock.Mock(spec=['sdk_connection'],
                              sdk_connection=self.conn)
         self.app.client_manager.deploy_config = clients.Clients(instance)

@@ -179,14 +179,15 @@ class TestCreate(fakes.TestCommand):
         self.assertIn('system-scoped token', str(exc))
         self.assertIn('openstack role add --system all', str(exc))
 
-    def test_old_ironic_refused_before_any_request(self):
-        self.ironic.proxy.get_endpoint_data.return_value.max_microversion = (
-            1, 54)
+    def test_old_ironic_refused_before_any_write(self):
+        self.ironic.max_version = (1, 54)
         exc = self.assertRaises(exceptions.CommandError, self.create,
-                                'CUSTOM_A', '--steps', STEPS)
-        self.assertIn('supports API version 1.54 at most; deploy templates '
-                      'need 1.55', str(exc))
-        self.assertEqual([], self.ironic.requests)
+                                '--config', 'a=b', '--steps', STEPS)
+        self.assertEqual(
+            'The baremetal service at http://ironic.test supports API '
+            'version 1.54 at most; deploy templates need 1.55 or later',
+            str(exc))
+        self.assertEqual([], self.ironic.writes)
 
     def test_ironicclient_version_pin_is_reset(self):
         self.ironic.proxy.default_microversion = '1.115'

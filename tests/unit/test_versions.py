@@ -10,41 +10,55 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-from unittest import mock
-
-from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from osc_lib import exceptions
 import testtools
 
 from osc_deploy_config import versions
+from tests.unit import fakes
 
 
-def proxy(maximum):
-    fake = mock.create_autospec(baremetal_proxy.Proxy, instance=True)
-    fake.get_endpoint_data.return_value = mock.Mock(max_microversion=maximum)
-    fake.get_endpoint.return_value = 'http://ironic.test/v1'
-    return fake
-
-
-class TestRequire(testtools.TestCase):
-    def test_returns_the_highest_need(self):
-        self.assertEqual('1.61', versions.require(
-            proxy((1, 115)), 'deploy templates', 'node retirement'))
-
-    def test_old_server_named_with_need_and_maximum(self):
-        exc = self.assertRaises(exceptions.CommandError, versions.require,
-                                proxy((1, 50)), 'deploy templates')
-        self.assertEqual(
-            'The baremetal service at http://ironic.test/v1 supports API '
-            'version 1.50 at most; deploy templates need 1.55 or later',
-            str(exc))
-
-    def test_server_without_microversions(self):
-        exc = self.assertRaises(exceptions.CommandError, versions.require,
-                                proxy(None), 'node servicing')
-        self.assertIn('1.0 (no microversions)', str(exc))
-        self.assertIn('need 1.87', str(exc))
+class TestNeed(testtools.TestCase):
+    def test_highest_of_the_calls(self):
+        self.assertEqual('1.61', versions.need('deploy templates',
+                                               'node retirement'))
+        self.assertEqual('2.61', versions.need(
+            'flavor extra specs in listings', 'server flavor details'))
 
     def test_versions_compare_as_numbers(self):
         self.assertEqual((1, 100), versions.parse('1.100'))
         self.assertGreater(versions.parse('1.100'), versions.parse('1.99'))
+
+
+class TestCheckResponse(testtools.TestCase):
+    def test_accepted(self):
+        self.assertIsNone(versions.check_response(
+            fakes.response(200, {}), 'deploy templates'))
+
+    def test_ironic_refusal_names_its_maximum(self):
+        refused = fakes.error(406, 'Version 1.55 was requested ...')
+        refused.headers['X-OpenStack-Ironic-API-Maximum-Version'] = '1.50'
+        exc = self.assertRaises(exceptions.CommandError,
+                                versions.check_response, refused,
+                                'deploy templates')
+        self.assertEqual(
+            'The baremetal service at http://ironic.test supports API '
+            'version 1.50 at most; deploy templates need 1.55 or later',
+            str(exc))
+
+    def test_other_406_left_to_the_caller(self):
+        # ironic refuses a field unknown at the requested version with 406
+        refused = fakes.error(406, 'Field(s) "retired" are not valid')
+        refused.headers['X-OpenStack-Ironic-API-Maximum-Version'] = '1.115'
+        self.assertIsNone(versions.check_response(refused,
+                                                  'deploy templates'))
+
+    def test_nova_refusal_maximum_from_the_message(self):
+        refused = fakes.response(406, {'computeFault': {
+            'code': 406, 'message': 'Version 2.61 is not supported by the '
+            'API. Minimum is 2.1 and maximum is 2.60.'}},
+            url='http://nova.test/v2.1/flavors/detail')
+        exc = self.assertRaises(exceptions.CommandError,
+                                versions.check_response, refused,
+                                'flavor extra specs in listings')
+        self.assertIn('compute service at http://nova.test supports API '
+                      'version 2.60 at most', str(exc))

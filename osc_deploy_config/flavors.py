@@ -1,0 +1,162 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The flavor translation: the request filter, done once.
+
+A flavor asks for a config with ``deploy-config:<type>=<value>``; nova's
+scheduler only understands required traits, and ironic applies a template
+when its name is an instance trait.  So ``set`` writes both the config and
+``trait:<template trait>=required``, and never a capability trait such as
+``trait:HW_CPU_HYPERTHREADING=required``, which nova rejects and which would
+mean "hyperthreading is on" anyway.  Plain functions over extra-spec dicts.
+"""
+
+import collections
+
+from osc_lib import exceptions
+
+from osc_deploy_config import config as dc
+
+SPEC_PREFIX = 'deploy-config:'
+REQUIRED = 'required'
+
+SpecChange = collections.namedtuple('SpecChange', ['set', 'unset'])
+
+
+def trait_spec(trait):
+    return 'trait:%s' % trait
+
+
+def config_spec(config_type):
+    return SPEC_PREFIX + config_type
+
+
+def configs_of(specs):
+    """The configs a flavor's extra specs ask for."""
+    return sorted(
+        (dc.Config(key[len(SPEC_PREFIX):], str(value))
+         for key, value in (specs or {}).items()
+         if key.startswith(SPEC_PREFIX)),
+        key=lambda c: c.type)
+
+
+def _template_trait_of(config, templates_by_config):
+    """The trait a config's template gives; the naming convention's when
+    the template is gone (its spec is still ours to remove)."""
+    template = templates_by_config.get(config)
+    return template['name'] if template else dc.template_trait(config)
+
+
+def _ours(specs, config, templates_by_config):
+    """The specs ``set`` wrote for a config that are still there."""
+    keys = [config_spec(config.type)]
+    trait_key = trait_spec(_template_trait_of(config, templates_by_config))
+    if specs.get(trait_key) == REQUIRED:
+        keys.append(trait_key)
+    return keys
+
+
+def plan_set(specs, configs, templates_by_config):
+    """The extra-spec change that makes a flavor ask for ``configs``.
+
+    Refuses two values for one type, a config without template, and
+    configs whose templates would run the same step (ironic fails such a
+    deploy).
+    """
+    specs = specs or {}
+    types = collections.Counter(c.type for c in configs)
+    doubled = sorted(t for t, n in types.items() if n > 1)
+    if doubled:
+        raise exceptions.CommandError(
+            'Two values for the deploy config type %s in one call'
+            % ', '.join(doubled))
+    missing = [str(c) for c in configs if c not in templates_by_config]
+    if missing:
+        raise exceptions.CommandError(
+            'No deploy template realises %s: create one first (openstack '
+            'baremetal deploy template create --config ...)'
+            % ', '.join(missing))
+    wanted = {c.type: c for c in configs_of(specs)}
+    wanted.update((c.type, c) for c in configs)
+    refuse_step_conflicts(sorted(wanted.values(), key=lambda c: c.type),
+                          templates_by_config)
+
+    to_set, to_unset = {}, []
+    for config in configs:
+        key = config_spec(config.type)
+        current = dc.Config(config.type, str(specs[key])) \
+            if key in specs else None
+        if current and current != config:
+            to_unset += [k for k in _ours(specs, current, templates_by_config)
+                         if k != config_spec(config.type)]
+        trait_key = trait_spec(templates_by_config[config]['name'])
+        for key, value in ((config_spec(config.type), config.value),
+                           (trait_key, REQUIRED)):
+            if specs.get(key) != value:
+                to_set[key] = value
+    return SpecChange(to_set, [k for k in to_unset if k not in to_set])
+
+
+def plan_unset(specs, config_types, templates_by_config):
+    """The extra specs ``set`` added for these types, to remove."""
+    specs = specs or {}
+    by_type = {c.type: c for c in configs_of(specs)}
+    absent = [t for t in config_types if t not in by_type]
+    if absent:
+        raise exceptions.CommandError(
+            'The flavor has no deploy config of type %s: nothing to unset'
+            % ', '.join(absent))
+    keys = []
+    for config_type in dict.fromkeys(config_types):
+        keys += _ours(specs, by_type[config_type], templates_by_config)
+    return SpecChange({}, keys)
+
+
+def refuse_step_conflicts(configs, templates_by_config):
+    """Ironic refuses a deploy whose templates share an (interface, step)."""
+    seen = {}
+    for config in configs:
+        template = templates_by_config.get(config)
+        for step in (template or {}).get('steps') or ():
+            key = (step.get('interface'), step.get('step'))
+            if key in seen and seen[key] != config:
+                raise exceptions.CommandError(
+                    'Deploy configs %s and %s both run %s.%s: ironic would '
+                    'fail the deploy' % (seen[key], config, *key))
+            seen[key] = config
+
+
+def drift(specs, templates_by_config):
+    """What disagrees between a flavor and the templates, in words."""
+    specs = specs or {}
+    found = []
+    explained = set()
+    for config in configs_of(specs):
+        template = templates_by_config.get(config)
+        if template is None:
+            found.append('%s: no deploy template realises it' % config)
+            explained.add(trait_spec(dc.template_trait(config)))
+            continue
+        key = trait_spec(template['name'])
+        explained.add(key)
+        if specs.get(key) != REQUIRED:
+            found.append('%s: %s=required is missing (template renamed?)'
+                         % (config, key))
+    template_traits = {trait_spec(t['name'])
+                       for t in templates_by_config.values()}
+    for key, value in sorted(specs.items()):
+        if (key.startswith('trait:' + dc.TEMPLATE_PREFIX)
+                and value == REQUIRED and key not in explained):
+            found.append('%s=required: %s' % (key, (
+                'its template has no deploy config on this flavor'
+                if key in template_traits else 'no such deploy template')))
+    return found

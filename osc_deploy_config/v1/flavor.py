@@ -1,0 +1,190 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""``openstack flavor deploy-config set|unset|show|list``.
+
+nova calls use the cloud entry's project scope, ironic calls the system
+scope when the credentials allow it (see ``clients``).
+"""
+
+import logging
+
+from osc_lib.cli import format_columns
+from osc_lib.command import command
+
+LOG = logging.getLogger(__name__)
+CHANGE_COLUMNS = ('Action', 'Extra Spec', 'Value')
+
+
+def _apis(app, *ironic_features):
+    from osc_deploy_config import ironic
+    from osc_deploy_config import nova
+
+    clients = app.client_manager.deploy_config
+    return (clients, nova.Nova(clients.compute), ironic.Ironic(
+        clients.baremetal, 'deploy templates', *ironic_features))
+
+
+def _templates_by_config(clients, ironic):
+    """One template listing: {config: template}."""
+    from osc_deploy_config import templates
+
+    with clients.ironic_errors('list deploy templates'):
+        return templates.by_config(ironic.deploy_templates(
+            fields=['uuid', 'name', 'steps', 'extra'], limit=0))
+
+
+def _apply(nova, flavor, change, dry_run):
+    """Write a SpecChange (set first, then unset); rows saying what."""
+    prefix = 'would ' if dry_run else ''
+    rows = [(prefix + 'set', k, v) for k, v in sorted(change.set.items())]
+    rows += [(prefix + 'unset', k, flavor['extra_specs'].get(k))
+             for k in change.unset]
+    if not dry_run:
+        if change.set:
+            nova.set_extra_specs(flavor['id'], change.set)
+        for key in change.unset:
+            nova.delete_extra_spec(flavor['id'], key)
+    return CHANGE_COLUMNS, rows
+
+
+class SetFlavorDeployConfig(command.Lister):
+    _description = ('Ask a flavor for deploy configs: its extra specs get '
+                    'the config and the required trait of its template')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('flavor', metavar='<flavor>',
+                            help='Flavor (name or ID).')
+        parser.add_argument(
+            'configs', metavar='<type=value>', nargs='+',
+            help='Deploy configs, e.g. hyperthreading=disabled. A new value '
+                 'of a type replaces the flavor\'s old one.')
+        parser.add_argument('--dry-run', action='store_true',
+                            help='Show the extra-spec change, make none.')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import config as dc
+        from osc_deploy_config import flavors
+
+        configs = [dc.parse_config(c) for c in parsed_args.configs]
+        clients, nova, ironic = _apis(self.app)
+        flavor = nova.find_flavor(parsed_args.flavor)
+        change = flavors.plan_set(flavor['extra_specs'], configs,
+                                  _templates_by_config(clients, ironic))
+        return _apply(nova, flavor, change, parsed_args.dry_run)
+
+
+class UnsetFlavorDeployConfig(command.Lister):
+    _description = ('Remove deploy configs from a flavor: exactly the '
+                    'extra specs "set" added for them')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('flavor', metavar='<flavor>',
+                            help='Flavor (name or ID).')
+        parser.add_argument('types', metavar='<type>', nargs='+',
+                            help='Deploy config types, e.g. hyperthreading.')
+        parser.add_argument('--dry-run', action='store_true',
+                            help='Show the extra-spec change, make none.')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import config as dc
+        from osc_deploy_config import flavors
+
+        types = [dc.parse_config_type(t) for t in parsed_args.types]
+        clients, nova, ironic = _apis(self.app)
+        flavor = nova.find_flavor(parsed_args.flavor)
+        change = flavors.plan_unset(flavor['extra_specs'], types,
+                                    _templates_by_config(clients, ironic))
+        return _apply(nova, flavor, change, parsed_args.dry_run)
+
+
+class ShowFlavorDeployConfig(command.ShowOne):
+    _description = ("Show a flavor's deploy configs, their templates, how "
+                    'many nodes can take each, and any drift')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('flavor', metavar='<flavor>',
+                            help='Flavor (name or ID).')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import flavors
+        from osc_deploy_config import tagging
+
+        clients, nova, ironic = _apis(self.app, 'node traits',
+                                      'node retirement')
+        flavor = nova.find_flavor(parsed_args.flavor)
+        by_config = _templates_by_config(clients, ironic)
+        configs = flavors.configs_of(flavor['extra_specs'])
+        with clients.ironic_errors('list nodes'):
+            nodes = ironic.nodes(tagging.NODE_FIELDS) if configs else []
+        templates, traits, schedulable = {}, {}, {}
+        warnings = flavors.drift(flavor['extra_specs'], by_config)
+        for config in configs:
+            template = by_config.get(config)
+            if template is None:
+                continue
+            templates[str(config)] = template['name']
+            traits[str(config)] = 'trait:%s=required' % template['name']
+            schedulable[str(config)] = sum(
+                1 for node in nodes
+                if template['name'] in (node.get('traits') or ())
+                and tagging.capable(node, template))
+            if not schedulable[str(config)]:
+                warnings.append(
+                    '%s: no node is tagged and schedulable: servers of this '
+                    'flavor will not schedule (openstack baremetal node '
+                    'deploy-config sync)' % config)
+        for warning in warnings:
+            LOG.warning('%s', warning)
+        data = {
+            'id': flavor['id'],
+            'name': flavor['name'],
+            'deploy_configs': format_columns.ListColumn(
+                [str(c) for c in configs]),
+            'templates': format_columns.DictColumn(templates),
+            'required_traits': format_columns.DictColumn(traits),
+            'schedulable_nodes': format_columns.DictColumn(schedulable),
+            'drift': format_columns.ListColumn(warnings),
+        }
+        return tuple(data), tuple(data.values())
+
+
+class ListFlavorDeployConfig(command.Lister):
+    _description = 'List every flavor with its deploy configs'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--all', action='store_true',
+            help='Also the flavors that ask for no deploy config.')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import flavors
+        from osc_deploy_config import nova
+
+        found = nova.Nova(self.app.client_manager.deploy_config.compute) \
+            .flavors()
+        rows = []
+        for flavor in sorted(found, key=lambda f: f['name']):
+            configs = flavors.configs_of(flavor.get('extra_specs'))
+            if configs or parsed_args.all:
+                rows.append((flavor['id'], flavor['name'],
+                             format_columns.ListColumn(
+                                 [str(c) for c in configs])))
+        return ('ID', 'Name', 'Deploy Configs'), rows

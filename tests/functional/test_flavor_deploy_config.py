@@ -1,0 +1,154 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The flavor translation, end to end: nova -> scheduler -> ironic."""
+
+import re
+
+from tests.functional import base
+from tests.functional import test_deploy_template
+
+
+class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
+    def specs(self, flavor):
+        return self.openstack('flavor', 'show', flavor)['properties']
+
+    def set_on_gold(self, *configs):
+        """Set configs on bm.gold; restore its extra specs at clean-up."""
+        before = self.specs(base.BAREMETAL_FLAVOR)
+        self.addCleanup(self.restore_specs, base.BAREMETAL_FLAVOR, before)
+        return self.openstack('flavor', 'deploy-config', 'set',
+                              base.BAREMETAL_FLAVOR, *configs)
+
+    def restore_specs(self, flavor, specs):
+        for key in set(self.specs(flavor)) - set(specs):
+            self.openstack('flavor', 'unset', '--property', key, flavor,
+                           parse=False)
+
+    def test_boot_lands_on_tagged_node_and_applies_the_config(self):
+        config, template = self.new_config()
+        value = config.split('=')[1]
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                       template['name'])
+        before = self.specs(base.BAREMETAL_FLAVOR)
+        changed = self.set_on_gold(config)
+
+        self.assertEqual(
+            {('set', 'deploy-config:hyperthreading', value),
+             ('set', 'trait:%s' % template['name'], 'required')},
+            {(r['Action'], r['Extra Spec'], r['Value']) for r in changed})
+        specs = self.specs(base.BAREMETAL_FLAVOR)
+        self.assertEqual(dict(before, **{
+            'deploy-config:hyperthreading': value,
+            'trait:%s' % template['name']: 'required'}), specs)
+        self.assertNotIn('trait:HW_CPU_HYPERTHREADING', specs)
+        shown = self.openstack('flavor', 'deploy-config', 'show',
+                               base.BAREMETAL_FLAVOR)
+        self.assertEqual({config: 2}, shown['schedulable_nodes'])
+        self.assertEqual([], shown['drift'])
+        for node in ('bm-0', 'bm-1'):
+            self.wait_schedulable(node, traits=[template['name']])
+
+        server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO)
+
+        node = self.node(self.server_details(server['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertIn(node['name'], ('bm-0', 'bm-1'))
+        self.assertEqual([template['name']], node['instance_info']['traits'])
+        self.assertEqual({'HyperThreading': value}, self.bios(node['name']))
+
+    def test_unset_restores_the_extra_specs_exactly(self):
+        config, _ = self.new_config()
+        before = self.specs(base.BAREMETAL_FLAVOR)
+        self.set_on_gold(config)
+        self.assertNotEqual(before, self.specs(base.BAREMETAL_FLAVOR))
+        self.openstack('flavor', 'deploy-config', 'unset',
+                       base.BAREMETAL_FLAVOR, 'hyperthreading')
+        self.assertEqual(before, self.specs(base.BAREMETAL_FLAVOR))
+
+    def test_no_tagged_node_warned_then_fails_to_schedule(self):
+        config, template = self.new_config(
+            base.ADMIN, '--requires-trait', 'CUSTOM_FN_NOBODY_HAS_IT')
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                       template['name'])
+        flavor = self.unique_name('fn-bm')
+        self.openstack(
+            'flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
+            '40', flavor,
+            '--property', 'resources:CUSTOM_BAREMETAL_GOLD=1',
+            '--property', 'resources:VCPU=0',
+            '--property', 'resources:MEMORY_MB=0',
+            '--property', 'resources:DISK_GB=0')
+        self.addCleanup(self.openstack, 'flavor', 'delete', flavor,
+                        parse=False)
+        self.openstack('flavor', 'deploy-config', 'set', flavor, config)
+
+        shown = self.openstack('flavor', 'deploy-config', 'show', flavor,
+                               fail_ok=True)
+        self.assertEqual(0, shown.returncode)
+        self.assertIn('no node is tagged and schedulable', shown.stderr)
+
+        name = self.unique_name('fn')
+        done = self.openstack('server', 'create', '--flavor', flavor,
+                              '--image', base.IMAGE, '--nic', 'none',
+                              '--wait', name, fail_ok=True)
+        self.addCleanup(self.openstack, 'server', 'delete', '--wait', name,
+                        parse=False, fail_ok=True)
+        self.assertNotEqual(0, done.returncode)
+        fault = self.openstack('server', 'show', name)['fault']
+        self.assertIn('No valid host', fault['message'])
+
+    def test_bad_input_changes_nothing(self):
+        config, _ = self.new_config()
+        before = self.specs(base.BAREMETAL_FLAVOR)
+        for args, why in (
+                (['fn-no-such-flavor', config], 'No flavor'),
+                ([base.BAREMETAL_FLAVOR, 'hyperthreading=fnnotemplate'],
+                 'No deploy template realises'),
+                ([base.BAREMETAL_FLAVOR, config, 'hyperthreading=other'],
+                 'Two values'),
+                ([base.BAREMETAL_FLAVOR, 'Hyper=x'], 'must be lowercase')):
+            done = self.openstack('flavor', 'deploy-config', 'set', *args,
+                                  fail_ok=True)
+            self.assertEqual(1, done.returncode)
+            self.assertIn(why, done.stderr)
+            self.assertEqual(1, len(done.stderr.splitlines()), done.stderr)
+        dry = self.openstack('flavor', 'deploy-config', 'set', '--dry-run',
+                             base.BAREMETAL_FLAVOR, config)
+        self.assertEqual({'would set'}, {r['Action'] for r in dry})
+        self.assertEqual(before, self.specs(base.BAREMETAL_FLAVOR))
+
+    def test_list_is_one_compute_request_over_100_flavors(self):
+        config, _ = self.new_config()
+        compute = self.sdk(base.ADMIN).compute
+        names = []
+        for n in range(100):
+            flavor = compute.create_flavor(
+                name=self.unique_name('fn-many-%03d' % n), vcpus=1, ram=64,
+                disk=1)
+            self.addCleanup(compute.delete_flavor, flavor.id)
+            if n % 10 == 0:
+                compute.create_flavor_extra_specs(
+                    flavor, {'deploy-config:hyperthreading': 'x%d' % n})
+                names.append(flavor.name)
+
+        done = self.openstack('--debug', 'flavor', 'deploy-config', 'list',
+                              fail_ok=True)
+
+        self.assertEqual(0, done.returncode, done.stderr)
+        compute_requests = re.findall(
+            r'REQ: curl -g -i -X (\w+) (\S+/v2\.1\S*)', done.stderr)
+        self.assertEqual(1, len(compute_requests), compute_requests)
+        self.assertIn('/flavors/detail', compute_requests[0][1])
+        listed = {row['Name'] for row in self.openstack(
+            'flavor', 'deploy-config', 'list')}
+        self.assertLessEqual(set(names), listed)

@@ -1,0 +1,163 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+from osc_lib import exceptions
+
+from osc_deploy_config.v1 import flavor as cmds
+from tests.unit import fakes
+
+HT = 'HW_CPU_HYPERTHREADING'
+ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
+
+
+def annotation(config_type, value, traits=HT):
+    return {'deploy_config_type': config_type,
+            'deploy_config_value': value,
+            'deploy_config_requires_traits': traits}
+
+
+class FlavorCommandTest(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_template(ON, extra=annotation('hyperthreading',
+                                                      'enabled'))
+        self.ironic.add_template(OFF, extra=annotation('hyperthreading',
+                                                       'disabled'))
+        self.gold = self.nova.add_flavor('bm.gold', GOLD)
+
+    def rows(self, command, *args):
+        columns, rows = self.run_command(command, list(args))
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+
+class TestSet(FlavorCommandTest):
+    def test_writes_config_and_template_trait(self):
+        rows = self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                         'hyperthreading=enabled')
+        self.assertEqual(dict(GOLD, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:%s' % ON: 'required'}), self.gold['extra_specs'])
+        self.assertEqual({'set'}, {r['Action'] for r in rows})
+        self.assertEqual([('POST', '/flavors/%s/os-extra_specs'
+                           % self.gold['id'])], self.nova.writes)
+        self.assertEqual({'2.61'}, {r[2] for r in self.nova.requests})
+        self.assertEqual(1, len(self.ironic.requests),
+                         'one template listing')
+
+    def test_toggle_replaces(self):
+        self.rows(cmds.SetFlavorDeployConfig, self.gold['id'],
+                  'hyperthreading=enabled')
+        rows = self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                         'hyperthreading=disabled')
+        self.assertEqual(dict(GOLD, **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:%s' % OFF: 'required'}), self.gold['extra_specs'])
+        self.assertIn(('unset', 'trait:%s' % ON, 'required'),
+                      [(r['Action'], r['Extra Spec'], r['Value'])
+                       for r in rows])
+
+    def test_dry_run_writes_nothing(self):
+        rows = self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                         'hyperthreading=enabled', '--dry-run')
+        self.assertEqual({'would set'}, {r['Action'] for r in rows})
+        self.assertEqual(GOLD, self.gold['extra_specs'])
+        self.assertEqual([], self.nova.writes)
+
+    def test_refusals_write_nothing(self):
+        self.ironic.add_template('CUSTOM_BIOS_FAST', extra=annotation(
+            'bios', 'fast', ''))
+        self.nova.add_flavor('twin')
+        self.nova.add_flavor('twin')
+        for args, why in (
+                (['nope', 'hyperthreading=enabled'], 'No flavor'),
+                (['twin', 'hyperthreading=enabled'], 'More than one'),
+                (['bm.gold', 'hyperthreading=auto'], 'No deploy template'),
+                (['bm.gold', 'hyperthreading=enabled',
+                  'hyperthreading=disabled'], 'Two values'),
+                (['bm.gold', 'hyperthreading=enabled', 'bios=fast'],
+                 'both run bios.apply_configuration'),
+                (['bm.gold', 'hyperthreading'], 'TYPE=VALUE')):
+            exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                    cmds.SetFlavorDeployConfig, *args)
+            self.assertIn(why, str(exc))
+        self.assertEqual([], self.nova.writes)
+
+
+class TestUnset(FlavorCommandTest):
+    def test_restores_exactly(self):
+        self.gold['extra_specs']['trait:CUSTOM_MINE'] = 'required'
+        before = dict(self.gold['extra_specs'])
+        self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                  'hyperthreading=enabled')
+        rows = self.rows(cmds.UnsetFlavorDeployConfig, 'bm.gold',
+                         'hyperthreading')
+        self.assertEqual(before, self.gold['extra_specs'])
+        self.assertEqual(2, len(rows))
+
+    def test_type_not_set(self):
+        exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                cmds.UnsetFlavorDeployConfig, 'bm.gold',
+                                'hyperthreading')
+        self.assertIn('nothing to unset', str(exc))
+        self.assertEqual([], self.nova.writes)
+
+
+class TestShowList(FlavorCommandTest):
+    def test_show_counts_schedulable_nodes_and_drift(self):
+        self.ironic.add_node('bm-0', [HT, ON])
+        self.ironic.add_node('bm-3', [HT, ON], maintenance=True)
+        self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                  'hyperthreading=enabled')
+        columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
+                                         ['bm.gold'])
+        shown = dict(zip(columns, data, strict=True))
+        self.assertEqual(['hyperthreading=enabled'],
+                         list(shown['deploy_configs']._value))
+        self.assertEqual({'hyperthreading=enabled': 1},
+                         shown['schedulable_nodes']._value)
+        self.assertEqual({'hyperthreading=enabled': ON},
+                         shown['templates']._value)
+        self.assertEqual([], list(shown['drift']._value))
+
+    def test_show_warns_when_no_node_can_take_it(self):
+        self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                  'hyperthreading=disabled')
+        columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
+                                         ['bm.gold'])
+        (warning,) = dict(zip(columns, data, strict=True))['drift']._value
+        self.assertIn('no node is tagged and schedulable', warning)
+
+    def test_list_is_one_request_for_any_number_of_flavors(self):
+        for n in range(150):
+            self.nova.add_flavor('f%03d' % n, {
+                'deploy-config:hyperthreading': 'enabled'} if n % 2 else {})
+        rows = self.rows(cmds.ListFlavorDeployConfig)
+        self.assertEqual(75, len(rows))
+        self.assertEqual(1, len(self.nova.requests))
+        self.assertEqual(151, len(self.rows(cmds.ListFlavorDeployConfig,
+                                            '--all')))
+
+    def test_nova_older_than_2_61(self):
+        self.nova.max_version = (2, 60)
+        exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                cmds.ListFlavorDeployConfig)
+        self.assertIn('compute service at http://nova.test supports API '
+                      'version 2.60 at most; flavor extra specs in listings '
+                      'need 2.61 or later', str(exc))
+
+    def test_list_follows_pages(self):
+        self.nova.page_size = 1
+        self.nova.add_flavor('x', {'deploy-config:a': 'b'})
+        self.assertEqual(1, len(self.rows(cmds.ListFlavorDeployConfig)))
+        self.assertEqual(2, len(self.nova.requests))

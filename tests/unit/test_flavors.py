@@ -1,0 +1,153 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The flavor translation, as plain functions."""
+
+from osc_lib import exceptions
+import testtools
+
+from osc_deploy_config import config as dc
+from osc_deploy_config import flavors
+
+ON = dc.Config('hyperthreading', 'enabled')
+OFF = dc.Config('hyperthreading', 'disabled')
+RAID = dc.Config('disks', 'raid1')
+BIOS = {'interface': 'bios', 'step': 'apply_configuration', 'args': {},
+        'priority': 150}
+RAID_STEP = dict(BIOS, interface='raid')
+
+
+def template(config, steps=(BIOS,), name=None):
+    return {'name': name or dc.template_trait(config), 'steps': list(steps)}
+
+
+TEMPLATES = {ON: template(ON), OFF: template(OFF),
+             RAID: template(RAID, [RAID_STEP])}
+ON_TRAIT = 'trait:CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+OFF_TRAIT = 'trait:CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+RAID_TRAIT = 'trait:CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
+GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0'}
+
+
+def applied(specs, change):
+    result = dict(specs, **change.set)
+    for key in change.unset:
+        del result[key]
+    return result
+
+
+class TestPlanSet(testtools.TestCase):
+    def test_config_and_template_trait_never_capability(self):
+        change = flavors.plan_set(GOLD, [ON], TEMPLATES)
+        self.assertEqual({'deploy-config:hyperthreading': 'enabled',
+                          ON_TRAIT: 'required'}, change.set)
+        self.assertEqual([], change.unset)
+        self.assertNotIn('trait:HW_CPU_HYPERTHREADING', change.set)
+
+    def test_new_value_replaces_the_old_configs_specs(self):
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        change = flavors.plan_set(specs, [OFF], TEMPLATES)
+        self.assertEqual({'deploy-config:hyperthreading': 'disabled',
+                          OFF_TRAIT: 'required'}, change.set)
+        self.assertEqual([ON_TRAIT], change.unset)
+        self.assertEqual(dict(GOLD, **{'deploy-config:hyperthreading':
+                                       'disabled', OFF_TRAIT: 'required'}),
+                         applied(specs, change))
+
+    def test_same_config_again_changes_nothing(self):
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        self.assertEqual(({}, []), flavors.plan_set(specs, [ON], TEMPLATES))
+
+    def test_two_types_at_once(self):
+        change = flavors.plan_set(GOLD, [ON, RAID], TEMPLATES)
+        self.assertEqual({ON_TRAIT, RAID_TRAIT}, {
+            k for k in change.set if k.startswith('trait:')})
+
+    def test_refusals(self):
+        for specs, configs, why in (
+                (GOLD, [ON, OFF], 'Two values for the deploy config type '
+                                  'hyperthreading'),
+                (GOLD, [dc.Config('hyperthreading', 'auto')],
+                 'No deploy template realises hyperthreading=auto'),
+                (GOLD, [ON, dc.Config('bios', 'fast')],
+                 'both run bios.apply_configuration')):
+            fast = dc.Config('bios', 'fast')
+            templates = {**TEMPLATES, fast: template(fast)}
+            exc = self.assertRaises(exceptions.CommandError,
+                                    flavors.plan_set, specs, configs,
+                                    templates)
+            self.assertIn(why, str(exc))
+
+    def test_step_conflict_with_a_config_already_on_the_flavor(self):
+        fast = dc.Config('bios', 'fast')
+        templates = {**TEMPLATES, fast: template(fast)}
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], templates))
+        self.assertRaises(exceptions.CommandError, flavors.plan_set, specs,
+                          [fast], templates)
+
+    def test_hand_set_specs_are_kept(self):
+        specs = dict(GOLD, **{'trait:CUSTOM_MINE': 'required'})
+        change = flavors.plan_set(specs, [ON], TEMPLATES)
+        self.assertNotIn('trait:CUSTOM_MINE', change.unset)
+
+
+class TestPlanUnset(testtools.TestCase):
+    def test_removes_exactly_what_set_added(self):
+        specs = dict(GOLD, **{'trait:CUSTOM_MINE': 'required'})
+        set_specs = applied(specs, flavors.plan_set(specs, [ON, RAID],
+                                                    TEMPLATES))
+        change = flavors.plan_unset(set_specs, ['hyperthreading', 'disks'],
+                                    TEMPLATES)
+        self.assertEqual(specs, applied(set_specs, change))
+
+    def test_template_gone_still_removes_the_conventional_trait(self):
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        change = flavors.plan_unset(specs, ['hyperthreading'], {})
+        self.assertEqual(GOLD, applied(specs, change))
+
+    def test_forbidden_trait_set_by_hand_is_not_ours(self):
+        specs = dict(GOLD, **{'deploy-config:hyperthreading': 'enabled',
+                              ON_TRAIT: 'forbidden'})
+        change = flavors.plan_unset(specs, ['hyperthreading'], TEMPLATES)
+        self.assertEqual(['deploy-config:hyperthreading'], change.unset)
+
+    def test_type_not_on_the_flavor(self):
+        exc = self.assertRaises(exceptions.CommandError, flavors.plan_unset,
+                                GOLD, ['hyperthreading'], TEMPLATES)
+        self.assertIn('no deploy config of type hyperthreading', str(exc))
+
+
+class TestDrift(testtools.TestCase):
+    def test_in_sync(self):
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        self.assertEqual([], flavors.drift(specs, TEMPLATES))
+
+    def test_config_without_its_trait(self):
+        specs = dict(GOLD, **{'deploy-config:hyperthreading': 'enabled'})
+        (found,) = flavors.drift(specs, TEMPLATES)
+        self.assertIn('%s=required is missing' % ON_TRAIT, found)
+
+    def test_template_gone(self):
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        (found,) = flavors.drift(specs, {})
+        self.assertEqual('hyperthreading=enabled: no deploy template '
+                         'realises it', found)
+
+    def test_template_renamed(self):
+        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        renamed = {ON: template(ON, name='CUSTOM_DEPLOY_CONFIG_HT_ON')}
+        found = flavors.drift(specs, renamed)
+        self.assertEqual(2, len(found))
+        self.assertIn('trait:CUSTOM_DEPLOY_CONFIG_HT_ON=required is missing',
+                      found[0])
+        self.assertIn('%s=required: no such deploy template' % ON_TRAIT,
+                      found[1])
