@@ -45,6 +45,7 @@ class Transcript:
         self.env = dict(os.environ, OS_CLIENT_CONFIG_FILE=clouds_yaml,
                         PYTHONWARNINGS='ignore')
         self.env.pop('OS_CLOUD', None)
+        os.environ['OS_CLIENT_CONFIG_FILE'] = clouds_yaml  # for the SDK
         self.shown = []     # (step, seconds, checks passed)
         self._step = None
 
@@ -88,6 +89,33 @@ class Transcript:
             raise DemoFailed('openstack %s: %s' % (' '.join(args),
                                                    done.stderr.strip()))
 
+    def wait_schedulable(self, nodes, trait, timeout=120):
+        """Until nova's placement sees the nodes unreserved with the trait
+        (nova-compute copies ironic's view every few seconds)."""
+        import openstack
+
+        print('   (waiting for placement to see the tags)', flush=True)
+        conn = openstack.connect(cloud='minicloud-admin')
+        system = openstack.connect(cloud=SYSTEM)
+        ids = [system.baremetal.find_node(n, ignore_missing=False).id
+               for n in nodes]
+
+        def ready(rp):
+            inv = conn.placement.get('/resource_providers/%s/inventories'
+                                     % rp, microversion='1.39').json()
+            gold = inv.get('inventories', {}).get('CUSTOM_BAREMETAL_GOLD')
+            traits = conn.placement.get('/resource_providers/%s/traits' % rp,
+                                        microversion='1.39').json()
+            return gold and gold['reserved'] == 0 and trait in traits.get(
+                'traits', ())
+
+        deadline = time.monotonic() + timeout
+        while not all(ready(rp) for rp in ids):
+            if time.monotonic() > deadline:
+                raise DemoFailed('placement did not see %s on %s in %ds'
+                                 % (trait, ', '.join(nodes), timeout))
+            time.sleep(1)
+
     def _openstack(self, args):
         return subprocess.run([OPENSTACK, *args], env=self.env,
                               capture_output=True, text=True)
@@ -119,8 +147,20 @@ DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1)
 SYSTEM = 'minicloud-system-admin'
 
 
+SERVER = 'demo-ht'
+
+
 def reset(demo):
-    """Remove what an earlier demo left (its templates and their traits)."""
+    """Remove what an earlier demo left: its server, flavor configs,
+    templates and their traits."""
+    if any(s['Name'] == SERVER for s in demo.query('server', 'list',
+                                                   cloud='minicloud-demo')):
+        demo.quiet('server', 'delete', '--wait', SERVER,
+                   cloud='minicloud-demo')
+    specs = demo.query('flavor', 'show', 'bm.gold')['properties']
+    if 'deploy-config:hyperthreading' in specs:
+        demo.quiet('flavor', 'deploy-config', 'unset', 'bm.gold',
+                   'hyperthreading')
     templates = {t['name'] for t in demo.query(
         'baremetal', 'deploy', 'template', 'list')}
     for name in set(DEMO_TEMPLATES) & templates:
@@ -222,6 +262,37 @@ def story(demo, workdir):
                and not set(DEMO_TEMPLATES) & traits['bm-3'])
     demo.run('baremetal', 'node', 'deploy-config', 'sync')
     demo.check('a rerun changes nothing', node_traits(demo) == traits)
+
+    demo.step('The flavor bm.gold asks for hyperthreading=enabled')
+    demo.run('flavor', 'deploy-config', 'set', 'bm.gold',
+             'hyperthreading=enabled')
+    specs = demo.query('flavor', 'show', 'bm.gold')['properties']
+    demo.check('it requires the template trait, not HW_CPU_HYPERTHREADING',
+               specs.get('trait:' + HT_ON) == 'required'
+               and 'trait:HW_CPU_HYPERTHREADING' not in specs
+               and specs.get('deploy-config:hyperthreading') == 'enabled')
+    demo.run('flavor', 'deploy-config', 'show', 'bm.gold')
+    demo.check('two nodes can take it', demo.query(
+        'flavor', 'deploy-config', 'show', 'bm.gold')['schedulable_nodes']
+        == {'hyperthreading=enabled': 2})
+
+    demo.step('Boot from bm.gold: a capable node, BIOS set at deploy')
+    demo.wait_schedulable(('bm-0', 'bm-1'), HT_ON)
+    demo.run('server', 'create', '--flavor', 'bm.gold', '--image', 'tiny',
+             '--nic', 'none', '--wait', SERVER, '-c', 'name', '-c',
+             'status', cloud='minicloud-demo')
+    server_id = demo.query('server', 'show', SERVER,
+                           cloud='minicloud-demo')['id']
+    node = demo.query('server', 'show', server_id)[
+        'OS-EXT-SRV-ATTR:hypervisor_hostname']
+    name = demo.query('baremetal', 'node', 'show', node, cloud=SYSTEM)['name']
+    demo.run('baremetal', 'node', 'bios', 'setting', 'list', name,
+             cloud=SYSTEM)
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', name, cloud=SYSTEM)}
+    demo.check('%s (capable, tagged) runs it with HyperThreading=Enabled'
+               % name, name in ('bm-0', 'bm-1')
+               and bios == {'HyperThreading': 'Enabled'})
 
 
 def main(argv):
