@@ -19,25 +19,10 @@ proxy was pinned to.  Objects are plain dicts, as the API returns them.
 
 import urllib.parse
 
-from osc_deploy_config import versions
+from osc_deploy_config import rest
 
 
-class Ironic:
-    def __init__(self, proxy, *features):
-        self.proxy = proxy
-        self.features = features
-        self.version = versions.need(*features)
-
-    def _request(self, method, path, **kwargs):
-        from openstack import exceptions
-
-        response = self.proxy.request(
-            path, method, microversion=self.version, raise_exc=False,
-            **kwargs
-        )
-        versions.check_response(response, *self.features)
-        exceptions.raise_from_response(response)
-        return response.json() if response.content else None
+class Ironic(rest.Api):
 
     def _list(self, collection, params, limit=None):
         """Follow ironic's pages; ``limit`` None is one page of the

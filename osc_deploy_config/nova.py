@@ -21,25 +21,12 @@ import urllib.parse
 
 from osc_lib import exceptions
 
-from osc_deploy_config import versions
+from osc_deploy_config import rest
 
 
-class Nova:
+class Nova(rest.Api):
     def __init__(self, proxy, *features):
-        self.proxy = proxy
-        self.features = ('flavor extra specs in listings',) + features
-        self.version = versions.need(*self.features)
-
-    def _request(self, method, path, **kwargs):
-        from openstack import exceptions as sdk_exceptions
-
-        response = self.proxy.request(
-            path, method, microversion=self.version, raise_exc=False,
-            **kwargs
-        )
-        versions.check_response(response, *self.features)
-        sdk_exceptions.raise_from_response(response)
-        return response.json() if response.content else None
+        super().__init__(proxy, 'flavor extra specs in listings', *features)
 
     def flavors(self):
         """Every flavor, public or not, with its extra specs."""

@@ -57,58 +57,64 @@ def _apply(nova, flavor, change, dry_run):
     return CHANGE_COLUMNS, rows
 
 
-class SetFlavorDeployConfig(command.Lister):
+class _ChangeFlavorDeployConfig(command.Lister):
+    """set and unset: plan an extra-spec change from one flavor listing and
+    one template listing, then make it (or, with --dry-run, show it)."""
+
+    items_metavar = items_help = None
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('flavor', metavar='<flavor>',
+                            help='Flavor (name or ID).')
+        parser.add_argument('items', metavar=self.items_metavar, nargs='+',
+                            help=self.items_help)
+        parser.add_argument('--dry-run', action='store_true',
+                            help='Show the extra-spec change, make none.')
+        return parser
+
+    def take_action(self, parsed_args):
+        items = [self.parse_item(i) for i in parsed_args.items]
+        clients, nova, ironic = _apis(self.app)
+        flavor = nova.find_flavor(parsed_args.flavor)
+        change = self.plan(flavor['extra_specs'], items,
+                           _templates_by_config(clients, ironic))
+        return _apply(nova, flavor, change, parsed_args.dry_run)
+
+
+class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
     _description = ('Ask a flavor for deploy configs: its extra specs get '
                     'the config and the required trait of its template')
+    items_metavar = '<type=value>'
+    items_help = ('Deploy configs, e.g. hyperthreading=disabled. A new value '
+                  "of a type replaces the flavor's old one.")
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('flavor', metavar='<flavor>',
-                            help='Flavor (name or ID).')
-        parser.add_argument(
-            'configs', metavar='<type=value>', nargs='+',
-            help='Deploy configs, e.g. hyperthreading=disabled. A new value '
-                 'of a type replaces the flavor\'s old one.')
-        parser.add_argument('--dry-run', action='store_true',
-                            help='Show the extra-spec change, make none.')
-        return parser
-
-    def take_action(self, parsed_args):
+    def parse_item(self, text):
         from osc_deploy_config import config as dc
+
+        return dc.parse_config(text)
+
+    def plan(self, specs, configs, templates_by_config):
         from osc_deploy_config import flavors
 
-        configs = [dc.parse_config(c) for c in parsed_args.configs]
-        clients, nova, ironic = _apis(self.app)
-        flavor = nova.find_flavor(parsed_args.flavor)
-        change = flavors.plan_set(flavor['extra_specs'], configs,
-                                  _templates_by_config(clients, ironic))
-        return _apply(nova, flavor, change, parsed_args.dry_run)
+        return flavors.plan_set(specs, configs, templates_by_config)
 
 
-class UnsetFlavorDeployConfig(command.Lister):
+class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
     _description = ('Remove deploy configs from a flavor: exactly the '
                     'extra specs "set" added for them')
+    items_metavar = '<type>'
+    items_help = 'Deploy config types, e.g. hyperthreading.'
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('flavor', metavar='<flavor>',
-                            help='Flavor (name or ID).')
-        parser.add_argument('types', metavar='<type>', nargs='+',
-                            help='Deploy config types, e.g. hyperthreading.')
-        parser.add_argument('--dry-run', action='store_true',
-                            help='Show the extra-spec change, make none.')
-        return parser
-
-    def take_action(self, parsed_args):
+    def parse_item(self, text):
         from osc_deploy_config import config as dc
+
+        return dc.parse_config_type(text)
+
+    def plan(self, specs, types, templates_by_config):
         from osc_deploy_config import flavors
 
-        types = [dc.parse_config_type(t) for t in parsed_args.types]
-        clients, nova, ironic = _apis(self.app)
-        flavor = nova.find_flavor(parsed_args.flavor)
-        change = flavors.plan_unset(flavor['extra_specs'], types,
-                                    _templates_by_config(clients, ironic))
-        return _apply(nova, flavor, change, parsed_args.dry_run)
+        return flavors.plan_unset(specs, types, templates_by_config)
 
 
 class ShowFlavorDeployConfig(command.ShowOne):

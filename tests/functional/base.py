@@ -146,6 +146,13 @@ class FunctionalTestCase(testtools.TestCase):
 
         return openstack.connect(cloud=cloud)
 
+    def free_nodes(self, *names):
+        """The nodes among these without an instance (a kept demo cloud
+        may have one); fails when none is free."""
+        free = [n for n in names if not self.node(n)['instance_uuid']]
+        self.assertTrue(free, 'every one of %s has an instance' % (names,))
+        return free
+
     def wait_schedulable(self, node, traits=()):
         """Until nova may land on the node: placement shows it unreserved,
         with every trait in ``traits``.  (nova-compute copies ironic's view
@@ -180,6 +187,22 @@ class FunctionalTestCase(testtools.TestCase):
                               node, cloud=SYSTEM_ADMIN)
         return {row['name']: row['value']
                 for row in rows}
+
+    def create_baremetal_flavor(self, *required_traits):
+        """A flavor like bm.gold requiring these traits; deleted at
+        clean-up."""
+        name = self.unique_name('fn-bm')
+        properties = ['resources:%s=1' % RESOURCE_CLASS, 'resources:VCPU=0',
+                      'resources:MEMORY_MB=0', 'resources:DISK_GB=0']
+        properties += ['trait:%s=required' % t for t in required_traits]
+        self.openstack(
+            'flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
+            '40', name,
+            *[arg for p in properties for arg in ('--property', p)],
+        )
+        self.addCleanup(self.openstack, 'flavor', 'delete', name,
+                        parse=False)
+        return name
 
     def create_server(self, flavor, cloud=ADMIN):
         """Boot a server and wait for ACTIVE; deleted at clean-up."""

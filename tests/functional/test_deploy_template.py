@@ -171,19 +171,8 @@ class TestAppliedAtDeploy(DeployConfigTestCase):
                                 template['name'])
         self.assertEqual({('bm-0', 'added'), ('bm-1', 'added')},
                          {(r['Node'], r['Action']) for r in synced})
-        flavor = self.unique_name('fn-bm')
-        self.openstack(
-            'flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
-            '40', flavor,
-            '--property', 'resources:CUSTOM_BAREMETAL_GOLD=1',
-            '--property', 'resources:VCPU=0',
-            '--property', 'resources:MEMORY_MB=0',
-            '--property', 'resources:DISK_GB=0',
-            '--property', 'trait:%s=required' % template['name'],
-        )
-        self.addCleanup(self.openstack, 'flavor', 'delete', flavor,
-                        parse=False)
-        for node in ('bm-0', 'bm-1'):
+        flavor = self.create_baremetal_flavor(template['name'])
+        for node in self.free_nodes('bm-0', 'bm-1'):
             self.wait_schedulable(node, traits=[template['name']])
 
         server = self.create_server(flavor)

@@ -33,7 +33,9 @@ class TestSeed(base.FunctionalTestCase):
         self.assertTrue(nodes['bm-3']['maintenance'])
         for name in base.SCHEDULABLE_NODES:
             self.assertFalse(nodes[name]['maintenance'])
-            self.assertEqual('available', nodes[name]['provision_state'])
+            self.assertEqual(
+                'active' if nodes[name]['instance_uuid'] else 'available',
+                nodes[name]['provision_state'])
         self.assertEqual(
             {'baremetal-gold'}, {n['resource_class'] for n in nodes.values()}
         )
@@ -62,7 +64,7 @@ class TestBoot(base.FunctionalTestCase):
         self.assertEqual('fake-compute', details['OS-EXT-SRV-ATTR:host'])
 
     def test_baremetal_server_boots_on_ironic_node(self):
-        for node in base.SCHEDULABLE_NODES:
+        for node in self.free_nodes(*base.SCHEDULABLE_NODES):
             self.wait_schedulable(node)
         server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO)
         self.assertEqual('ACTIVE', server['status'])
@@ -98,18 +100,7 @@ class TestDeployTemplateAtDeploy(base.FunctionalTestCase):
             self.openstack, 'baremetal', 'node', 'remove', 'trait',
             self.node_name, trait, parse=False, cloud=base.SYSTEM_ADMIN,
         )
-        flavor = self.unique_name('fn-bm')
-        self.openstack(
-            'flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
-            '40', flavor,
-            '--property', 'resources:CUSTOM_BAREMETAL_GOLD=1',
-            '--property', 'resources:VCPU=0',
-            '--property', 'resources:MEMORY_MB=0',
-            '--property', 'resources:DISK_GB=0',
-            '--property', 'trait:%s=required' % trait,
-        )
-        self.addCleanup(self.openstack, 'flavor', 'delete', flavor,
-                        parse=False)
+        flavor = self.create_baremetal_flavor(trait)
         self.assertNotEqual(setting['value'],
                             self.bios(self.node_name).get(setting['name']))
         self.wait_schedulable(self.node_name, traits=[trait])

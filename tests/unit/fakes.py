@@ -54,20 +54,41 @@ def error(status, message):
         {'faultstring': message, 'debuginfo': None})})
 
 
-class FakeIronic:
-    """The REST routes our commands use, over dicts."""
+class FakeService:
+    """Records requests; refuses versions above its maximum with 406."""
 
-    def __init__(self, max_version=(1, 115), page_size=1000):
-        self.templates = {}
-        self.nodes = {}
+    def __init__(self, proxy_class, max_version, page_size):
         self.requests = []
         self.max_version = max_version
         self.page_size = page_size
+        self.proxy = mock.create_autospec(proxy_class, instance=True)
+        self.proxy.request.side_effect = self.handle
+
+    @property
+    def writes(self):
+        return [(m, p) for m, p, _ in self.requests if m != 'GET']
+
+    def handle(self, path, method, microversion=None, raise_exc=None,
+               json=None, **kwargs):
+        self.requests.append((method, path, microversion))
+        if versions.parse(microversion) > self.max_version:
+            return self.refuse_version(microversion)
+        parts = urllib.parse.urlsplit(path)
+        query = dict(urllib.parse.parse_qsl(parts.query))
+        segments = [urllib.parse.unquote(s)
+                    for s in parts.path.strip('/').split('/')]
+        return self.route(method, segments, query, json, microversion)
+
+
+class FakeIronic(FakeService):
+    """The REST routes our commands use, over dicts."""
+
+    def __init__(self, max_version=(1, 115), page_size=1000):
+        super().__init__(baremetal_proxy.Proxy, max_version, page_size)
+        self.templates = {}
+        self.nodes = {}
         self.forbidden = False
         self.locked_nodes = set()   # their trait writes get 409
-        self.proxy = mock.create_autospec(baremetal_proxy.Proxy,
-                                          instance=True)
-        self.proxy.request.side_effect = self.handle
 
     # ------------------------------------------------------------ data
 
@@ -97,29 +118,20 @@ class FakeIronic:
         self.nodes[node['uuid']] = node
         return node
 
-    @property
-    def writes(self):
-        return [(m, p) for m, p, _ in self.requests if m != 'GET']
-
     # ------------------------------------------------------------ routes
 
-    def handle(self, path, method, microversion=None, raise_exc=None,
-               json=None, **kwargs):
-        self.requests.append((method, path, microversion))
-        if versions.parse(microversion) > self.max_version:
-            resp = error(406, 'Version %s was requested but the minor '
-                         'version is not supported by this service. The '
-                         'supported version range is: [1.1, %d.%d].'
-                         % ((microversion,) + self.max_version))
-            resp.headers['X-OpenStack-Ironic-API-Maximum-Version'] = (
-                '%d.%d' % self.max_version)
-            return resp
+    def refuse_version(self, microversion):
+        resp = error(406, 'Version %s was requested but the minor version '
+                     'is not supported by this service. The supported '
+                     'version range is: [1.1, %d.%d].'
+                     % ((microversion,) + self.max_version))
+        resp.headers['X-OpenStack-Ironic-API-Maximum-Version'] = (
+            '%d.%d' % self.max_version)
+        return resp
+
+    def route(self, method, segments, query, json, microversion):
         if self.forbidden:
             return error(403, 'Access was denied to this resource.')
-        parts = urllib.parse.urlsplit(path)
-        query = dict(urllib.parse.parse_qsl(parts.query))
-        segments = [urllib.parse.unquote(s)
-                    for s in parts.path.strip('/').split('/')]
         if segments[0] == 'deploy_templates':
             return self._templates(method, segments[1:], query, json)
         if segments[0] == 'nodes':
@@ -130,7 +142,7 @@ class FakeIronic:
                     '%d.%d' % self.max_version)
                 return resp
             return self._nodes(method, segments[1:], query)
-        return error(404, 'no route %s' % path)
+        return error(404, 'no route %s' % '/'.join(segments))
 
     def _find_template(self, ident):
         for template in self.templates.values():
@@ -224,16 +236,12 @@ class FakeIronic:
         return response(204)
 
 
-class FakeNova:
+class FakeNova(FakeService):
     """nova's flavor routes, over dicts."""
 
     def __init__(self, max_version=(2, 100), page_size=1000):
+        super().__init__(compute_proxy.Proxy, max_version, page_size)
         self.flavors = {}
-        self.requests = []
-        self.page_size = page_size
-        self.proxy = mock.create_autospec(compute_proxy.Proxy, instance=True)
-        self.max_version = max_version
-        self.proxy.request.side_effect = self.handle
 
     def add_flavor(self, name, extra_specs=None):
         flavor = {'id': str(uuid.uuid4()), 'name': name, 'vcpus': 1,
@@ -242,23 +250,14 @@ class FakeNova:
         self.flavors[flavor['id']] = flavor
         return flavor
 
-    @property
-    def writes(self):
-        return [(m, p) for m, p, _ in self.requests if m != 'GET']
+    def refuse_version(self, microversion):
+        return response(406, {'computeFault': {
+            'code': 406, 'message': 'Version %s is not supported by the '
+            'API. Minimum is 2.1 and maximum is %d.%d.'
+            % ((microversion,) + self.max_version)}},
+            url='http://nova.test/v2.1/flavors')
 
-    def handle(self, path, method, microversion=None, raise_exc=None,
-               json=None, **kwargs):
-        self.requests.append((method, path, microversion))
-        if versions.parse(microversion) > self.max_version:
-            return response(406, {'computeFault': {
-                'code': 406, 'message': 'Version %s is not supported by the '
-                'API. Minimum is 2.1 and maximum is %d.%d.'
-                % ((microversion,) + self.max_version)}},
-                url='http://nova.test/v2.1/flavors')
-        parts = urllib.parse.urlsplit(path)
-        query = dict(urllib.parse.parse_qsl(parts.query))
-        segments = [urllib.parse.unquote(s)
-                    for s in parts.path.strip('/').split('/')]
+    def route(self, method, segments, query, json, microversion):
         if segments[:2] == ['flavors', 'detail']:
             ordered = sorted(self.flavors.values(), key=lambda f: f['id'])
             if 'marker' in query:

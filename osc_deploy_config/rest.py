@@ -1,0 +1,35 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The REST calls of one service, over an SDK proxy, at the versions the
+command's features need (see ``versions``)."""
+
+from osc_deploy_config import versions
+
+
+class Api:
+    def __init__(self, proxy, *features):
+        self.proxy = proxy
+        self.features = features
+        self.version = versions.need(*features)
+
+    def _request(self, method, path, **kwargs):
+        """One request; the JSON answer, or the SDK's exception."""
+        from openstack import exceptions
+
+        response = self.proxy.request(
+            path, method, microversion=self.version, raise_exc=False,
+            **kwargs
+        )
+        versions.check_response(response, *self.features)
+        exceptions.raise_from_response(response)
+        return response.json() if response.content else None
