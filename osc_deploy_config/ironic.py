@@ -73,6 +73,26 @@ class Ironic(rest.Api):
         allows (one per page of its maximum size)."""
         return self._list('nodes', {'fields': ','.join(fields)}, limit=0)
 
+    def node_of_instance(self, instance_uuid, fields):
+        """The node an instance runs on, or None (a virtual instance)."""
+        found = self._request('GET', '/nodes?%s' % urllib.parse.urlencode(
+            {'instance_uuid': instance_uuid, 'fields': ','.join(fields)}))
+        return found['nodes'][0] if found['nodes'] else None
+
+    def node(self, ident, fields):
+        return self._request('GET', '/nodes/%s?fields=%s' % (
+            ident, ','.join(fields)))
+
+    def service(self, node, steps):
+        """Run service steps on an active node (ironic servicing)."""
+        self._request('PUT', '/nodes/%s/states/provision' % node,
+                      json={'target': 'service', 'service_steps': steps})
+
+    def set_node_extra(self, node, extra):
+        self._request('PATCH', '/nodes/%s' % node, json=[
+            {'op': 'add', 'path': '/extra/%s' % key, 'value': value}
+            for key, value in extra.items()])
+
     def add_node_trait(self, node, trait):
         self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))
 

@@ -17,6 +17,7 @@ From 2.61 a flavor listing carries every flavor's extra specs, so one
 request answers for all flavors.
 """
 
+import re
 import urllib.parse
 
 from osc_lib import exceptions
@@ -68,3 +69,63 @@ def _next_path(links):
             root = path.find('/flavors')
             return path[root:] + ('?' + parts.query if parts.query else '')
     return None
+
+
+class NovaServers(Nova):
+    """The server calls of a deploy-config toggle (a limited resize)."""
+
+    def __init__(self, proxy):
+        super().__init__(proxy, 'server flavor details')
+
+    def find_server(self, name_or_id):
+        """A server's details (with its embedded flavor) by ID or name."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            return self._request('GET', '/servers/%s' % urllib.parse.quote(
+                name_or_id, safe=''))['server']
+        except sdk_exceptions.NotFoundException:
+            pass
+        found = self._request('GET', '/servers/detail?%s' % (
+            urllib.parse.urlencode({'name': '^%s$' % re.escape(name_or_id),
+                                    'all_tenants': 'True'})))['servers']
+        if len(found) != 1:
+            raise exceptions.CommandError(
+                '%s server named %s' % ('No' if not found else 'More than one',
+                                        name_or_id))
+        return found[0]
+
+    def create_flavor(self, name, sizes, extra_specs):
+        flavor = self._request('POST', '/flavors', json={'flavor': {
+            'name': name, 'vcpus': sizes['vcpus'], 'ram': sizes['ram'],
+            'disk': sizes['disk'], 'swap': int(sizes['swap'] or 0),
+            'OS-FLV-EXT-DATA:ephemeral': sizes['ephemeral'],
+            'os-flavor-access:is_public': True}})['flavor']
+        self.set_extra_specs(flavor['id'], extra_specs)
+        return dict(flavor, extra_specs=extra_specs)
+
+    def _action(self, server_id, body):
+        """A server action; returns its request ID."""
+        return self._send('POST', '/servers/%s/action' % server_id,
+                          json=body).headers.get('x-openstack-request-id')
+
+    def resize(self, server_id, flavor_id):
+        """Ask for the resize; returns its request ID."""
+        return self._action(server_id, {'resize': {'flavorRef': flavor_id}})
+
+    def confirm_resize(self, server_id):
+        self._action(server_id, {'confirmResize': None})
+
+    def instance_action(self, server_id, request_id):
+        """An action and its events; from 2.84 a failed event says why."""
+        path = '/servers/%s/os-instance-actions/%s' % (server_id, request_id)
+        try:
+            found = self._request('GET', path,
+                                  'instance action event details')
+        except exceptions.CommandError:   # an older nova
+            found = self._request('GET', path)
+        return found['instanceAction']
+
+    def set_metadata(self, server_id, metadata):
+        self._request('POST', '/servers/%s/metadata' % server_id,
+                      json={'metadata': metadata})

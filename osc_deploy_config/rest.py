@@ -22,14 +22,21 @@ class Api:
         self.features = features
         self.version = versions.need(*features)
 
-    def _request(self, method, path, **kwargs):
-        """One request; the JSON answer, or the SDK's exception."""
+    def _send(self, method, path, feature=None, **kwargs):
+        """One request; the response, or the SDK's exception.  A call that
+        needs more than the object's features names its own."""
         from openstack import exceptions
 
+        features = (feature,) if feature else self.features
         response = self.proxy.request(
-            path, method, microversion=self.version, raise_exc=False,
-            **kwargs
+            path, method, microversion=versions.need(*features),
+            raise_exc=False, **kwargs
         )
-        versions.check_response(response, *self.features)
+        versions.check_response(response, *features)
         exceptions.raise_from_response(response)
+        return response
+
+    def _request(self, method, path, feature=None, **kwargs):
+        """One request; its JSON answer."""
+        response = self._send(method, path, feature, **kwargs)
         return response.json() if response.content else None

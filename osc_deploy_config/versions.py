@@ -32,6 +32,8 @@ NEEDS = {
     'node servicing': ('baremetal', '1.87'),
     'flavor extra specs in listings': ('compute', '2.61'),
     'server flavor details': ('compute', '2.47'),
+    'instance action event details': ('compute', '2.84'),
+    'resource provider traits': ('placement', '1.6'),
 }
 _MAXIMUM_HEADERS = ('X-OpenStack-Ironic-API-Maximum-Version',)
 _MAXIMUM_IN_TEXT = re.compile(r'maximum is (\d+\.\d+)|, (\d+\.\d+)\]')

@@ -1,0 +1,271 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""``openstack server resize --deploy-config TYPE=VALUE``: a command hook.
+
+OSC's ``server resize`` requires one of --flavor, --confirm and --revert;
+the hook adds --deploy-config to that group (so the parser refuses it with
+any of them), relaxes the requirement only for it, and does the toggle in
+``before()``, leaving OSC's own action nothing to do.
+
+A virtual server is resized by nova to a flavor with the configs changed;
+nova cannot resize a bare-metal server, so its node is serviced by ironic
+with the target templates' steps instead.  Either way the host must pass
+the scheduler check in placement before anything changes.
+"""
+
+import time
+
+from cliff import hooks
+from osc_lib import exceptions
+
+POLL_SECONDS = 1
+WAIT_SECONDS = 1800
+NODE_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
+               'maintenance', 'last_error', 'traits')
+
+
+class ResizeDeployConfigHook(hooks.CommandHook):
+    """Adds --deploy-config, --dry-run and --auto-confirm."""
+
+    def __init__(self, command):
+        super().__init__(command)
+        # cliff calls get_parser() below from Command.get_parser, before
+        # OSC's subclass adds --flavor and its group: extend the finished
+        # parser instead.
+        build = command.get_parser
+
+        def get_parser(prog_name):
+            return self.extend(build(prog_name))
+
+        command.get_parser = get_parser
+
+    def get_parser(self, parser):
+        return parser
+
+    def extend(self, parser):
+        phase = next(g for g in parser._mutually_exclusive_groups
+                     if any('--flavor' in a.option_strings
+                            for a in g._group_actions))
+        phase.required = False
+        phase.add_argument(
+            '--deploy-config',
+            metavar='<type=value>',
+            action='append',
+            dest='deploy_configs',
+            help='Toggle a deploy config (repeat for several), e.g. '
+                 'hyperthreading=disabled: a virtual server is resized to a '
+                 'flavor with the config changed, a bare-metal server is '
+                 'serviced in place with the template\'s steps. The host must '
+                 'carry the template trait (see openstack baremetal node '
+                 'deploy-config sync). (osc-deploy-config)',
+        )
+        parser.add_argument(
+            '--dry-run', action='store_true',
+            help='With --deploy-config: show the plan, change nothing.')
+        parser.add_argument(
+            '--auto-confirm', action='store_true',
+            help='With --deploy-config: confirm the resize once it has '
+                 'verified (implies --wait).')
+        self._parser = parser
+        return parser
+
+    def get_epilog(self):
+        return ''
+
+    def before(self, parsed_args):
+        if not parsed_args.deploy_configs:
+            if parsed_args.dry_run or parsed_args.auto_confirm:
+                self._parser.error('--dry-run and --auto-confirm go with '
+                                   '--deploy-config')
+            if not (parsed_args.flavor or parsed_args.confirm
+                    or parsed_args.revert):
+                self._parser.error('one of the arguments --flavor --confirm '
+                                   '--revert --deploy-config is required')
+            return parsed_args
+        Toggle(self.cmd.app, parsed_args).run()
+        # OSC's own resize has nothing left to do.
+        self.cmd.take_action = lambda parsed_args: None
+        return parsed_args
+
+    def after(self, parsed_args, return_code):
+        return return_code
+
+
+class Toggle:
+    """One deploy-config toggle: plan, check, then resize or service."""
+
+    def __init__(self, app, parsed_args):
+        from osc_deploy_config import config as dc
+
+        self.app = app
+        self.args = parsed_args
+        self.configs = [dc.parse_config(c) for c in parsed_args.deploy_configs]
+        self.clients = app.client_manager.deploy_config
+
+    def say(self, text):
+        self.app.stdout.write(text + '\n')
+        self.app.stdout.flush()
+
+    def run(self):
+        from osc_deploy_config import ironic
+        from osc_deploy_config import nova
+        from osc_deploy_config import placement
+        from osc_deploy_config import resize
+        from osc_deploy_config import templates
+
+        servers = nova.NovaServers(self.clients.compute)
+        server = servers.find_server(self.args.server)
+        baremetal = ironic.Ironic(self.clients.baremetal, 'deploy templates',
+                                  'node traits')
+        with self.clients.ironic_errors('list deploy templates and nodes'):
+            by_config = templates.by_config(baremetal.deploy_templates(
+                fields=['uuid', 'name', 'steps', 'extra'], limit=0))
+            node = baremetal.node_of_instance(server['id'], NODE_FIELDS)
+        listed = servers.flavors()
+        plan = resize.plan(server, self.configs, by_config, listed)
+        wanted = ', '.join(str(c) for c in self.configs)
+        if not plan.changed:
+            self.say('Server %s already runs with %s: nothing to do.'
+                     % (server['name'], wanted))
+            return
+        if plan.target_flavor is None and node is None:
+            resize.refuse_taken_name(plan, listed)
+        problems = resize.scheduler_problems(
+            placement.Placement(self.clients.placement).providers_of(
+                server['id']), plan.target_specs, node)
+        if problems:
+            fix = ('openstack baremetal node deploy-config sync' if node else
+                   'openstack resource provider trait set on the host')
+            raise exceptions.CommandError(
+                'Server %s cannot take %s on its host: %s. Nothing was '
+                'changed; make the host capable and tag it (%s), or migrate '
+                'the server first.' % (server['name'], wanted,
+                                       '; '.join(problems), fix))
+        changed = [c for c in self.configs if plan.current.get(c.type) != c]
+        if node:
+            steps = [s for c in changed
+                     for s in resize.service_steps(by_config[c])]
+            self.plan_lines(server, plan, 'service node %s with %s' % (
+                node['name'] or node['uuid'],
+                ', '.join('%s.%s' % (s['interface'], s['step'])
+                          for s in steps)))
+            if not self.args.dry_run:
+                self.service(servers, server, node, changed, steps)
+        else:
+            self.plan_lines(server, plan, 'resize to flavor %s%s' % (
+                (plan.target_flavor or {}).get('name') or plan.new_flavor_name,
+                '' if plan.target_flavor else ' (to be created)'))
+            if not self.args.dry_run:
+                self.resize(servers, server, plan)
+
+    def plan_lines(self, server, plan, action):
+        current = ', '.join(str(c) for c in plan.current.values()) or 'none'
+        self.say('%sServer %s: deploy configs %s -> %s: %s.' % (
+            'Dry run, nothing changed. ' if self.args.dry_run else '',
+            server['name'], current,
+            ', '.join(str(c) for c in plan.target.values()),
+            ('would ' if self.args.dry_run else '') + action))
+
+    # ------------------------------------------------------------ virtual
+
+    def resize(self, servers, server, plan):
+        from osc_deploy_config import resize
+
+        flavor = plan.target_flavor or servers.create_flavor(
+            plan.new_flavor_name, resize.sizes_of(server['flavor']),
+            plan.target_specs)
+        request_id = servers.resize(server['id'], flavor['id'])
+        if not (self.args.wait or self.args.auto_confirm):
+            self.say('Resize to %s requested (%s); confirm it with '
+                     'openstack server resize confirm %s'
+                     % (flavor['name'], request_id, server['id']))
+            return
+        status = self.wait_server(servers, server['id'])
+        if status != 'VERIFY_RESIZE':
+            raise exceptions.CommandError(
+                'Resize of server %s failed: %s' % (
+                    server['name'],
+                    self.resize_error(servers, server['id'], request_id)))
+        if self.args.auto_confirm:
+            servers.confirm_resize(server['id'])
+            status = self.wait_server(servers, server['id'],
+                                      leaving='VERIFY_RESIZE')
+        self.say('Server %s is %s on flavor %s.'
+                 % (server['name'], status, flavor['name']))
+
+    def wait_server(self, servers, server_id, leaving=None):
+        """Until no task runs on the server (and it has left the status
+        ``leaving``, for the actions nova answers before they start)."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            server = servers.find_server(server_id)
+            task = server.get('OS-EXT-STS:task_state')
+            if not task and server['status'] != leaving:
+                return server['status']
+            self.say('  %s (%s)' % (server['status'], task or 'confirming'))
+            if time.monotonic() > deadline:
+                raise exceptions.CommandError(
+                    'Server %s still %s after %ds'
+                    % (server_id, task, WAIT_SECONDS))
+            time.sleep(POLL_SECONDS)
+
+    def resize_error(self, servers, server_id, request_id):
+        """Why nova gave up: the failed event of our resize action (nova
+        answers 202, then puts the server back with no fault)."""
+        action = servers.instance_action(server_id, request_id)
+        for event in action.get('events') or ():
+            if event.get('result') == 'Error':
+                return '%s: %s' % (event['event'], event.get('details')
+                                   or 'error (nova 2.84 tells more)')
+        return action.get('message') or 'the server is back on its flavor'
+
+    # ------------------------------------------------------------ bare metal
+
+    def service(self, servers, server, node, changed, steps):
+        from osc_deploy_config import ironic
+
+        node_api = ironic.Ironic(self.clients.baremetal, 'node servicing')
+        with self.clients.ironic_errors('service nodes'):
+            state = node_api.node(node['uuid'], NODE_FIELDS)
+            if state['provision_state'] not in ('active', 'service failed'):
+                self.wait_node(node_api, node)
+            node_api.service(node['uuid'], steps)
+            self.wait_node(node_api, node)
+            node_api.set_node_extra(node['uuid'], {
+                'deploy_config_%s' % c.type.replace('.', '_'): c.value
+                for c in changed})
+        servers.set_metadata(server['id'], {
+            'deploy-config:%s' % c.type: c.value for c in changed})
+        self.say('Server %s: node %s serviced, now %s.' % (
+            server['name'], node['name'] or node['uuid'],
+            ', '.join(str(c) for c in changed)))
+
+    def wait_node(self, node_api, node):
+        """Until servicing ends: active, or an error with ironic's reason."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            state = node_api.node(node['uuid'], NODE_FIELDS)
+            if state['provision_state'] == 'active' and not state[
+                    'target_provision_state']:
+                return
+            if state['provision_state'] == 'service failed':
+                raise exceptions.CommandError(
+                    'Servicing node %s failed: %s. Rerun to retry.'
+                    % (node['name'] or node['uuid'], state['last_error']))
+            self.say('  node %s %s' % (node['name'] or node['uuid'],
+                                       state['provision_state']))
+            if time.monotonic() > deadline:
+                raise exceptions.CommandError(
+                    'Node %s still %s after %ds' % (
+                        node['uuid'], state['provision_state'], WAIT_SECONDS))
+            time.sleep(POLL_SECONDS)

@@ -1,0 +1,216 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""``server resize --deploy-config``: the toggle, against the mini cloud."""
+
+import os
+import subprocess
+
+import fixtures
+
+from tests.functional import base
+from tests.functional import test_deploy_template
+
+BASH_COMPLETION = '/usr/share/bash-completion/bash_completion'
+
+
+class ToggleTestCase(test_deploy_template.DeployConfigTestCase):
+    def new_pair(self):
+        """A config type with two values, each with its template."""
+        config_type = self.unique_name('fn').replace('-', '')
+        made = {}
+        for value in ('on', 'off'):
+            made[value] = self.openstack(
+                'baremetal', 'deploy', 'template', 'create', '--config',
+                '%s=%s' % (config_type, value), '--bios-setting',
+                'FnToggle=%s' % value, '--requires-trait',
+                'HW_CPU_HYPERTHREADING')
+            self.addCleanup(self.forget_template, made[value]['name'])
+        return config_type, made
+
+    def flavors(self):
+        return sorted(f['Name'] for f in self.openstack('flavor', 'list',
+                                                        '--all'))
+
+    def server_flavor(self, server_id):
+        return self.openstack('server', 'show', server_id)['flavor']
+
+    def toggle(self, server_id, config, *options, fail_ok=False):
+        return self.openstack('server', 'resize', '--deploy-config', config,
+                              *options, server_id, parse=False,
+                              fail_ok=fail_ok)
+
+
+class TestVirtualToggle(ToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        self.placement = self.sdk(base.ADMIN).placement
+        self.host = self.placement.get(
+            '/resource_providers?name=fake-compute',
+            microversion='1.39').json()['resource_providers'][0]['uuid']
+
+    def tag_host(self, trait):
+        """Give the fake compute's provider a trait (kept by nova)."""
+        self.placement.put('/traits/%s' % trait, microversion='1.39')
+        self.set_host_traits(lambda traits: traits | {trait})
+        self.addCleanup(self.set_host_traits,
+                        lambda traits: traits - {trait})
+
+    def set_host_traits(self, change):
+        path = '/resource_providers/%s/traits' % self.host
+        now = self.placement.get(path, microversion='1.39').json()
+        self.placement.put(path, microversion='1.39', json={
+            'resource_provider_generation':
+                now['resource_provider_generation'],
+            'traits': sorted(change(set(now['traits'])))})
+
+    def delete_flavor_named(self, name):
+        self.openstack('flavor', 'delete', name, parse=False, fail_ok=True)
+
+    def test_toggle_through_the_scheduler(self):
+        config_type, made = self.new_pair()
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        target = '%s+%s=on' % (base.VIRTUAL_FLAVOR, config_type)
+        self.addCleanup(self.delete_flavor_named, target)
+
+        before = self.flavors()
+        refused = self.toggle(server['id'], '%s=on' % config_type,
+                              '--auto-confirm', fail_ok=True)
+        self.assertEqual(1, refused.returncode)
+        self.assertIn('fake-compute lacks %s' % made['on']['name'],
+                      refused.stderr)
+        self.assertEqual(1, len(refused.stderr.splitlines()))
+        self.assertEqual(before, self.flavors())
+        self.assertEqual(base.VIRTUAL_FLAVOR,
+                         self.server_flavor(server['id'])['original_name'])
+
+        self.tag_host(made['on']['name'])
+        dry = self.toggle(server['id'], '%s=on' % config_type, '--dry-run')
+        self.assertIn('Dry run, nothing changed', dry)
+        self.assertIn('would resize to flavor %s (to be created)' % target,
+                      dry)
+        self.assertEqual(before, self.flavors())
+
+        done = self.toggle(server['id'], '%s=on' % config_type,
+                           '--auto-confirm')
+        self.assertIn('is ACTIVE on flavor %s' % target, done)
+        flavor = self.server_flavor(server['id'])
+        self.assertEqual(target, flavor['original_name'])
+        self.assertEqual({'deploy-config:%s' % config_type: 'on',
+                          'trait:%s' % made['on']['name']: 'required'},
+                         flavor['extra_specs'])
+        again = self.toggle(server['id'], '%s=on' % config_type)
+        self.assertIn('already runs with %s=on' % config_type, again)
+
+    def test_no_valid_host_is_an_error_and_a_rerun_completes(self):
+        config_type, made = self.new_pair()
+        self.tag_host(made['off']['name'])
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        target = '%s+%s=off' % (base.VIRTUAL_FLAVOR, config_type)
+        self.addCleanup(self.delete_flavor_named, target)
+        # Our check passes; nova's scheduler then finds no enabled host.
+        self.openstack('compute', 'service', 'set', '--disable',
+                       'fake-compute', 'nova-compute', parse=False)
+        self.addCleanup(self.openstack, 'compute', 'service', 'set',
+                        '--enable', 'fake-compute', 'nova-compute',
+                        parse=False)
+
+        failed = self.toggle(server['id'], '%s=off' % config_type, '--wait',
+                             fail_ok=True)
+
+        self.assertEqual(1, failed.returncode)
+        self.assertIn('No valid host', failed.stderr)
+        self.assertEqual(base.VIRTUAL_FLAVOR,
+                         self.server_flavor(server['id'])['original_name'])
+        self.openstack('compute', 'service', 'set', '--enable',
+                       'fake-compute', 'nova-compute', parse=False)
+        self.wait_for('fake-compute enabled and up', lambda: [
+            s for s in self.openstack('compute', 'service', 'list')
+            if s['Host'] == 'fake-compute' and s['Status'] == 'enabled'
+            and s['State'] == 'up'])
+        self.toggle(server['id'], '%s=off' % config_type, '--auto-confirm')
+        self.assertEqual(target,
+                         self.server_flavor(server['id'])['original_name'])
+        self.assertEqual(1, self.flavors().count(target))
+
+
+class TestBaremetalToggle(ToggleTestCase):
+    def test_service_in_place_then_refused_in_maintenance(self):
+        config_type, made = self.new_pair()
+        for template in made.values():
+            self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                           template['name'])
+        flavor = self.create_baremetal_flavor()
+        self.openstack('flavor', 'deploy-config', 'set', flavor,
+                       '%s=on' % config_type)
+        nodes = self.free_nodes('bm-0', 'bm-1')
+        for node in nodes:
+            self.wait_schedulable(node, traits=[made['on']['name']])
+        server = self.create_server(flavor)
+        node = self.node(self.server_details(server['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
+        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+
+        done = self.toggle(server['id'], '%s=off' % config_type)
+
+        self.assertIn('node %s serviced' % node, done)
+        self.assertEqual({'FnToggle': 'off'}, self.bios(node))
+        shown = self.node(node)
+        self.assertEqual('active', shown['provision_state'])
+        self.assertEqual('off', shown['extra']['deploy_config_%s'
+                                               % config_type])
+        details = self.server_details(server['id'])
+        self.assertEqual('ACTIVE', details['status'])
+        self.assertEqual('off', details['properties'][
+            'deploy-config:%s' % config_type])
+        self.assertIn('already runs', self.toggle(
+            server['id'], '%s=off' % config_type))
+
+        self.openstack('baremetal', 'node', 'maintenance', 'set', node,
+                       parse=False, cloud=base.SYSTEM_ADMIN)
+        self.addCleanup(self.openstack, 'baremetal', 'node', 'maintenance',
+                        'unset', node, parse=False, cloud=base.SYSTEM_ADMIN)
+        refused = self.toggle(server['id'], '%s=on' % config_type,
+                              fail_ok=True)
+        self.assertEqual(1, refused.returncode)
+        self.assertIn('node %s is in maintenance' % node, refused.stderr)
+        self.assertEqual({'FnToggle': 'off'}, self.bios(node))
+
+
+class TestCompletion(base.FunctionalTestCase):
+    def complete(self, script, line):
+        words = line.split(' ')
+        done = subprocess.run(['bash', '-c', (
+            'source %s; source %s; COMP_WORDS=(%s); COMP_CWORD=%d; '
+            'COMP_LINE="%s"; COMP_POINT=${#COMP_LINE}; _openstack; '
+            'echo "${COMPREPLY[*]}"') % (
+                BASH_COMPLETION, script,
+                ' '.join('"%s"' % w for w in words), len(words) - 1, line)],
+            capture_output=True, text=True, check=True)
+        return done.stdout.split()
+
+    def test_bash_completes_hook_options_and_plugin_commands(self):
+        self.assertTrue(os.path.exists(BASH_COMPLETION),
+                        'install the Debian package bash-completion')
+        script = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                              'osc.bash')
+        with open(script, 'w') as f:
+            f.write(self.openstack('complete', parse=False))
+        self.assertEqual(['--deploy-config'], self.complete(
+            script, 'openstack server resize --dep'))
+        self.assertEqual(['list', 'set', 'show', 'unset'], self.complete(
+            script, 'openstack flavor deploy-config '))
+        self.assertEqual(['list', 'sync'], self.complete(
+            script, 'openstack baremetal node deploy-config '))
+        self.assertIn('--bios-setting', self.complete(
+            script, 'openstack baremetal deploy template create --'))
+
