@@ -97,8 +97,11 @@ class Transcript:
         print('   (waiting for placement to see the tags)', flush=True)
         conn = openstack.connect(cloud='minicloud-admin')
         system = openstack.connect(cloud=SYSTEM)
-        ids = [system.baremetal.find_node(n, ignore_missing=False).id
-               for n in nodes]
+        found = [system.baremetal.find_node(n, ignore_missing=False)
+                 for n in nodes]
+        ids = [n.id for n in found if not n.instance_id]
+        if not ids:
+            raise DemoFailed('no free node among %s' % ', '.join(nodes))
 
         def ready(rp):
             inv = conn.placement.get('/resource_providers/%s/inventories'
@@ -148,19 +151,31 @@ SYSTEM = 'minicloud-system-admin'
 
 
 SERVER = 'demo-ht'
+VIRTUAL = 'demo-vm'
 
 
 def reset(demo):
     """Remove what an earlier demo left: its server, flavor configs,
     templates and their traits."""
-    if any(s['Name'] == SERVER for s in demo.query('server', 'list',
-                                                   cloud='minicloud-demo')):
-        demo.quiet('server', 'delete', '--wait', SERVER,
-                   cloud='minicloud-demo')
+    for server in demo.query('server', 'list', cloud='minicloud-demo'):
+        if server['Name'] in (SERVER, VIRTUAL):
+            demo.quiet('server', 'delete', '--wait', server['ID'],
+                       cloud='minicloud-demo')
+    for flavor in demo.query('flavor', 'list', '--all'):
+        if flavor['Name'].startswith(('m1.tiny+', 'bm.gold+')):
+            demo.quiet('flavor', 'delete', flavor['ID'])
     specs = demo.query('flavor', 'show', 'bm.gold')['properties']
     if 'deploy-config:hyperthreading' in specs:
         demo.quiet('flavor', 'deploy-config', 'unset', 'bm.gold',
                    'hyperthreading')
+    host = demo.query('resource', 'provider', 'list', '--name',
+                      'fake-compute')[0]['uuid']
+    traits = {t['name'] for t in demo.query('resource', 'provider', 'trait',
+                                            'list', host)}
+    if traits & set(DEMO_TEMPLATES):
+        demo.quiet('resource', 'provider', 'trait', 'set', host, *[
+            arg for t in sorted(traits - set(DEMO_TEMPLATES))
+            for arg in ('--trait', t)])
     templates = {t['name'] for t in demo.query(
         'baremetal', 'deploy', 'template', 'list')}
     for name in set(DEMO_TEMPLATES) & templates:
@@ -293,6 +308,53 @@ def story(demo, workdir):
     demo.check('%s (capable, tagged) runs it with HyperThreading=Enabled'
                % name, name in ('bm-0', 'bm-1')
                and bios == {'HyperThreading': 'Enabled'})
+
+    demo.step('Toggle it off in place: ironic services the node')
+    demo.run('server', 'resize', '--deploy-config', 'hyperthreading=disabled',
+             '--dry-run', server_id)
+    demo.run('server', 'resize', '--deploy-config', 'hyperthreading=disabled',
+             server_id)
+    demo.run('baremetal', 'node', 'bios', 'setting', 'list', name,
+             cloud=SYSTEM)
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', name, cloud=SYSTEM)}
+    shown = demo.query('server', 'show', server_id)
+    node = demo.query('baremetal', 'node', 'show', name, cloud=SYSTEM)
+    demo.check('BIOS flipped, node active, server ACTIVE, config recorded',
+               bios == {'HyperThreading': 'Disabled'}
+               and node['provision_state'] == 'active'
+               and shown['status'] == 'ACTIVE'
+               and shown['properties'].get('deploy-config:hyperthreading')
+               == 'disabled')
+
+    demo.step('A virtual server: a host without the trait is refused')
+    demo.run('server', 'create', '--flavor', 'm1.tiny', '--image', 'tiny',
+             '--nic', 'none', '--wait', VIRTUAL, '-c', 'name', '-c',
+             'status', cloud='minicloud-demo')
+    vm_id = demo.query('server', 'show', VIRTUAL,
+                       cloud='minicloud-demo')['id']
+    refusal = demo.fails('server', 'resize', '--deploy-config',
+                         'hyperthreading=disabled', '--auto-confirm', vm_id)
+    demo.check('one line naming the missing trait; flavor unchanged',
+               'fake-compute lacks ' + HT_OFF in refusal
+               and demo.query('server', 'show', vm_id)['flavor'][
+                   'original_name'] == 'm1.tiny')
+
+    demo.step('Tag the host, then the toggle goes through nova')
+    host = demo.query('resource', 'provider', 'list', '--name',
+                      'fake-compute')[0]['uuid']
+    traits = [t['name'] for t in demo.query('resource', 'provider', 'trait',
+                                            'list', host)]
+    demo.run('resource', 'provider', 'trait', 'set', host, '-f', 'value',
+             *[arg for t in sorted(set(traits) | {HT_OFF})
+               for arg in ('--trait', t)])
+    demo.run('server', 'resize', '--deploy-config', 'hyperthreading=disabled',
+             '--auto-confirm', vm_id)
+    flavor = demo.query('server', 'show', vm_id)['flavor']
+    demo.check('ACTIVE on m1.tiny+hyperthreading=disabled',
+               flavor['original_name'] == 'm1.tiny+hyperthreading=disabled'
+               and flavor['extra_specs'].get('trait:' + HT_OFF)
+               == 'required')
 
 
 def main(argv):
