@@ -111,10 +111,17 @@ class Toggle:
         self.args = parsed_args
         self.configs = [dc.parse_config(c) for c in parsed_args.deploy_configs]
         self.clients = app.client_manager.deploy_config
+        self._last_progress = None
 
     def say(self, text):
         self.app.stdout.write(text + '\n')
         self.app.stdout.flush()
+
+    def progress(self, text):
+        """Say how a wait goes, once per change."""
+        if text != self._last_progress:
+            self._last_progress = text
+            self.say('  ' + text)
 
     def run(self):
         from osc_deploy_config import ironic
@@ -212,7 +219,7 @@ class Toggle:
             task = server.get('OS-EXT-STS:task_state')
             if not task and server['status'] != leaving:
                 return server['status']
-            self.say('  %s (%s)' % (server['status'], task or 'confirming'))
+            self.progress('%s (%s)' % (server['status'], task or 'confirming'))
             if time.monotonic() > deadline:
                 raise exceptions.CommandError(
                     'Server %s still %s after %ds'
@@ -262,8 +269,8 @@ class Toggle:
                 raise exceptions.CommandError(
                     'Servicing node %s failed: %s. Rerun to retry.'
                     % (node['name'] or node['uuid'], state['last_error']))
-            self.say('  node %s %s' % (node['name'] or node['uuid'],
-                                       state['provision_state']))
+            self.progress('node %s %s' % (node['name'] or node['uuid'],
+                                          state['provision_state']))
             if time.monotonic() > deadline:
                 raise exceptions.CommandError(
                     'Node %s still %s after %ds' % (
