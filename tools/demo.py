@@ -152,17 +152,20 @@ SYSTEM = 'minicloud-system-admin'
 
 SERVER = 'demo-ht'
 VIRTUAL = 'demo-vm'
+# To land a server on bm-2 (not capable of hyperthreading) on purpose.
+PLAIN_SERVER, PLAIN_FLAVOR, PLAIN_TRAIT = ('demo-plain', 'bm.demo-plain',
+                                           'CUSTOM_DEMO_PLAIN')
 
 
 def reset(demo):
     """Remove what an earlier demo left: its server, flavor configs,
     templates and their traits."""
     for server in demo.query('server', 'list', cloud='minicloud-demo'):
-        if server['Name'] in (SERVER, VIRTUAL):
+        if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER):
             demo.quiet('server', 'delete', '--wait', server['ID'],
                        cloud='minicloud-demo')
     for flavor in demo.query('flavor', 'list', '--all'):
-        if flavor['Name'].startswith(('m1.tiny+', 'bm.gold+')):
+        if flavor['Name'].startswith(('m1.tiny+', 'bm.gold+', PLAIN_FLAVOR)):
             demo.quiet('flavor', 'delete', flavor['ID'])
     specs = demo.query('flavor', 'show', 'bm.gold')['properties']
     if 'deploy-config:hyperthreading' in specs:
@@ -182,7 +185,8 @@ def reset(demo):
         demo.quiet('baremetal', 'deploy', 'template', 'delete', name)
     for node in demo.query('baremetal', 'node', 'list', '--fields', 'name',
                            'traits', cloud=SYSTEM):
-        for trait in set(DEMO_TEMPLATES) & set(node['traits']):
+        for trait in set(DEMO_TEMPLATES + (PLAIN_TRAIT,)) & set(
+                node['traits']):
             demo.quiet('baremetal', 'node', 'remove', 'trait', node['name'],
                        trait, cloud=SYSTEM)
 
@@ -326,6 +330,29 @@ def story(demo, workdir):
                and shown['status'] == 'ACTIVE'
                and shown['properties'].get('deploy-config:hyperthreading')
                == 'disabled')
+
+    demo.step('A bare-metal server on a node not capable is refused')
+    demo.run('baremetal', 'node', 'add', 'trait', 'bm-2', PLAIN_TRAIT,
+             cloud=SYSTEM)
+    demo.run('flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
+             '40', PLAIN_FLAVOR, '-c', 'name', '-c', 'properties', *[
+                 arg for prop in ('resources:CUSTOM_BAREMETAL_GOLD=1',
+                                  'resources:VCPU=0', 'resources:MEMORY_MB=0',
+                                  'resources:DISK_GB=0',
+                                  'trait:%s=required' % PLAIN_TRAIT)
+                 for arg in ('--property', prop)])
+    demo.wait_schedulable(('bm-2',), PLAIN_TRAIT)
+    demo.run('server', 'create', '--flavor', PLAIN_FLAVOR, '--image', 'tiny',
+             '--nic', 'none', '--wait', PLAIN_SERVER, '-c', 'name', '-c',
+             'status', cloud='minicloud-demo')
+    plain_id = demo.query('server', 'show', PLAIN_SERVER,
+                          cloud='minicloud-demo')['id']
+    refusal = demo.fails('server', 'resize', '--deploy-config',
+                         'hyperthreading=disabled', plain_id)
+    demo.check('refused before any change: bm-2 lacks the template trait',
+               'node bm-2 lacks ' + HT_OFF in refusal and not demo.query(
+                   'baremetal', 'node', 'bios', 'setting', 'list', 'bm-2',
+                   cloud=SYSTEM))
 
     demo.step('A virtual server: a host without the trait is refused')
     demo.run('server', 'create', '--flavor', 'm1.tiny', '--image', 'tiny',

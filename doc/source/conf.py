@@ -12,7 +12,7 @@
 
 project = 'osc-deploy-config'
 copyright = 'osc-deploy-config developers'  # noqa: A001
-extensions = ['cliff.sphinxext']
+extensions = ['cliff.sphinxext', 'reno.sphinxext']
 master_doc = 'index'
 exclude_patterns = ['_build']
 html_theme = 'alabaster'

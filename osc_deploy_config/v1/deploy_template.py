@@ -99,9 +99,19 @@ def _check_config_options(parsed_args):
 
 class CreateDeployTemplate(command.ShowOne):
     _description = 'Create a new deploy template'
+    _epilog = """Examples::
+
+  openstack baremetal deploy template create \\
+      --config hyperthreading=disabled --bios-setting HyperThreading=Disabled
+  openstack baremetal deploy template create --config disks=raid1 \\
+      --raid-config raid1.yaml --no-requires-trait
+  openstack baremetal deploy template create CUSTOM_MINE --steps steps.yaml
+"""
 
     def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
+        from osc_deploy_config.v1 import help
+
+        parser = help.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument(
             'name',
             metavar='<name>',

@@ -64,7 +64,9 @@ class _ChangeFlavorDeployConfig(command.Lister):
     items_metavar = items_help = None
 
     def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
+        from osc_deploy_config.v1 import help
+
+        parser = help.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument('flavor', metavar='<flavor>',
                             help='Flavor (name or ID).')
         parser.add_argument('items', metavar=self.items_metavar, nargs='+',
@@ -88,6 +90,13 @@ class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
     items_metavar = '<type=value>'
     items_help = ('Deploy configs, e.g. hyperthreading=disabled. A new value '
                   "of a type replaces the flavor's old one.")
+    _epilog = """Examples::
+
+  openstack flavor deploy-config set --dry-run bm.gold \\
+      hyperthreading=disabled
+  openstack flavor deploy-config set bm.gold hyperthreading=disabled \\
+      disks=raid1
+"""
 
     def parse_item(self, text):
         from osc_deploy_config import config as dc

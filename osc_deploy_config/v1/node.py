@@ -97,9 +97,17 @@ class SyncNodeDeployConfig(command.Lister):
         'Tag every node capable of a deploy config with its template trait, '
         'and untag the nodes no longer capable (unless their instance uses '
         'it)')
+    _epilog = """Examples::
+
+  openstack baremetal node deploy-config sync --dry-run
+  openstack baremetal node deploy-config sync \\
+      CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED
+"""
 
     def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
+        from osc_deploy_config.v1 import help
+
+        parser = help.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument(
             'templates', metavar='<template>', nargs='*',
             help='Only these deploy templates (name or UUID); default: '

@@ -80,7 +80,9 @@ class ResizeDeployConfigHook(hooks.CommandHook):
         return parser
 
     def get_epilog(self):
-        return ''
+        return ('Example (osc-deploy-config): openstack server resize '
+                '--deploy-config hyperthreading=disabled --auto-confirm '
+                'web-1')
 
     def before(self, parsed_args):
         if not parsed_args.deploy_configs:
