@@ -20,13 +20,6 @@ from osc_lib import exceptions
 from osc_deploy_config import config as dc
 from osc_deploy_config import steps as dsteps
 
-# python-ironicclient's columns, in its order.
-FIELDS = ('uuid', 'name')
-DETAILED_FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at',
-                   'updated_at')
-# Ours, derived from ``extra``.
-CONFIG_FIELDS = ('config', 'capability_traits')
-
 
 def parse_extra(pairs, option='--extra'):
     """``['k=v', ...]`` -> dict; values that are JSON are decoded, as

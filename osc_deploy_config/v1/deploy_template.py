@@ -29,7 +29,11 @@ from osc_lib.command import command
 LOG = logging.getLogger(__name__)
 _PATCHABLE_KEY = re.compile(r'^[\w-]+$')
 
+# python-ironicclient's columns, in its order: listed, and in detail.
+_LIST_FIELDS = ('uuid', 'name')
 _FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
+# Ours, derived from extra (templates.with_config_fields).
+_CONFIG_FIELDS = ('config', 'capability_traits')
 _STEPS_HELP = (
     "The deploy steps. May be the path to a YAML file containing the deploy "
     "steps; OR '-', with the deploy steps being read from standard input; OR "
@@ -175,7 +179,7 @@ class CreateDeployTemplate(command.ShowOne):
             if parsed_args.uuid:
                 body['uuid'] = parsed_args.uuid
             created = ironic.create_deploy_template(body)
-        columns = _FIELDS + (templates.CONFIG_FIELDS if config else ())
+        columns = _FIELDS + (_CONFIG_FIELDS if config else ())
         created = templates.with_config_fields(created)
         return columns, templates.row(created, columns)
 
@@ -291,7 +295,7 @@ class ListDeployTemplate(command.Lister):
             metavar='<field>',
             action='append',
             default=[],
-            choices=_FIELDS + ('config', 'capability_traits'),
+            choices=_FIELDS + _CONFIG_FIELDS,
             help="One or more deploy template fields. Only these fields "
                  "will be fetched from the server. Can not be used when "
                  "'--long' is specified. config and capability_traits come "
@@ -332,11 +336,11 @@ class ListDeployTemplate(command.Lister):
             columns = tuple(dict.fromkeys(
                 itertools.chain.from_iterable(parsed_args.fields)))
         else:
-            columns = templates.FIELDS
+            columns = _LIST_FIELDS
         if filtering:
-            columns += tuple(c for c in templates.CONFIG_FIELDS
+            columns += tuple(c for c in _CONFIG_FIELDS
                              if c not in columns)
-        wanted = [c for c in columns if c not in templates.CONFIG_FIELDS]
+        wanted = [c for c in columns if c not in _CONFIG_FIELDS]
         if filtering or len(wanted) < len(columns):
             wanted.append('extra')
         fields = None
