@@ -37,7 +37,7 @@ class Ironic(rest.Api):
             found.extend(page[collection])
             if limit is None or (limit and len(found) >= limit):
                 break
-            path = _next_path(page.get('next'))
+            path = rest.relative_link(page.get('next'), '/v1')
         return found[:limit] if limit else found
 
     # ------------------------------------------------------ deploy templates
@@ -99,14 +99,3 @@ class Ironic(rest.Api):
     def remove_node_trait(self, node, trait):
         self._request('DELETE', '/nodes/%s/traits/%s' % (node, trait))
 
-
-def _next_path(next_url):
-    """ironic's ``next`` link, as a path relative to the endpoint."""
-    if not next_url:
-        return None
-    parts = urllib.parse.urlsplit(next_url)
-    path = parts.path
-    version_root = path.find('/v1/')
-    if version_root >= 0:
-        path = path[version_root + len('/v1'):]
-    return path + ('?' + parts.query if parts.query else '')

@@ -36,7 +36,9 @@ class Nova(rest.Api):
         while path:
             page = self._request('GET', path)
             found.extend(page['flavors'])
-            path = _next_path(page.get('flavors_links'))
+            path = rest.relative_link(next(
+                (link['href'] for link in page.get('flavors_links') or ()
+                 if link.get('rel') == 'next'), None), '/v2.1')
         return found
 
     def find_flavor(self, name_or_id):
@@ -59,16 +61,6 @@ class Nova(rest.Api):
     def delete_extra_spec(self, flavor_id, key):
         self._request('DELETE', '/flavors/%s/os-extra_specs/%s' % (
             flavor_id, urllib.parse.quote(key, safe='')))
-
-
-def _next_path(links):
-    for link in links or ():
-        if link.get('rel') == 'next':
-            parts = urllib.parse.urlsplit(link['href'])
-            path = parts.path
-            root = path.find('/flavors')
-            return path[root:] + ('?' + parts.query if parts.query else '')
-    return None
 
 
 class NovaServers(Nova):

@@ -13,7 +13,23 @@
 """The REST calls of one service, over an SDK proxy, at the versions the
 command's features need (see ``versions``)."""
 
+import urllib.parse
+
 from osc_deploy_config import versions
+
+
+def relative_link(url, version_root):
+    """A service's absolute link (a next page) as a path relative to its
+    versioned endpoint: ``http://h/v1/nodes?marker=x`` -> ``/nodes?...``
+    for the root ``/v1``."""
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path
+    at = path.find(version_root + '/')
+    if at >= 0:
+        path = path[at + len(version_root):]
+    return path + ('?' + parts.query if parts.query else '')
 
 
 class Api:
