@@ -99,6 +99,13 @@ class Clients:
             self._baremetal = proxy
         return self._baremetal
 
+    def warn_if_nodes_hidden(self, nodes):
+        """An empty node list may only mean the project scope sees none."""
+        if not nodes and self.baremetal_scope == 'project':
+            LOG.warning('No node is visible to a project-scoped token; '
+                        "under ironic's default policy only a system-scoped "
+                        'one sees them all.')
+
     @contextlib.contextmanager
     def ironic_errors(self, action):
         """Turn ironic's refusals into one line saying what is needed."""

@@ -147,6 +147,8 @@ class ShowFlavorDeployConfig(command.ShowOne):
         configs = flavors.configs_of(flavor['extra_specs'])
         with clients.ironic_errors('list nodes'):
             nodes = ironic.nodes(tagging.NODE_FIELDS) if configs else []
+        if configs:
+            clients.warn_if_nodes_hidden(nodes)
         templates, traits, schedulable = {}, {}, {}
         warnings = flavors.drift(flavor['extra_specs'], by_config)
         for config in configs:

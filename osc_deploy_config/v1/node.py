@@ -33,10 +33,7 @@ def _load(app):
         templates = tagging.config_templates(
             api.deploy_templates(fields=['uuid', 'name', 'extra'], limit=0))
         nodes = api.nodes(tagging.NODE_FIELDS)
-    if not nodes and clients.baremetal_scope == 'project':
-        LOG.warning('No node is visible to a project-scoped token; under '
-                    "ironic's default policy only a system-scoped one sees "
-                    'them all.')
+    clients.warn_if_nodes_hidden(nodes)
     return clients, api, templates, nodes
 
 

@@ -12,6 +12,7 @@
 
 from unittest import mock
 
+import fixtures
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import connection
 import testtools
@@ -86,6 +87,23 @@ class TestClients(testtools.TestCase):
             self.assertIs(system.baremetal, made.baremetal)
         scoped.assert_called_once_with(conn)
         self.assertEqual('system', made.baremetal_scope)
+
+
+class TestHiddenNodes(testtools.TestCase):
+    def warned(self, scope, nodes):
+        logs = self.useFixture(fixtures.FakeLogger())
+        made = clients.Clients(mock.Mock(sdk_connection=project_connection()))
+        made.baremetal_scope = scope
+        made.warn_if_nodes_hidden(nodes)
+        return logs.output
+
+    def test_empty_list_in_project_scope_is_explained(self):
+        self.assertIn('No node is visible to a project-scoped token',
+                      self.warned('project', []))
+
+    def test_quiet_otherwise(self):
+        self.assertEqual('', self.warned('system', []))
+        self.assertEqual('', self.warned('project', [{'uuid': 'n'}]))
 
 
 class _Patch:
