@@ -126,26 +126,21 @@ def validate_traits(traits):
     """Capability traits must be standard (os-traits) or CUSTOM_ traits."""
     import os_traits
 
-    for trait in traits:
-        if os_traits.is_custom(trait):
-            if not _CUSTOM_TRAIT.match(trait) or len(
-                    trait) > MAX_TRAIT_LENGTH:
-                raise exceptions.CommandError(
-                    'Invalid trait %r: CUSTOM_ traits use A-Z, 0-9 and _, '
-                    'up to %d characters' % (trait, MAX_TRAIT_LENGTH)
-                )
-        elif trait not in _standard_traits():
+    custom = [t for t in traits if os_traits.is_custom(t)]
+    for trait in custom:
+        if not _CUSTOM_TRAIT.match(trait) or len(trait) > MAX_TRAIT_LENGTH:
             raise exceptions.CommandError(
-                'Unknown trait %r: neither a standard trait (os-traits %s) '
-                'nor a CUSTOM_ trait' % (trait, _os_traits_version())
+                'Invalid trait %r: CUSTOM_ traits use A-Z, 0-9 and _, '
+                'up to %d characters' % (trait, MAX_TRAIT_LENGTH)
             )
+    known = set(os_traits.get_traits())
+    unknown = [t for t in traits if t not in custom and t not in known]
+    if unknown:
+        raise exceptions.CommandError(
+            'Unknown trait %r: neither a standard trait (os-traits %s) '
+            'nor a CUSTOM_ trait' % (unknown[0], _os_traits_version())
+        )
     return sorted(set(traits))
-
-
-def _standard_traits():
-    import os_traits
-
-    return set(os_traits.get_traits())
 
 
 def _os_traits_version():
