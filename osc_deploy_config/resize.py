@@ -30,7 +30,6 @@ from osc_deploy_config import flavors
 SIZES = ('vcpus', 'ram', 'disk', 'ephemeral', 'swap')
 # A server's embedded flavor and a flavor listing name ephemeral apart.
 _LISTED_NAMES = {'ephemeral': 'OS-FLV-EXT-DATA:ephemeral'}
-RECORD_PREFIX = flavors.SPEC_PREFIX   # server metadata of applied configs
 
 ResizePlan = collections.namedtuple('ResizePlan', [
     'current', 'target', 'target_specs', 'target_flavor', 'new_flavor_name',
@@ -45,11 +44,18 @@ def sizes_of(flavor):
 
 def applied_configs(server, flavor_specs):
     """The configs the server runs with: its flavor's, overridden by those
-    a bare-metal toggle recorded in the server's metadata."""
+    a bare-metal toggle recorded in the server's metadata (under the same
+    ``deploy-config:<type>`` keys, see ``record``)."""
     configs = {c.type: c for c in flavors.configs_of(flavor_specs)}
     configs.update((c.type, c) for c in flavors.configs_of(
         server.get('metadata') or {}))
     return configs
+
+
+def record(configs):
+    """The server metadata that records configs a bare-metal toggle
+    applied."""
+    return {flavors.config_spec(c.type): c.value for c in configs}
 
 
 def derived_flavor_name(original_name, target_specs):

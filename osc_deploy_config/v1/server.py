@@ -242,6 +242,7 @@ class Toggle:
 
     def service(self, servers, server, node, changed, steps):
         from osc_deploy_config import ironic
+        from osc_deploy_config import resize
 
         node_api = ironic.Ironic(self.clients.baremetal, 'node servicing')
         with self.clients.ironic_errors('service nodes'):
@@ -253,8 +254,7 @@ class Toggle:
             node_api.set_node_extra(node['uuid'], {
                 'deploy_config_%s' % c.type.replace('.', '_'): c.value
                 for c in changed})
-        servers.set_metadata(server['id'], {
-            'deploy-config:%s' % c.type: c.value for c in changed})
+        servers.set_metadata(server['id'], resize.record(changed))
         self.say('Server %s: node %s serviced, now %s.' % (
             server['name'], node['name'] or node['uuid'],
             ', '.join(str(c) for c in changed)))

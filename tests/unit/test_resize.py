@@ -90,8 +90,9 @@ class TestPlan(testtools.TestCase):
         self.assertFalse(resize.plan(server(), [ON], TEMPLATES, []).changed)
 
     def test_recorded_bare_metal_toggle_counts(self):
-        toggled = server(metadata={'deploy-config:hyperthreading':
-                                   'disabled'})
+        self.assertEqual({'deploy-config:hyperthreading': 'disabled'},
+                         resize.record([OFF]))
+        toggled = server(metadata=resize.record([OFF]))
         self.assertFalse(resize.plan(toggled, [OFF], TEMPLATES, []).changed)
         self.assertTrue(resize.plan(toggled, [ON], TEMPLATES, []).changed)
 
