@@ -230,7 +230,9 @@ def ironic(lay, policy='secure'):
         host_ip = 127.0.0.1
         port = {lay.ports['ironic']}
         [database]
-        connection = sqlite:///{lay.data}/ironic/ironic.sqlite
+        # MariaDB, as production runs it: SQLite answers concurrent writes
+        # (trait changes on different nodes) with 'database is locked'
+        connection = {lay.db('ironic')}
         [dhcp]
         dhcp_provider = none
         [oslo_concurrency]
