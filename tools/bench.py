@@ -1,0 +1,732 @@
+#!/usr/bin/env python3
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Benchmarks of osc-deploy-config on the mini cloud: a report, not a test.
+
+Every figure is a ratio of two measurements of the same run: our plugin
+against python-ironicclient, or our command against the floor of the API
+calls it must make.  Requests are counted at the HTTP layer (every request
+``requests`` sends), not estimated.  The report is written as markdown and
+JSON (``--output``, default ``.bench/``) with the machine and versions.
+
+    tools/tox -e bench [-- --sizes 1,100,1000 --sync-nodes 500]
+
+The bench creates its objects (``bench-*`` nodes and flavors,
+``CUSTOM_DEPLOY_CONFIG_BENCH*`` templates) and deletes them afterwards,
+also those a crashed run left.  nova's ironic compute is stopped meanwhile,
+so that it does not turn a thousand enrolled nodes into resource providers
+while we measure; it is started again at the end.
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
+BIN = os.path.dirname(sys.executable)
+ADMIN, SYSTEM = 'minicloud-admin', 'minicloud-system-admin'
+IRONIC_VERSION, NOVA_VERSION, PLACEMENT_VERSION = '1.87', '2.61', '1.39'
+BENCH_TYPE = 'bench'
+SYNC_TEMPLATE = 'CUSTOM_DEPLOY_CONFIG_BENCHSYNC_ON'
+CAPABLE_TRAIT = 'CUSTOM_BENCH_CAPABLE'
+NEVER_TRAIT = 'CUSTOM_BENCH_NEVER'
+SERVER = 'bench-server'
+PARALLEL_SETUP = 4
+PAGE_SIZE = 1000   # ironic's and nova's default [api]max_limit
+VERSIONS_OF = ('osc-deploy-config', 'python-openstackclient',
+               'python-ironicclient', 'openstacksdk', 'osc-lib', 'cliff',
+               'keystoneauth1', 'stevedore')
+
+# Run in a fresh interpreter: what loading one distribution's OSC entry
+# points costs after the modules every ``openstack`` run has imported.
+LOAD_SCRIPT = '''
+import importlib.metadata, json, sys, time
+import openstackclient.shell, osc_lib.command.command, osc_lib.utils
+eps = [ep for ep in importlib.metadata.distribution(sys.argv[1]).entry_points
+       if ep.group.startswith('openstack.')]
+start = time.perf_counter()
+for ep in eps:
+    ep.load()
+print(json.dumps([time.perf_counter() - start, len(eps)]))
+'''
+
+# Run ``openstack`` with every HTTP request recorded as it is sent.
+COUNT_SCRIPT = '''
+import json, sys
+import requests.adapters
+sent = []
+send = requests.adapters.HTTPAdapter.send
+def counting_send(self, request, *args, **kwargs):
+    sent.append([request.method, request.url])
+    return send(self, request, *args, **kwargs)
+requests.adapters.HTTPAdapter.send = counting_send
+from openstackclient import shell
+try:
+    code = shell.main(sys.argv[2:])
+finally:
+    with open(sys.argv[1], 'w') as out:
+        json.dump(sent, out)
+sys.exit(code)
+'''
+
+
+def log(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def wall(argv, env, check=True):
+    """Seconds one command took, start to exit."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    took = time.perf_counter() - start
+    if check and done.returncode:
+        raise SystemExit('%s failed: %s' % (' '.join(argv), done.stderr))
+    return took
+
+
+def interleaved(runs, env, **commands):
+    """Median wall time of each command, runs interleaved after one
+    warm-up each (stevedore's entry point cache, the page cache)."""
+    times = {name: [] for name in commands}
+    for argv in commands.values():
+        wall(argv, env)
+    for _ in range(runs):
+        for name, argv in commands.items():
+            times[name].append(wall(argv, env))
+    return {name: median(t) for name, t in times.items()}
+
+
+class Cloud:
+    """Direct API access for setting up, the floor, and checks."""
+
+    def __init__(self):
+        import openstack
+
+        self.admin = openstack.connect(cloud=ADMIN)
+        self.system = openstack.connect(cloud=SYSTEM)
+        self.ironic = self.system.baremetal
+        self.nova = self.admin.compute
+        self.placement = self.admin.placement
+        self.services = self._services()
+
+    def _services(self):
+        """host:port -> service type, from the catalog."""
+        found = {}
+        access = self.admin.session.auth.get_access(self.admin.session)
+        for entry in access.service_catalog.catalog:
+            for endpoint in entry['endpoints']:
+                url = urllib.parse.urlsplit(endpoint['url'])
+                found[url.netloc] = entry['type']
+        return found
+
+    def call(self, proxy, method, path, version, ok=(200, 201, 202, 204),
+             **kwargs):
+        response = proxy.request(path, method, microversion=version,
+                                 raise_exc=False, **kwargs)
+        if response.status_code not in ok:
+            raise SystemExit('%s %s: %s %s' % (method, path,
+                                               response.status_code,
+                                               response.text[:300]))
+        return response.json() if response.content else None
+
+    def ironic_call(self, method, path, **kwargs):
+        return self.call(self.ironic, method, path, IRONIC_VERSION, **kwargs)
+
+    def nova_call(self, method, path, **kwargs):
+        return self.call(self.nova, method, path, NOVA_VERSION, **kwargs)
+
+    def ironic_list(self, collection, fields):
+        found, path = [], '/%s?fields=%s' % (collection, fields)
+        while path:
+            page = self.ironic_call('GET', path)
+            found += page[collection]
+            path = page.get('next')
+            if path:
+                path = path[path.index('/v1/') + 3:]
+        return found
+
+    def max_versions(self):
+        ironic = self.ironic.get('/', microversion=None)
+        nova = self.nova.get('/', microversion=None).json()
+        return {
+            'ironic': ironic.headers[
+                'X-OpenStack-Ironic-API-Maximum-Version'],
+            'nova': nova['version']['version'],
+        }
+
+
+def parallel(function, items):
+    with concurrent.futures.ThreadPoolExecutor(PARALLEL_SETUP) as pool:
+        return list(pool.map(function, items))
+
+
+# ---------------------------------------------------------------- objects
+
+def bench_config(number):
+    from osc_deploy_config import config as dc
+
+    return dc.Config(BENCH_TYPE, 'v%04d' % number)
+
+
+def template_body(config, capability_traits):
+    from osc_deploy_config import config as dc
+    from osc_deploy_config import steps
+
+    return {
+        'name': dc.template_trait(config),
+        'steps': [steps.bios_step([{'name': 'BenchSetting',
+                                    'value': config.value}])],
+        'extra': dc.template_extra(config, capability_traits),
+    }
+
+
+def grow(cloud, size, have):
+    """Bench templates, nodes and flavors up to ``size`` of each."""
+    from osc_deploy_config import flavors
+
+    numbers = range(have + 1, size + 1)
+
+    def template(number):
+        config = bench_config(number)
+        cloud.ironic_call('POST', '/deploy_templates',
+                          json=template_body(config, [NEVER_TRAIT]))
+
+    def node(number):
+        cloud.ironic_call('POST', '/nodes', json={
+            'name': 'bench-%04d' % number, 'driver': 'fake-hardware'})
+
+    def flavor(number):
+        config = bench_config(number)
+        made = cloud.nova_call('POST', '/flavors', json={'flavor': {
+            'name': 'bench.f%04d' % number, 'vcpus': 1, 'ram': 64,
+            'disk': 1}})['flavor']
+        change = flavors.plan_set({}, [config], {
+            config: {'name': template_body(config, ())['name']}})
+        cloud.nova_call('POST', '/flavors/%s/os-extra_specs' % made['id'],
+                        json={'extra_specs': change.set})
+
+    for make in (template, node, flavor):
+        parallel(make, numbers)
+
+
+def clean(cloud):
+    """Delete every bench object, whatever run made it."""
+    servers = cloud.nova_call('GET', '/servers?name=^bench-')['servers']
+    for server in servers:
+        cloud.nova_call('DELETE', '/servers/%s' % server['id'],
+                        ok=(204, 404))
+    for server in servers:
+        wait('server %s deleted' % server['id'],
+             lambda s=server: cloud.nova.get(
+                 '/servers/%s' % s['id']).status_code == 404)
+    templates = [t['uuid'] for t in cloud.ironic_list('deploy_templates',
+                                                      'uuid,name')
+                 if t['name'].startswith('CUSTOM_DEPLOY_CONFIG_BENCH')]
+    nodes = [n['uuid'] for n in cloud.ironic_list('nodes', 'uuid,name')
+             if (n['name'] or '').startswith('bench-')]
+    found = cloud.nova_call('GET', '/flavors?is_public=None&limit=100000')
+    bench_flavors = [f['id'] for f in found['flavors']
+                     if f['name'].startswith('bench.')]
+    parallel(lambda t: cloud.ironic_call(
+        'DELETE', '/deploy_templates/%s' % t, ok=(204, 404)), templates)
+    parallel(lambda n: cloud.ironic_call('DELETE', '/nodes/%s' % n,
+                                         ok=(204, 404)), nodes)
+    parallel(lambda f: cloud.nova_call('DELETE', '/flavors/%s' % f,
+                                       ok=(202, 204, 404)), bench_flavors)
+    return len(templates), len(nodes), len(bench_flavors)
+
+
+def wait(what, check, timeout=300):
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise SystemExit('timed out waiting for %s' % what)
+        time.sleep(0.5)
+
+
+def boot_server(cloud):
+    """A virtual server on bench.f0001, its host tagged for v0001 and
+    v0000 (the config it may toggle to, outside the N templates): what
+    ``server resize --deploy-config`` plans against."""
+    cloud.ironic_call('POST', '/deploy_templates',
+                      json=template_body(bench_config(0), [NEVER_TRAIT]))
+    host = cloud.call(cloud.placement, 'GET',
+                      '/resource_providers?name=fake-compute',
+                      PLACEMENT_VERSION)['resource_providers'][0]
+    traits = [template_body(bench_config(n), ())['name'] for n in (0, 1)]
+    for trait in traits:
+        cloud.call(cloud.placement, 'PUT', '/traits/%s' % trait,
+                   PLACEMENT_VERSION)
+    path = '/resource_providers/%s/traits' % host['uuid']
+    now = cloud.call(cloud.placement, 'GET', path, PLACEMENT_VERSION)
+    cloud.call(cloud.placement, 'PUT', path, PLACEMENT_VERSION, json={
+        'resource_provider_generation': now['resource_provider_generation'],
+        'traits': sorted(set(now['traits']) | set(traits))})
+    flavor = next(f for f in cloud.nova_call('GET', '/flavors')['flavors']
+                  if f['name'] == 'bench.f0001')
+    image = next(i for i in cloud.admin.image.images() if i.name == 'tiny')
+    server = cloud.nova_call('POST', '/servers', json={'server': {
+        'name': SERVER, 'flavorRef': flavor['id'], 'imageRef': image.id,
+        'networks': 'none'}})['server']
+
+    def active():
+        status = cloud.nova_call('GET', '/servers/%s' % server['id'])[
+            'server']['status']
+        if status == 'ERROR':
+            raise SystemExit('the bench server failed to boot')
+        return status == 'ACTIVE'
+
+    wait('the bench server to be ACTIVE', active)
+    return host, path, traits
+
+
+def untag_host(cloud, path, traits):
+    now = cloud.call(cloud.placement, 'GET', path, PLACEMENT_VERSION)
+    cloud.call(cloud.placement, 'PUT', path, PLACEMENT_VERSION, json={
+        'resource_provider_generation': now['resource_provider_generation'],
+        'traits': sorted(set(now['traits']) - set(traits))})
+
+
+# ---------------------------------------------------------------- figures
+
+def plugin_load(runs, env):
+    """Median in-process ``EntryPoint.load`` time of our OSC entry points
+    and of python-ironicclient's."""
+    times = {'osc-deploy-config': [], 'python-ironicclient': []}
+    counts = {}
+    for _ in range(runs):
+        for dist in times:
+            done = subprocess.run([sys.executable, '-c', LOAD_SCRIPT, dist],
+                                  env=env, capture_output=True, text=True,
+                                  check=True)
+            seconds, counts[dist] = json.loads(done.stdout)
+            times[dist].append(seconds)
+    return {dist: {'ms': median(t) * 1000, 'entry_points': counts[dist]}
+            for dist, t in times.items()}
+
+
+def venv_without_plugin(workdir):
+    """A virtualenv with exactly this one's packages but ours."""
+    frozen = subprocess.run(
+        [sys.executable, '-m', 'pip', 'freeze', '--exclude-editable'],
+        capture_output=True, text=True, check=True).stdout
+    frozen = ''.join(line + '\n' for line in frozen.splitlines()
+                     if not line.lower().startswith('osc-deploy-config'))
+    digest = hashlib.sha256(frozen.encode()).hexdigest()[:12]
+    venv = os.path.join(workdir, 'without-plugin-' + digest)
+    if not os.path.exists(os.path.join(venv, 'ready')):
+        log('creating %s (once)' % venv)
+        subprocess.run([sys.executable, '-m', 'venv', '--clear', venv],
+                       check=True)
+        with tempfile.NamedTemporaryFile('w', suffix='.txt') as reqs:
+            reqs.write(frozen)
+            reqs.flush()
+            done = subprocess.run(
+                [venv + '/bin/pip', 'install', '-q',
+                 '--disable-pip-version-check', '-r', reqs.name],
+                capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit('installing %s failed:\n%s'
+                                 % (venv, done.stdout + done.stderr))
+        open(os.path.join(venv, 'ready'), 'w').close()
+    return venv
+
+
+class Counter:
+    """Runs ``openstack`` commands with their requests recorded."""
+
+    def __init__(self, cloud, env):
+        self.cloud = cloud
+        self.env = env
+
+    def run(self, *args, cloud=ADMIN):
+        with tempfile.NamedTemporaryFile(suffix='.json') as record:
+            start = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, '-c', COUNT_SCRIPT, record.name,
+                 '--os-cloud', cloud, *args],
+                env=self.env, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, text=True)
+            took = time.perf_counter() - start
+            sent = json.load(open(record.name))
+        if done.returncode:
+            raise SystemExit('openstack %s failed: %s'
+                             % (' '.join(args), done.stderr))
+        return self.classify(sent), took
+
+    def classify(self, sent):
+        """Requests per service; version discovery and tokens apart."""
+        counts = {}
+        for _method, url in sent:
+            parts = urllib.parse.urlsplit(url)
+            service = self.cloud.services.get(parts.netloc, parts.netloc)
+            if service == 'identity':
+                kind = 'keystone'
+            elif parts.path.strip('/') in ('', 'v1', 'v2.1', 'v2'):
+                kind = 'discovery'
+            else:
+                kind = service
+            counts[kind] = counts.get(kind, 0) + 1
+        counts['total'] = len(sent)
+        return counts
+
+
+COMMANDS = (
+    ('template list', ('baremetal', 'deploy', 'template', 'list')),
+    ('template list --long', ('baremetal', 'deploy', 'template', 'list',
+                              '--long')),
+    ('template show', ('baremetal', 'deploy', 'template', 'show',
+                       'CUSTOM_DEPLOY_CONFIG_BENCH_V0001')),
+    ('node deploy-config list', ('baremetal', 'node', 'deploy-config',
+                                 'list', '--config', 'bench=v0001')),
+    ('node deploy-config sync --dry-run', (
+        'baremetal', 'node', 'deploy-config', 'sync', '--dry-run',
+        'CUSTOM_DEPLOY_CONFIG_BENCH_V0001')),
+    ('flavor deploy-config list', ('flavor', 'deploy-config', 'list')),
+    ('flavor deploy-config show', ('flavor', 'deploy-config', 'show',
+                                   'bench.f0001')),
+    ('server resize --deploy-config --dry-run', (
+        'server', 'resize', '--deploy-config', 'bench=v0000', '--dry-run',
+        SERVER)),
+)
+
+
+def requests_per_size(cloud, counter, sizes):
+    """Requests of every command with N bench templates, nodes and
+    flavors, for each N of ``sizes``; and how many objects of each kind
+    the cloud then had."""
+    table, objects, have, server = {}, {}, 0, None
+    for size in sizes:
+        log('growing to %d templates, nodes and flavors' % size)
+        grow(cloud, size, have)
+        have = size
+        if server is None:
+            server = boot_server(cloud)
+        for name, args in COMMANDS:
+            counts, _ = counter.run(*args)
+            table.setdefault(name, {})[size] = counts
+        objects[size] = {
+            'templates': len(cloud.ironic_list('deploy_templates', 'uuid')),
+            'nodes': len(cloud.ironic_list('nodes', 'uuid')),
+            'flavors': len(cloud.nova_call(
+                'GET', '/flavors?is_public=None&limit=100000')['flavors']),
+        }
+    return table, objects, server
+
+
+def template_list_vs_ironicclient(runs, env):
+    """Wall time of listing every template: ours and ironicclient's
+    standalone CLI, each also with ``--help`` (its start-up alone)."""
+    ours = [BIN + '/openstack', '--os-cloud', SYSTEM, 'baremetal', 'deploy',
+            'template', 'list']
+    theirs = [BIN + '/baremetal', '--os-cloud', SYSTEM, 'deploy', 'template',
+              'list']
+    return interleaved(runs, env, ours=ours, ironicclient=theirs,
+                       ours_startup=ours + ['--help'],
+                       ironicclient_startup=theirs + ['--help'])
+
+
+def sync_vs_floor(cloud, counter, nodes, rounds):
+    """Tagging ``nodes`` capable nodes: our ``sync`` against the floor of
+    only the trait writes, back to back, on one keep-alive session."""
+    from osc_deploy_config import config as dc
+
+    sync_config = dc.Config('benchsync', 'on')
+    cloud.ironic_call('POST', '/deploy_templates',
+                      json=template_body(sync_config, [CAPABLE_TRAIT]))
+    all_nodes = sorted((n for n in cloud.ironic_list('nodes', 'uuid,name')
+                        if (n['name'] or '').startswith('bench-')),
+                       key=lambda n: n['name'])
+    if len(all_nodes) < nodes:
+        raise SystemExit('only %d bench nodes for --sync-nodes %d'
+                         % (len(all_nodes), nodes))
+    capable = [n['uuid'] for n in all_nodes[:nodes]]
+    parallel(lambda n: cloud.ironic_call('PUT', '/nodes/%s/traits' % n,
+                                         json={'traits': [CAPABLE_TRAIT]}),
+             capable)
+
+    def untag():
+        parallel(lambda n: cloud.ironic_call(
+            'DELETE', '/nodes/%s/traits/%s' % (n, SYNC_TEMPLATE),
+            ok=(204, 404)), capable)
+
+    def tagged():
+        return sum(SYNC_TEMPLATE in (n['traits'] or ())
+                   for n in cloud.ironic_list('nodes', 'uuid,traits'))
+
+    floor, ours, counts = [], [], None
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for node in capable:
+            cloud.ironic_call('PUT', '/nodes/%s/traits/%s'
+                              % (node, SYNC_TEMPLATE))
+        floor.append(time.perf_counter() - start)
+        untag()
+        counts, took = counter.run('baremetal', 'node', 'deploy-config',
+                                   'sync', SYNC_TEMPLATE)
+        ours.append(took)
+        if tagged() != nodes:
+            raise SystemExit('sync tagged %d nodes, not %d'
+                             % (tagged(), nodes))
+        untag()
+    return {'nodes': nodes, 'rounds': rounds, 'floor_s': median(floor),
+            'ours_s': median(ours), 'requests': counts,
+            'floor_requests': nodes}
+
+
+# ---------------------------------------------------------------- report
+
+def machine():
+    with open('/proc/meminfo') as meminfo:
+        mem_kib = int(meminfo.readline().split()[1])
+    return {
+        'platform': platform.platform(),
+        'cpus': os.cpu_count(),
+        'memory_gib': round(mem_kib / 2 ** 20, 1),
+        'python': platform.python_version(),
+    }
+
+
+def versions(cloud):
+    found = {name: importlib.metadata.version(name) for name in VERSIONS_OF}
+    with open(os.path.join(CHECKOUT, 'tools', 'minicloud',
+                           'requirements.txt')) as pins:
+        for line in pins:
+            if '==' in line and not line.startswith('#'):
+                name, pin = line.strip().split('==')
+                found['minicloud ' + name] = pin
+    found.update(('max API ' + k, v) for k, v in cloud.max_versions().items())
+    return found
+
+
+def pages(report, size):
+    """Pages of the largest collection at this size."""
+    objects = report['objects']
+    counts = objects[str(size)] if str(size) in objects else objects[size]
+    return -(-max(counts.values()) // PAGE_SIZE)
+
+
+def verdict(ok):
+    return 'met' if ok else 'MISSED'
+
+
+def markdown(report):
+    lines = ['# osc-deploy-config benchmarks', '',
+             'Run %s, %.0f s. Reproduce: `tools/tox -e bench`.' % (
+                 report['date'], report['seconds']), '',
+             '## Machine and versions', '']
+    lines += ['- %s: %s' % item for item in report['machine'].items()]
+    lines += ['- %s: %s' % item for item in report['versions'].items()]
+
+    load = report['plugin_load']
+    ours, theirs = load['osc-deploy-config'], load['python-ironicclient']
+    ratio = ours['ms'] / theirs['ms']
+    lines += [
+        '', '## 1. Plugin load per `openstack` run', '',
+        '`EntryPoint.load` of every OSC entry point of the distribution, in '
+        'a fresh interpreter after the modules OSC itself imports (cliff '
+        'loads every command module on every run); median of %d.'
+        % report['runs_load'], '',
+        '| | entry points | ms |', '|---|---:|---:|',
+        '| osc-deploy-config | %d | %.2f |' % (ours['entry_points'],
+                                              ours['ms']),
+        '| python-ironicclient | %d | %.2f |' % (theirs['entry_points'],
+                                                theirs['ms']),
+        '', 'Ratio %.3f. Target <= 5 ms and <= 0.25x: %s.' % (
+            ratio, verdict(ours['ms'] <= 5 and ratio <= 0.25)),
+    ]
+    complete = report['complete']
+    lines += [
+        '', '`openstack complete` wall time, median of %d: %.3f s with the '
+        'plugin, %.3f s in a virtualenv with the same packages but ours '
+        '(ratio %.3f).' % (report['runs'], complete['with'],
+                           complete['without'],
+                           complete['with'] / complete['without']),
+    ]
+
+    table = report['requests']
+    sizes = report['sizes']
+    lines += [
+        '', '## 2. Requests per command', '',
+        'Counted at the HTTP layer (`requests` adapter) of one `openstack` '
+        'run, with N bench templates, nodes and flavors. Cells: API '
+        'requests to ironic / nova / placement, then version discovery and '
+        'keystone (tokens and discovery).', '',
+        '| command | ' + ' | '.join('N=%d' % n for n in sizes) + ' | '
+        'no N+1 |',
+        '|---|' + '---:|' * len(sizes) + '---|',
+    ]
+    all_flat = True
+    for name, by_size in table.items():
+        cells, api = [], []
+        for size in sizes:
+            counts = by_size[str(size)] if str(size) in by_size \
+                else by_size[size]
+            api.append(sum(counts.get(s, 0) for s in (
+                'baremetal', 'compute', 'placement')))
+            cells.append('%d / %d / %d (+%d disc, +%d ks)' % tuple(
+                counts.get(s, 0) for s in ('baremetal', 'compute',
+                                           'placement', 'discovery',
+                                           'keystone')))
+        flat = all(api[i] <= api[0] * pages(report, size)
+                   for i, size in enumerate(sizes))
+        all_flat &= flat
+        lines.append('| %s | %s | %s |' % (name, ' | '.join(cells),
+                                           'yes' if flat else 'NO'))
+    objects = report['objects']
+    lines += [
+        '', 'Objects in the cloud at each N (bench and seed): %s.' % '; '.join(
+            'N=%s: %s' % (size, ', '.join('%d %s' % (n, kind) for kind, n in
+                                          sorted(objects[size].items())))
+            for size in objects),
+        'Target: independent of N, apart from the pages of listings: '
+        'ironic and nova return at most %d objects a page (their default '
+        '`max_limit`), so a listing of more takes one request per page. '
+        'Verdict (requests at N <= requests at N=%d times the pages of the '
+        'largest collection): %s.' % (PAGE_SIZE, sizes[0],
+                                      verdict(all_flat)),
+    ]
+
+    listing = report['template_list']
+    ratio = listing['ours'] / listing['ironicclient']
+    startup_gap = listing['ours_startup'] - listing['ironicclient_startup']
+    lines += [
+        '', '## 3. `baremetal deploy template list` over %d templates'
+        % report['templates_listed'], '',
+        'Wall time, median of %d interleaved runs, system-scoped cloud '
+        'entry, default table output.' % report['runs'], '',
+        '| | list (s) | `--help`, start-up only (s) | list minus start-up '
+        '(s) |', '|---|---:|---:|---:|',
+        '| `openstack baremetal deploy template list` | %.3f | %.3f | %.3f '
+        '|' % (listing['ours'], listing['ours_startup'],
+               listing['ours'] - listing['ours_startup']),
+        '| ironicclient `baremetal deploy template list` | %.3f | %.3f | '
+        '%.3f |' % (listing['ironicclient'], listing['ironicclient_startup'],
+                    listing['ironicclient']
+                    - listing['ironicclient_startup']),
+        '', 'Ratio %.3f (target <= 1.0: %s); without each CLI\'s start-up '
+        '%.3f.' % (ratio, verdict(ratio <= 1.0), (
+            listing['ours'] - listing['ours_startup'])
+            / (listing['ironicclient'] - listing['ironicclient_startup'])),
+        '`openstack` starts %.3f s slower than `baremetal`: it loads every '
+        'installed plugin\'s command modules (cliff loads all entry points '
+        'of every command group), while `baremetal` loads ironicclient\'s '
+        'only.' % startup_gap,
+    ]
+
+    sync = report['sync']
+    ratio = sync['ours_s'] / sync['floor_s']
+    lines += [
+        '', '## 4. `node deploy-config sync` over %d nodes' % sync['nodes'],
+        '', 'Tagging %d capable enrolled fake-hardware nodes; floor: only '
+        'the %d trait writes, back to back on one session; median of %d '
+        'rounds.' % (sync['nodes'], sync['floor_requests'], sync['rounds']),
+        '', '| | s | requests |', '|---|---:|---:|',
+        '| floor | %.2f | %d |' % (sync['floor_s'], sync['floor_requests']),
+        '| `openstack baremetal node deploy-config sync` | %.2f | %d (%d '
+        'ironic, %d discovery, %d keystone) |' % (
+            sync['ours_s'], sync['requests']['total'],
+            sync['requests'].get('baremetal', 0),
+            sync['requests'].get('discovery', 0),
+            sync['requests'].get('keystone', 0)),
+        '', 'Ratio %.3f. Target <= 1.2x: %s.' % (ratio,
+                                                  verdict(ratio <= 1.2)),
+    ]
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--sizes', default='1,100,1000')
+    parser.add_argument('--sync-nodes', type=int, default=500)
+    parser.add_argument('--sync-rounds', type=int, default=3)
+    parser.add_argument('--runs', type=int, default=7,
+                        help='runs of each timed command')
+    parser.add_argument('--runs-load', type=int, default=21)
+    parser.add_argument('--output', default=os.path.join(CHECKOUT, '.bench'))
+    args = parser.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(','))
+    os.makedirs(args.output, exist_ok=True)
+    started, start = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), \
+        time.monotonic()
+
+    log('minicloud up')
+    subprocess.run([sys.executable, MINICLOUD, 'up'], check=True,
+                   stdout=subprocess.DEVNULL)
+    home = os.environ.get('MINICLOUD_HOME', os.path.join(CHECKOUT,
+                                                         '.minicloud'))
+    env = dict(os.environ, PYTHONWARNINGS='ignore',
+               OS_CLIENT_CONFIG_FILE=os.path.join(home, 'etc',
+                                                  'clouds.yaml'))
+    env.pop('OS_CLOUD', None)
+    os.environ.update(env)
+    cloud = Cloud()
+    report = {'date': started, 'machine': machine(),
+              'versions': versions(cloud), 'sizes': sizes,
+              'runs': args.runs, 'runs_load': args.runs_load}
+
+    log('plugin load')
+    report['plugin_load'] = plugin_load(args.runs_load, env)
+    without = venv_without_plugin(os.path.join(CHECKOUT, '.bench'))
+    report['complete'] = interleaved(
+        args.runs, env, **{'with': [BIN + '/openstack', 'complete'],
+                           'without': [without + '/bin/openstack',
+                                       'complete']})
+
+    subprocess.run([sys.executable, MINICLOUD, 'stop',
+                    'nova-compute-ironic'], check=True)
+    try:
+        log('removed leftovers: %s' % (clean(cloud),))
+        counter = Counter(cloud, env)
+        report['requests'], report['objects'], server = \
+            requests_per_size(cloud, counter, sizes)
+        report['templates_listed'] = len(cloud.ironic_list(
+            'deploy_templates', 'uuid'))
+        log('template list vs ironicclient')
+        report['template_list'] = template_list_vs_ironicclient(args.runs,
+                                                                env)
+        log('sync over %d nodes' % args.sync_nodes)
+        report['sync'] = sync_vs_floor(cloud, counter, args.sync_nodes,
+                                       args.sync_rounds)
+        untag_host(cloud, server[1], server[2])
+    finally:
+        log('cleaning up: %s' % (clean(cloud),))
+        subprocess.run([sys.executable, MINICLOUD, 'start',
+                        'nova-compute-ironic'], check=True)
+    report['seconds'] = time.monotonic() - start
+    with open(os.path.join(args.output, 'report.json'), 'w') as out:
+        json.dump(report, out, indent=2, sort_keys=True)
+    text = markdown(report)
+    with open(os.path.join(args.output, 'report.md'), 'w') as out:
+        out.write(text)
+    print(text)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
