@@ -56,6 +56,9 @@ def system_scoped(conn):
                if k not in ('auth', 'name', 'cloud', 'profile')}
     system = openstack.connect(load_yaml_config=False, load_envvars=False,
                                auth=auth, **options)
+    # Share the version discovery already done (of keystone), as the SDK's
+    # own Connection.connect_as does: one request less.
+    system.config._discovery_cache = conn.session._discovery_cache
     try:
         system.authorize()
     except (ksa_exceptions.Unauthorized, ksa_exceptions.Forbidden,

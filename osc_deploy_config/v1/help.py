@@ -10,7 +10,7 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""Examples in ``--help``: cliff reflows an epilog into one paragraph."""
+"""What our commands print for help and for argument errors."""
 
 
 def keep_epilog_lines(parser):
@@ -24,4 +24,22 @@ def keep_epilog_lines(parser):
                            for line in text.splitlines(keepends=True))
 
     parser.formatter_class = KeepLines
+    return parser
+
+
+class OneLineErrors:
+    """An argument error in one line, like every other error of ours,
+    instead of argparse's usage block (a mixin for command classes)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        return one_line_errors(parser)
+
+
+def one_line_errors(parser):
+    def error(message):
+        parser.exit(2, '%s: error: %s (see --help)\n' % (parser.prog,
+                                                         message))
+
+    parser.error = error
     return parser

@@ -18,6 +18,8 @@ import logging
 from osc_lib import exceptions
 from osc_lib.command import command
 
+from osc_deploy_config.v1 import help
+
 LOG = logging.getLogger(__name__)
 
 
@@ -51,7 +53,7 @@ def _select_templates(templates, names):
     return list({known[n]['uuid']: known[n] for n in names}.values())
 
 
-class ListNodeDeployConfig(command.Lister):
+class ListNodeDeployConfig(help.OneLineErrors, command.Lister):
     _description = ('List which nodes can take which deploy config '
                     '(capable), and which carry its template trait (tagged)')
 
@@ -89,7 +91,7 @@ class ListNodeDeployConfig(command.Lister):
                                                             templates)]
 
 
-class SyncNodeDeployConfig(command.Lister):
+class SyncNodeDeployConfig(help.OneLineErrors, command.Lister):
     _description = (
         'Tag every node capable of a deploy config with its template trait, '
         'and untag the nodes no longer capable (unless their instance uses '
@@ -102,8 +104,6 @@ class SyncNodeDeployConfig(command.Lister):
 """
 
     def get_parser(self, prog_name):
-        from osc_deploy_config.v1 import help
-
         parser = help.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument(
             'templates', metavar='<template>', nargs='*',

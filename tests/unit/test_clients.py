@@ -29,6 +29,7 @@ def project_connection(auth_type='password'):
     conn.config = mock.Mock()
     conn.config.config = {'auth_type': auth_type, 'auth': dict(PROJECT_AUTH),
                           'region_name': 'RegionOne', 'cloud': 'c'}
+    conn.session = mock.Mock(_discovery_cache={})
     return conn
 
 
@@ -38,11 +39,15 @@ class TestSystemScoped(testtools.TestCase):
         self.connect = self.useFixture(_Patch('openstack.connect')).mock
         self.system = mock.create_autospec(connection.Connection,
                                            instance=True)
+        self.system.config = mock.Mock()
         self.connect.return_value = self.system
 
     def test_same_credentials_system_scope(self):
-        self.assertIs(self.system,
-                      clients.system_scoped(project_connection()))
+        conn = project_connection()
+        self.assertIs(self.system, clients.system_scoped(conn))
+        # keystone's version discovery is not repeated
+        self.assertIs(conn.session._discovery_cache,
+                      self.system.config._discovery_cache)
         kwargs = self.connect.call_args.kwargs
         self.assertEqual(
             {'auth_url': 'http://keystone.test/v3', 'username': 'admin',

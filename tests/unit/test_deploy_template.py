@@ -212,6 +212,8 @@ class TestList(fakes.TestCommand):
                                  (self.plain['uuid'], 'CUSTOM_PLAIN')]),
                          sorted(rows))
         self.assertEqual(1, len(self.ironic.requests))
+        # only the fields shown: ironic answers faster
+        self.assertIn('fields=uuid%2Cname', self.ironic.requests[0][1])
 
     def test_long(self):
         columns, rows = self.list('--long', '--sort', 'name')
