@@ -68,6 +68,29 @@ def system_scoped(conn):
     return system
 
 
+def proxy_of(conn, service_type):
+    """The SDK's proxy of a service, built on first use with the
+    service's version discovery: a service down gets one line."""
+    from openstack import exceptions as sdk_exceptions
+
+    from osc_deploy_config import rest
+
+    try:
+        return getattr(conn, service_type)
+    except sdk_exceptions.NotSupported:
+        try:
+            url = conn.session.get_endpoint(
+                service_type=service_type, skip_discovery=True,
+                interface=conn.config.get_interface(service_type),
+                region_name=conn.config.get_region_name(service_type))
+        except Exception:   # noqa: BLE001 - only for the message
+            url = None
+        raise exceptions.CommandError(
+            'Cannot reach the %s at %s: its version discovery failed' % (
+                rest.SERVICE_NAMES.get(service_type, service_type),
+                rest.root_url(url or ''))) from None
+
+
 class Clients:
     """Per-service SDK proxies, built on first use."""
 
@@ -82,11 +105,11 @@ class Clients:
 
     @property
     def compute(self):
-        return self.connection.compute
+        return proxy_of(self.connection, 'compute')
 
     @property
     def placement(self):
-        return self.connection.placement
+        return proxy_of(self.connection, 'placement')
 
     @property
     def baremetal(self):
@@ -95,7 +118,7 @@ class Clients:
             conn = self.connection
             system = system_scoped(conn)
             self.baremetal_scope = 'system' if system else 'project'
-            proxy = (system or conn).baremetal
+            proxy = proxy_of(system or conn, 'baremetal')
             # python-ironicclient pins the SDK to its own latest version,
             # which an older ironic refuses; our calls negotiate their own.
             proxy.default_microversion = None

@@ -111,7 +111,7 @@ def validate_template_name(name):
     """A deploy template's name must be a custom trait (ironic's rule)."""
     if len(name) > MAX_TRAIT_LENGTH:
         raise exceptions.CommandError(
-            'Invalid deploy template name %s...: longer than %d characters'
+            'Invalid deploy template name %r...: longer than %d characters'
             % (name[:40], MAX_TRAIT_LENGTH)
         )
     if not _CUSTOM_TRAIT.match(name):

@@ -121,6 +121,29 @@ def plan_unset(specs, config_types, templates_by_config):
     return SpecChange({}, keys)
 
 
+def reconcile(specs, config_types, templates_by_config):
+    """The change that makes each type's template traits agree with the
+    type's value now in ``specs``: its template's trait required, no other
+    template's of that type.  After a write, this repairs what a
+    concurrent change of the same flavor left mixed."""
+    specs = specs or {}
+    to_set, to_unset = {}, []
+    for config_type in dict.fromkeys(config_types):
+        key = config_spec(config_type)
+        current = dc.Config(config_type, str(specs[key])) \
+            if key in specs else None
+        for config, template in sorted(templates_by_config.items(),
+                                       key=lambda item: item[1]['name']):
+            if config.type != config_type:
+                continue
+            trait_key = trait_spec(template['name'])
+            if config == current and specs.get(trait_key) != REQUIRED:
+                to_set[trait_key] = REQUIRED
+            elif config != current and specs.get(trait_key) == REQUIRED:
+                to_unset.append(trait_key)
+    return SpecChange(to_set, to_unset)
+
+
 def refuse_step_conflicts(configs, templates_by_config):
     """Ironic refuses a deploy whose templates share an (interface, step)."""
     seen = {}

@@ -24,6 +24,12 @@ from osc_deploy_config import rest
 
 class Ironic(rest.Api):
 
+    def retriable_writes(self, method, path):
+        """A node write refused with 409 found the node locked by the
+        conductor: the SDK retries it (5 times by default).  Elsewhere a
+        409 is a real conflict (a name taken), never to retry."""
+        return [409] if path.startswith('/nodes/') else []
+
     def _list(self, collection, params, limit=None):
         """Follow ironic's pages; ``limit`` None is one page of the
         server's size, 0 every page, N at most N objects."""
@@ -97,5 +103,13 @@ class Ironic(rest.Api):
         self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))
 
     def remove_node_trait(self, node, trait):
-        self._request('DELETE', '/nodes/%s/traits/%s' % (node, trait))
+        """Idempotent: a trait already gone (a concurrent sync removed it)
+        is no error."""
+        from openstack import exceptions
+
+        try:
+            self._request('DELETE', '/nodes/%s/traits/%s' % (node, trait))
+        except exceptions.NotFoundException as exc:
+            if 'trait' not in str(exc.details or '').lower():
+                raise   # the node itself is gone
 

@@ -27,6 +27,10 @@ from osc_lib import exceptions
 from osc_deploy_config import flavors
 
 # The sizes two flavors must share to be interchangeable.
+# The description of the flavors a toggle makes: how a rerun tells one
+# that an interrupted toggle left half-made (without all its extra specs)
+# from an operator's flavor of the same name.
+DERIVED_MARK = 'Made by osc-deploy-config'
 SIZES = ('vcpus', 'ram', 'disk', 'ephemeral', 'swap')
 # A server's embedded flavor and a flavor listing name ephemeral apart.
 _LISTED_NAMES = {'ephemeral': 'OS-FLV-EXT-DATA:ephemeral'}
@@ -88,6 +92,20 @@ def plan(server, configs, templates_by_config, listed_flavors):
     return ResizePlan(current, target, target_specs,
                       preferred[0] if preferred else None,
                       None if preferred else name, changed)
+
+
+def derived_description(original_name):
+    return '%s: %s with deploy configs changed' % (DERIVED_MARK,
+                                                   original_name)
+
+
+def unfinished_flavor(plan_, listed_flavors, sizes):
+    """Our flavor under the new name, with the server's sizes, that an
+    interrupted or concurrent toggle made: to finish and use."""
+    return next((f for f in listed_flavors
+                 if f['name'] == plan_.new_flavor_name
+                 and (f.get('description') or '').startswith(DERIVED_MARK)
+                 and sizes_of(f) == sizes), None)
 
 
 def refuse_taken_name(plan_, listed_flavors):

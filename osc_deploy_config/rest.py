@@ -11,11 +11,43 @@
 #   under the License.
 
 """The REST calls of one service, over an SDK proxy, at the versions the
-command's features need (see ``versions``)."""
+command's features need (see ``versions``).
 
+Reads are idempotent: a refused connection or a 503 (a service restarting,
+a proxy in front of it) is retried with keystoneauth's backoff (0.5 s,
+doubling).  A write is retried only where a service says so
+(``retriable_writes``), never a create.  Retries are logged for --debug
+only; a service that stays unreachable or fails a read (5xx) gets one line
+naming it and its URL.
+"""
+
+import logging
+import re
 import urllib.parse
 
+from osc_lib import exceptions as osc_exceptions
+
 from osc_deploy_config import versions
+
+READ_RETRIES = 2
+WRITE_RETRIES = 5   # as the SDK retries ironic's by default
+SERVICE_NAMES = {
+    'baremetal': 'baremetal service (ironic)',
+    'compute': 'compute service (nova)',
+    'placement': 'placement service',
+}
+
+
+class _RetriesAtDebug(logging.LoggerAdapter):
+    """keystoneauth warns of every retry: a request that then succeeds is
+    no news, and one that fails gets its own line."""
+
+    def warning(self, msg, *args, **kwargs):
+        self.debug(msg, *args, **kwargs)
+
+
+_HTTP_LOG = _RetriesAtDebug(logging.getLogger('keystoneauth.session'), {})
+_URL = re.compile(r'https?://[^/\s:]+(:\d+)?')
 
 
 def relative_link(url, version_root):
@@ -41,18 +73,69 @@ class Api:
     def _send(self, method, path, feature=None, **kwargs):
         """One request; the response, or the SDK's exception.  A call that
         needs more than the object's features names its own."""
+        from keystoneauth1 import exceptions as ksa_exceptions
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
-        response = self.proxy.request(
-            path, method, microversion=versions.need(*features),
-            raise_exc=False, **kwargs
-        )
+        kwargs.setdefault('logger', _HTTP_LOG)
+        if method == 'GET':
+            kwargs.setdefault('connect_retries', READ_RETRIES)
+            kwargs.setdefault('status_code_retries', READ_RETRIES)
+            kwargs.setdefault('retriable_status_codes', [503])
+        else:
+            codes = self.retriable_writes(method, path)
+            kwargs.setdefault('retriable_status_codes', codes)
+            if codes:
+                kwargs.setdefault('status_code_retries', WRITE_RETRIES)
+        try:
+            response = self.proxy.request(
+                path, method, microversion=versions.need(*features),
+                raise_exc=False, **kwargs
+            )
+        except ksa_exceptions.ConnectionError as exc:
+            raise osc_exceptions.CommandError(
+                'Cannot reach the %s at %s: %s' % (
+                    self.service_name, root_url(str(exc)), _reason(exc))
+            ) from None
         versions.check_response(response, *features)
+        if method == 'GET' and response.status_code >= 500:
+            raise osc_exceptions.CommandError(
+                'The %s at %s failed to answer %s: %d %s%s' % (
+                    self.service_name, root_url(response.url or ''),
+                    urllib.parse.urlsplit(response.url or path).path,
+                    response.status_code, response.reason,
+                    ' (after %d retries)' % READ_RETRIES
+                    if response.status_code == 503 else ''))
         exceptions.raise_from_response(response)
         return response
+
+    def retriable_writes(self, method, path):
+        """The statuses on which this write may be sent again (the SDK's
+        proxy then retries them as configured)."""
+        return []
+
+    @property
+    def service_name(self):
+        service = versions.NEEDS[self.features[0]][0]
+        return SERVICE_NAMES.get(service, service + ' service')
 
     def _request(self, method, path, feature=None, **kwargs):
         """One request; its JSON answer."""
         response = self._send(method, path, feature, **kwargs)
         return response.json() if response.content else None
+
+
+def root_url(text):
+    """The scheme, host and port of the first URL in ``text``."""
+    found = _URL.search(text)
+    return found.group(0) if found else 'its catalog endpoint'
+
+
+def _reason(exc):
+    from keystoneauth1 import exceptions as ksa_exceptions
+
+    if isinstance(exc, ksa_exceptions.ConnectTimeout):
+        return 'connection timed out'
+    if 'refused' in str(exc).lower():
+        return 'connection refused'
+    return type(exc).__name__

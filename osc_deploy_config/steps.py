@@ -30,6 +30,10 @@ STEP_KEYS = ('interface', 'step', 'args', 'priority')
 # Template steps run in priority order; 0 would disable them.
 DEFAULT_PRIORITY = 150
 _DIGITS = re.compile(r'^[0-9]+$')
+# A step is a method of the driver interface: its name is an identifier.
+# (ironic's schema takes any string, and then fails with a 500 on one its
+# database cannot store, such as U+10000 on a utf8 MySQL.)
+_STEP_NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 
 
 def _error(message, *args):
@@ -91,7 +95,8 @@ def validate_steps(steps):
         checked.append(_validate_step(number, step))
         key = (step['interface'], step['step'])
         if key in seen:
-            raise _error('Deploy step %d: duplicate step %s.%s', number, *key)
+            raise _error('Deploy step %d: duplicate step %r', number,
+                         '%s.%s' % key)
         seen.add(key)
     return checked
 
@@ -107,13 +112,15 @@ def _validate_step(number, step):
     unknown = sorted(set(step) - set(STEP_KEYS))
     if unknown:
         raise _error('Deploy step %d has unknown keys %s', number,
-                     ', '.join(map(str, unknown)))
+                     ', '.join(map(repr, unknown)))
     if step['interface'] not in INTERFACES:
         raise _error('Deploy step %d: unknown interface %r (one of %s)',
                      number, step['interface'], ', '.join(INTERFACES))
-    if not isinstance(step['step'], str) or not step['step']:
-        raise _error('Deploy step %d: "step" must be a non-empty string',
-                     number)
+    if not isinstance(step['step'], str) or not _STEP_NAME.fullmatch(
+            step['step']):
+        raise _error('Deploy step %d: "step" must name a step of the '
+                     'interface (letters, digits and _), not %r', number,
+                     step['step'])
     if not isinstance(step['args'], dict):
         raise _error('Deploy step %d: "args" must be an object', number)
     priority = step['priority']

@@ -141,6 +141,8 @@ class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
+        from openstack import exceptions as sdk_exceptions
+
         from osc_deploy_config import config as dc
         from osc_deploy_config import templates
 
@@ -178,7 +180,12 @@ class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
                 body['extra'] = extra
             if parsed_args.uuid:
                 body['uuid'] = parsed_args.uuid
-            created = ironic.create_deploy_template(body)
+            try:
+                created = ironic.create_deploy_template(body)
+            except sdk_exceptions.ConflictException as exc:
+                raise exceptions.CommandError(
+                    'Cannot create deploy template %s: %s'
+                    % (name, exc.details or exc)) from None
         columns = _FIELDS + (_CONFIG_FIELDS if config else ())
         created = templates.with_config_fields(created)
         return columns, templates.row(created, columns)

@@ -18,8 +18,11 @@ scope when the credentials allow it (see ``clients``).
 
 import logging
 
+from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
+
+from osc_deploy_config.v1 import help
 
 LOG = logging.getLogger(__name__)
 CHANGE_COLUMNS = ('Action', 'Extra Spec', 'Value')
@@ -57,15 +60,13 @@ def _apply(nova, flavor, change, dry_run):
     return CHANGE_COLUMNS, rows
 
 
-class _ChangeFlavorDeployConfig(command.Lister):
+class _ChangeFlavorDeployConfig(help.OneLineErrors, command.Lister):
     """set and unset: plan an extra-spec change from one flavor listing and
     one template listing, then make it (or, with --dry-run, show it)."""
 
     items_metavar = items_help = None
 
     def get_parser(self, prog_name):
-        from osc_deploy_config.v1 import help
-
         parser = help.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument('flavor', metavar='<flavor>',
                             help='Flavor (name or ID).')
@@ -79,9 +80,34 @@ class _ChangeFlavorDeployConfig(command.Lister):
         items = [self.parse_item(i) for i in parsed_args.items]
         clients, nova, ironic = _apis(self.app)
         flavor = nova.find_flavor(parsed_args.flavor)
-        change = self.plan(flavor['extra_specs'], items,
-                           _templates_by_config(clients, ironic))
-        return _apply(nova, flavor, change, parsed_args.dry_run)
+        by_config = _templates_by_config(clients, ironic)
+        change = self.plan(flavor['extra_specs'], items, by_config)
+        result = _apply(nova, flavor, change, parsed_args.dry_run)
+        if not parsed_args.dry_run and (change.set or change.unset):
+            self.settle(nova, flavor, items, by_config)
+        return result
+
+    def settle(self, nova, flavor, items, templates_by_config):
+        """Read the flavor back: repair what a concurrent change of it left
+        mixed, and tell when that change won."""
+        from osc_deploy_config import flavors
+
+        types = [self.type_of(i) for i in items]
+        specs = nova.extra_specs(flavor['id'])
+        repair = flavors.reconcile(specs, types, templates_by_config)
+        if repair.set or repair.unset:
+            LOG.warning('Flavor %s was changed concurrently; repairing %s',
+                        flavor['name'],
+                        ', '.join(sorted(repair.set) + repair.unset))
+            _apply(nova, dict(flavor, extra_specs=specs), repair, False)
+        lost = [t for t, item in zip(types, items, strict=True)
+                if specs.get(flavors.config_spec(t)) != self.value_of(item)]
+        if lost:
+            raise exceptions.CommandError(
+                'A concurrent change of flavor %s won for %s: it now asks '
+                'for %s' % (flavor['name'], ', '.join(lost), ', '.join(
+                    str(c) for c in flavors.configs_of(specs)
+                    if c.type in lost) or 'none of them'))
 
 
 class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
@@ -108,6 +134,12 @@ class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
 
         return flavors.plan_set(specs, configs, templates_by_config)
 
+    def type_of(self, config):
+        return config.type
+
+    def value_of(self, config):
+        return config.value
+
 
 class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
     _description = ('Remove deploy configs from a flavor: exactly the '
@@ -125,8 +157,14 @@ class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
 
         return flavors.plan_unset(specs, types, templates_by_config)
 
+    def type_of(self, config_type):
+        return config_type
 
-class ShowFlavorDeployConfig(command.ShowOne):
+    def value_of(self, config_type):
+        return None
+
+
+class ShowFlavorDeployConfig(help.OneLineErrors, command.ShowOne):
     _description = ("Show a flavor's deploy configs, their templates, how "
                     'many nodes can take each, and any drift')
 
@@ -181,7 +219,7 @@ class ShowFlavorDeployConfig(command.ShowOne):
         return tuple(data), tuple(data.values())
 
 
-class ListFlavorDeployConfig(command.Lister):
+class ListFlavorDeployConfig(help.OneLineErrors, command.Lister):
     _description = 'List every flavor with its deploy configs'
 
     def get_parser(self, prog_name):

@@ -12,6 +12,8 @@
 
 """What our commands print for help and for argument errors."""
 
+import logging
+
 
 def keep_epilog_lines(parser):
     """Let the parser print a multi-line epilog (examples) as written."""
@@ -28,12 +30,37 @@ def keep_epilog_lines(parser):
 
 
 class OneLineErrors:
-    """An argument error in one line, like every other error of ours,
-    instead of argparse's usage block (a mixin for command classes)."""
+    """A failure in one line (a mixin for command classes): an argument
+    error instead of argparse's usage block, and a service that cannot be
+    reached without keystoneauth's warnings before the error."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
+        demote_fallback_warnings()
         return one_line_errors(parser)
+
+
+# keystoneauth warns when version discovery fails, then falls back to the
+# URL it has; when the service is down, the error that follows names it.
+_FALLBACK_LOGGERS = ('keystoneauth.discover',
+                     'keystoneauth.identity.generic.base')
+
+
+class _WarningToDebug(logging.Filter):
+    def filter(self, record):
+        if record.levelno == logging.WARNING:
+            if not logging.getLogger().isEnabledFor(logging.DEBUG):
+                return False
+            record.levelno, record.levelname = logging.DEBUG, 'DEBUG'
+        return True
+
+
+def demote_fallback_warnings():
+    """Show keystoneauth's discovery fallback warnings with --debug only."""
+    for name in _FALLBACK_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _WarningToDebug) for f in logger.filters):
+            logger.addFilter(_WarningToDebug())
 
 
 def one_line_errors(parser):

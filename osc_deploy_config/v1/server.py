@@ -53,6 +53,10 @@ class ResizeDeployConfigHook(hooks.CommandHook):
         return parser
 
     def extend(self, parser):
+        from osc_deploy_config.v1 import help
+
+        help.one_line_errors(parser)
+        help.demote_fallback_warnings()
         phase = next(g for g in parser._mutually_exclusive_groups
                      if any('--flavor' in a.option_strings
                             for a in g._group_actions))
@@ -143,11 +147,15 @@ class Toggle:
         listed = servers.flavors()
         plan = resize.plan(server, self.configs, by_config, listed)
         wanted = ', '.join(str(c) for c in self.configs)
+        if node is None and self.pending_resize(servers, server, plan):
+            return
         if not plan.changed:
             self.say('Server %s already runs with %s: nothing to do.'
                      % (server['name'], wanted))
             return
-        if plan.target_flavor is None and node is None:
+        if plan.target_flavor is None and node is None and not (
+                resize.unfinished_flavor(plan, listed,
+                                         resize.sizes_of(server['flavor']))):
             resize.refuse_taken_name(plan, listed)
         problems = resize.scheduler_problems(
             placement.Placement(self.clients.placement).providers_of(
@@ -175,7 +183,7 @@ class Toggle:
                 (plan.target_flavor or {}).get('name') or plan.new_flavor_name,
                 '' if plan.target_flavor else ' (to be created)'))
             if not self.args.dry_run:
-                self.resize(servers, server, plan)
+                self.resize(servers, server, plan, listed)
 
     def plan_lines(self, server, plan, action):
         current = ', '.join(str(c) for c in plan.current.values()) or 'none'
@@ -187,13 +195,74 @@ class Toggle:
 
     # ------------------------------------------------------------ virtual
 
-    def resize(self, servers, server, plan):
+    def pending_resize(self, servers, server, plan):
+        """Whether an earlier resize of the server is still under way or
+        awaits confirmation (an interrupted toggle, a concurrent one):
+        finish ours, refuse another's.  True when that settles it."""
+        task = server.get('OS-EXT-STS:task_state')
+        if task:
+            raise exceptions.CommandError(
+                'Server %s is busy (%s): another change is under way; rerun '
+                'when it ends. Nothing was changed.' % (server['name'], task))
+        if server['status'] != 'VERIFY_RESIZE':
+            return False
+        if plan.changed:
+            raise exceptions.CommandError(
+                'Server %s has a resize awaiting confirmation: confirm or '
+                'revert it first (openstack server resize confirm|revert '
+                '%s). Nothing was changed.' % (server['name'], server['id']))
+        if self.args.auto_confirm and not self.args.dry_run:
+            status = self.confirm(servers, server)
+            self.say('Server %s is %s on flavor %s.' % (
+                server['name'], status, server['flavor']['original_name']))
+        else:
+            self.say('Server %s runs with %s; its resize awaits '
+                     'confirmation: openstack server resize confirm %s'
+                     % (server['name'], ', '.join(
+                         str(c) for c in self.configs), server['id']))
+        return True
+
+    def target_flavor(self, servers, server, plan, listed):
+        """The flavor to resize to: an identical one, ours left half-made
+        by an interrupted or concurrent toggle (finished), or a new one."""
+        from openstack import exceptions as sdk_exceptions
+
         from osc_deploy_config import resize
 
-        flavor = plan.target_flavor or servers.create_flavor(
-            plan.new_flavor_name, resize.sizes_of(server['flavor']),
-            plan.target_specs)
-        request_id = servers.resize(server['id'], flavor['id'])
+        if plan.target_flavor:
+            return plan.target_flavor
+        sizes = resize.sizes_of(server['flavor'])
+        flavor = resize.unfinished_flavor(plan, listed, sizes)
+        if flavor is None:
+            try:
+                flavor = servers.create_flavor(
+                    plan.new_flavor_name, sizes, resize.derived_description(
+                        server['flavor']['original_name']))
+            except sdk_exceptions.ConflictException:
+                # a concurrent toggle made it first
+                flavor = resize.unfinished_flavor(plan, servers.flavors(),
+                                                  sizes)
+                if flavor is None:
+                    raise exceptions.CommandError(
+                        'Flavor %s was created concurrently and differs from '
+                        'the target: rerun' % plan.new_flavor_name) from None
+        return servers.finish_flavor(flavor, plan.target_specs)
+
+    def resize(self, servers, server, plan, listed):
+        from openstack import exceptions as sdk_exceptions
+
+        flavor = self.target_flavor(servers, server, plan, listed)
+        try:
+            request_id = servers.resize(server['id'], flavor['id'])
+        except sdk_exceptions.HttpException as exc:
+            # a concurrent change: 409, or 500 for nova's own race
+            # (UnexpectedTaskStateError)
+            if exc.status_code != 409 and (exc.status_code or 0) < 500:
+                raise
+            raise exceptions.CommandError(
+                'Nova refused to resize server %s: %s (another change under '
+                'way?); rerun when it ends' % (server['name'], ' '.join(
+                    str(exc.details or exc).split()))) from None
         if not (self.args.wait or self.args.auto_confirm):
             self.say('Resize to %s requested (%s); confirm it with '
                      'openstack server resize confirm %s'
@@ -206,11 +275,23 @@ class Toggle:
                     server['name'],
                     self.resize_error(servers, server['id'], request_id)))
         if self.args.auto_confirm:
-            servers.confirm_resize(server['id'])
-            status = self.wait_server(servers, server['id'],
-                                      leaving='VERIFY_RESIZE')
+            status = self.confirm(servers, server)
         self.say('Server %s is %s on flavor %s.'
                  % (server['name'], status, flavor['name']))
+
+    def confirm(self, servers, server):
+        """Confirm the resize; one a concurrent toggle confirmed first is
+        as good (nova then answers 400 "has not been resized" or 409)."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            servers.confirm_resize(server['id'])
+        except (sdk_exceptions.BadRequestException,
+                sdk_exceptions.ConflictException):
+            if servers.find_server(server['id'])['status'] == 'VERIFY_RESIZE':
+                raise
+        return self.wait_server(servers, server['id'],
+                                leaving='VERIFY_RESIZE')
 
     def wait_server(self, servers, server_id, leaving=None):
         """Until no task runs on the server (and it has left the status

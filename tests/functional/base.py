@@ -27,6 +27,7 @@ import sys
 import time
 import uuid
 
+import fixtures
 import testtools
 from testtools import content
 
@@ -89,25 +90,20 @@ class FunctionalTestCase(testtools.TestCase):
         self.clouds_yaml = minicloud_up()
         self._log_offsets = self._log_sizes()
         self._commands = []
+        self._connections = {}
         self.addOnException(self._attach_service_errors)
 
     # ------------------------------------------------------------ the CLI
 
-    def openstack(self, *args, cloud=ADMIN, parse=True, fail_ok=False):
+    def openstack(self, *args, cloud=ADMIN, parse=True, fail_ok=False,
+                  clouds_yaml=None):
         """Run ``openstack`` (``-f json`` when ``parse``); return its output.
 
         With ``fail_ok`` the finished process is returned instead, whatever
         its exit code.
         """
-        argv = [OPENSTACK, '--os-cloud', cloud, *args]
-        if parse:
-            argv += ['-f', 'json']
-        env = dict(
-            os.environ,
-            OS_CLIENT_CONFIG_FILE=self.clouds_yaml,
-            PYTHONWARNINGS='ignore',
-        )
-        env.pop('OS_CLOUD', None)
+        argv, env = self.openstack_argv(*args, cloud=cloud, parse=parse,
+                                        clouds_yaml=clouds_yaml)
         done = subprocess.run(argv, capture_output=True, text=True, env=env)
         self._commands.append(
             '$ %s\n[exit %d]\n%s%s'
@@ -122,6 +118,34 @@ class FunctionalTestCase(testtools.TestCase):
         if parse and done.stdout:
             return json.loads(done.stdout)
         return done.stdout
+
+    def openstack_argv(self, *args, cloud=ADMIN, parse=True,
+                       clouds_yaml=None):
+        """The command line and environment of an ``openstack`` run."""
+        argv = [OPENSTACK, '--os-cloud', cloud, *args]
+        if parse:
+            argv += ['-f', 'json']
+        env = dict(
+            os.environ,
+            OS_CLIENT_CONFIG_FILE=clouds_yaml or self.clouds_yaml,
+            PYTHONWARNINGS='ignore',
+        )
+        env.pop('OS_CLOUD', None)
+        return argv, env
+
+    def clouds_with(self, name, like, **settings):
+        """A clouds.yaml with one more cloud entry: ``like``'s, with these
+        settings (e.g. ``baremetal_endpoint_override``)."""
+        import yaml
+
+        with open(self.clouds_yaml) as f:
+            clouds = yaml.safe_load(f)
+        clouds['clouds'][name] = dict(clouds['clouds'][like], **settings)
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'clouds.yaml')
+        with open(path, 'w') as f:
+            yaml.safe_dump(clouds, f)
+        return path
 
     def unique_name(self, prefix):
         return '%s-%s' % (prefix, uuid.uuid4().hex[:8])
@@ -141,10 +165,13 @@ class FunctionalTestCase(testtools.TestCase):
             time.sleep(interval)
 
     def sdk(self, cloud):
-        """An SDK connection, for waiting on conditions (not for checks)."""
+        """An SDK connection (one per cloud and test), for waiting on
+        conditions and reading state."""
         import openstack
 
-        return openstack.connect(cloud=cloud)
+        if cloud not in self._connections:
+            self._connections[cloud] = openstack.connect(cloud=cloud)
+        return self._connections[cloud]
 
     def free_nodes(self, *names):
         """The nodes among these without an instance (a kept demo cloud
@@ -175,6 +202,43 @@ class FunctionalTestCase(testtools.TestCase):
             return rc and rc['reserved'] == 0 and set(traits) <= set(have)
 
         self.wait_for('%s schedulable with %s' % (node, traits), ready, 180)
+
+    # ------------------------------------------------------------ state
+
+    def cloud_state(self):
+        """What our commands could change, read straight from the APIs:
+        deploy templates, flavors with their extra specs, nodes with
+        traits, state and BIOS settings, servers with status and flavor."""
+        ironic = self.sdk(SYSTEM_ADMIN).baremetal
+        nova = self.sdk(ADMIN).compute
+
+        def get(proxy, path, version):
+            response = proxy.get(path, microversion=version)
+            self.assertEqual(200, response.status_code, response.text)
+            return response.json()
+
+        nodes = get(ironic, '/nodes?fields=uuid,name,traits,provision_state,'
+                    'maintenance,extra,instance_uuid', '1.87')['nodes']
+        for node in nodes:
+            node['bios'] = get(ironic, '/nodes/%s/bios' % node['uuid'],
+                               '1.87')['bios']
+        return {
+            'templates': sorted(
+                (t['name'], t['steps'], t['extra']) for t in get(
+                    ironic, '/deploy_templates?detail=True', '1.87')[
+                    'deploy_templates']),
+            'flavors': sorted(
+                (f['name'], f['vcpus'], f['ram'], f['disk'],
+                 f.get('description'), sorted(f['extra_specs'].items()))
+                for f in get(nova, '/flavors/detail?is_public=None',
+                             '2.61')['flavors']),
+            'nodes': sorted(nodes, key=lambda n: n['uuid']),
+            'servers': sorted(
+                (s['id'], s['status'], s['flavor']['original_name'],
+                 s['metadata']) for s in get(
+                    nova, '/servers/detail?all_tenants=True', '2.61')[
+                    'servers']),
+        }
 
     # ------------------------------------------------------------ objects
 

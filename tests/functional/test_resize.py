@@ -50,7 +50,9 @@ class ToggleTestCase(test_deploy_template.DeployConfigTestCase):
                               fail_ok=fail_ok)
 
 
-class TestVirtualToggle(ToggleTestCase):
+class VirtualToggleTestCase(ToggleTestCase):
+    """Toggles of servers on the fake compute, whose traits we set."""
+
     def setUp(self):
         super().setUp()
         self.placement = self.sdk(base.ADMIN).placement
@@ -76,6 +78,9 @@ class TestVirtualToggle(ToggleTestCase):
     def delete_flavor_named(self, name):
         self.openstack('flavor', 'delete', name, parse=False, fail_ok=True)
 
+
+
+class TestVirtualToggle(VirtualToggleTestCase):
     def test_toggle_through_the_scheduler(self):
         config_type, made = self.new_pair()
         server = self.create_server(base.VIRTUAL_FLAVOR)

@@ -271,10 +271,15 @@ class FakeNova(FakeService):
         flavor = self.flavors.get(segments[1])
         if flavor is None:
             return error(404, 'Flavor %s could not be found.' % segments[1])
+        if method == 'GET':
+            return response(200, {'extra_specs': dict(flavor['extra_specs'])})
         if method == 'POST':
             flavor['extra_specs'].update(json['extra_specs'])
             return response(200, {'extra_specs': json['extra_specs']})
         if method == 'DELETE':
+            if segments[3] not in flavor['extra_specs']:
+                return error(404, 'Flavor %s has no extra specs with key '
+                             '%s.' % (segments[1], segments[3]))
             del flavor['extra_specs'][segments[3]]
             return response(200)
         return error(405, method)

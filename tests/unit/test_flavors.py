@@ -151,3 +151,31 @@ class TestDrift(testtools.TestCase):
                       found[0])
         self.assertIn('%s=required: no such deploy template' % ON_TRAIT,
                       found[1])
+
+
+class TestReconcile(testtools.TestCase):
+    SPEC = 'deploy-config:hyperthreading'
+
+    def test_consistent_flavor_needs_nothing(self):
+        specs = dict(GOLD, **{self.SPEC: 'enabled', ON_TRAIT: 'required'})
+        self.assertEqual(({}, []), flavors.reconcile(
+            specs, ['hyperthreading'], TEMPLATES))
+
+    def test_two_writers_left_both_traits(self):
+        # A set enabled, B set disabled from the same old state: the value
+        # is B's, the traits both
+        specs = {self.SPEC: 'disabled', ON_TRAIT: 'required',
+                 OFF_TRAIT: 'required', RAID_TRAIT: 'required'}
+        self.assertEqual(({}, [ON_TRAIT]), flavors.reconcile(
+            specs, ['hyperthreading'], TEMPLATES))
+
+    def test_winner_trait_removed_by_the_loser_is_restored(self):
+        specs = {self.SPEC: 'disabled', ON_TRAIT: 'required'}
+        self.assertEqual(({OFF_TRAIT: 'required'}, [ON_TRAIT]),
+                         flavors.reconcile(specs, ['hyperthreading'],
+                                           TEMPLATES))
+
+    def test_type_unset_concurrently_leaves_no_trait(self):
+        specs = {OFF_TRAIT: 'required', RAID_TRAIT: 'required'}
+        self.assertEqual(({}, [OFF_TRAIT]), flavors.reconcile(
+            specs, ['hyperthreading'], TEMPLATES))

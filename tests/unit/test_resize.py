@@ -111,6 +111,18 @@ class TestPlan(testtools.TestCase):
                                 resize.refuse_taken_name, plan, [taken])
         self.assertIn('exists but differs', str(exc))
 
+    def test_our_half_made_flavor_is_finished_not_refused(self):
+        # an interrupted toggle created the flavor, not yet its extra specs
+        plan = resize.plan(server(), [OFF], TEMPLATES, [])
+        ours = dict(listed(plan.new_flavor_name, {}),
+                    description=resize.derived_description('bm.gold'))
+        sizes = resize.sizes_of(server()['flavor'])
+        self.assertEqual(ours, resize.unfinished_flavor(plan, [ours], sizes))
+        for other in (dict(ours, description='an operator\'s'),
+                      dict(ours, ram=16384),
+                      dict(ours, name='bm.gold+other')):
+            self.assertIsNone(resize.unfinished_flavor(plan, [other], sizes))
+
 
 class TestSchedulerProblems(testtools.TestCase):
     def provider(self, traits=(), reserved=0):
@@ -192,6 +204,14 @@ class TestHookParser(osc_base.TestCommand):
         for option in ('--dry-run', '--auto-confirm'):
             self.assertIn('go with --deploy-config', self.refused_by_before(
                 '--flavor', 'f', option, 's'))
+
+    def test_argument_errors_in_one_line(self):
+        with mock.patch('sys.stderr', io.StringIO()) as err:
+            self.assertRaises(osc_base.ParserException, self.parse,
+                              '--deploy-config', 'a=b', '--flavor', 'f', 's')
+        self.assertEqual(1, len(err.getvalue().splitlines()),
+                         err.getvalue())
+        self.assertIn('not allowed with argument', err.getvalue())
 
     def test_plain_resize_left_to_osc(self):
         parsed = self.parse('--flavor', 'f', 's')

@@ -91,11 +91,11 @@ class TestValidateSteps(testtools.TestCase):
         self.refused([{k: v for k, v in STEP.items() if k != 'args'}],
                      'missing args')
         self.refused([dict(STEP, args=[])], '"args" must be an object')
-        self.refused([dict(STEP, step='')], 'non-empty string')
-        self.refused([dict(STEP, step=3)], 'non-empty string')
-        self.refused([dict(STEP, order=1)], 'unknown keys order')
+        for name in ('', 3, 'a b', 'x\n', '\U00010000', '9lives'):
+            self.refused([dict(STEP, step=name)], 'must name a step')
+        self.refused([dict(STEP, order=1)], "unknown keys 'order'")
         self.refused([STEP, dict(STEP, priority=10)],
-                     'duplicate step bios.apply_configuration')
+                     "duplicate step 'bios.apply_configuration'")
 
 
 class TestProfiles(testtools.TestCase):

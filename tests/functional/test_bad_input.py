@@ -1,0 +1,200 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Bad input, command by command: each gets a non-zero exit, one clear line
+on stderr, no traceback, and leaves the cloud exactly as it was."""
+
+import json
+import os
+import re
+
+import fixtures
+
+from tests.functional import base
+
+TEMPLATE = ('baremetal', 'deploy', 'template')
+FLAVOR = ('flavor', 'deploy-config')
+NODE = ('baremetal', 'node', 'deploy-config')
+TOO_LONG = 'a' * 300
+
+
+def step(**changes):
+    good = {'interface': 'bios', 'step': 'apply_configuration',
+            'args': {'settings': []}, 'priority': 150}
+    good.update(changes)
+    return json.dumps([{k: v for k, v in good.items() if v is not None}])
+
+
+class TestBadInput(base.FunctionalTestCase):
+    def setUp(self):
+        super().setUp()
+        self.config = 'fnbad=%s' % self.unique_name('v').replace('-', '')
+        template = self.openstack(*TEMPLATE, 'create', '--config',
+                                  self.config, '--no-requires-trait',
+                                  '--bios-setting', 'FnBad=On',
+                                  cloud=base.SYSTEM_ADMIN)
+        self.template = template['name']
+        self.addCleanup(self.openstack, *TEMPLATE, 'delete', self.template,
+                        parse=False, cloud=base.SYSTEM_ADMIN)
+        self.server = self.create_server(base.VIRTUAL_FLAVOR)['id']
+        self.files = self.useFixture(fixtures.TempDir()).path
+
+    def file(self, name, content):
+        path = os.path.join(self.files, name)
+        with open(path, 'wb') as f:
+            f.write(content)
+        return path
+
+    def cases(self):
+        """(arguments, what stderr must say); all with the admin cloud."""
+        latin1 = self.file('steps-latin1.yaml',
+                           '- interface: bios\n  step: caf\xe9\n'.encode(
+                               'latin-1'))
+        bad_yaml = self.file('steps.yaml', b'- interface: [bios\n')
+        raid_latin1 = self.file('raid.json', b'{"logical_disks": "\xff"}')
+        raid_shape = self.file('raid2.json', b'{"disks": []}')
+        t, srv = self.template, self.server
+        return [
+            # deploy template create
+            ((*TEMPLATE, 'create'), 'name|--config'),
+            ((*TEMPLATE, 'create', '--config', 'nonsense'),
+             'expected TYPE=VALUE'),
+            ((*TEMPLATE, 'create', '--config', 'Hyper=On'), 'lowercase'),
+            ((*TEMPLATE, 'create', '--config', 'ht='), 'empty value'),
+            ((*TEMPLATE, 'create', '--config', 'ht=' + TOO_LONG),
+             'too long'),
+            ((*TEMPLATE, 'create', 'not-a-trait', '--steps', step()),
+             'custom trait'),
+            ((*TEMPLATE, 'create', 'CUSTOM_' + 'A' * 300, '--steps',
+              step()), 'longer than 255'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps', '{not json'),
+             'steps'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps', '[]'),
+             'step'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(interface='firmware-x')), 'interface'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(priority='high')), 'priority'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(priority=-1)), 'priority'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(args=['x'])), 'args'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(step=None)), 'step'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(color='red')), 'color'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              '/nonexistent/steps.yaml'), 'steps'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps', latin1),
+             'UTF-8|utf-8|decode'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps', bad_yaml),
+             'YAML|yaml|steps'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=raid', '--raid-config',
+              raid_latin1), 'UTF-8|utf-8|decode|RAID|raid'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=raid', '--raid-config',
+              raid_shape), 'logical_disks'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
+              'NoEquals'), 'NAME=VALUE|expected'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
+              'A=1', '--requires-trait', 'not_a_trait'), 'trait'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
+              'A=1', '--requires-trait', 'HW_CPU_X86_AVX2',
+              '--no-requires-trait'), 'not allowed with'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
+              'A=1', '--extra', 'deploy_config_type=other'), 'contradict|'
+             'deploy_config_type'),
+            ((*TEMPLATE, 'create', '--config', self.config, '--bios-setting',
+              'A=1'), 'Cannot create deploy template .* already exists'),
+            ((*TEMPLATE, 'create', t, '--steps', step()),
+             'Cannot create deploy template .* already exists'),
+            # show, list, set, unset, delete
+            ((*TEMPLATE, 'show', 'CUSTOM_FN_NO_SUCH'), 'not found|No '),
+            ((*TEMPLATE, 'show', '--config', 'fnbad=nosuch'),
+             'No deploy template'),
+            ((*TEMPLATE, 'list', '--sort', 'color'), 'sort|color'),
+            ((*TEMPLATE, 'list', '--fields', 'color'), 'invalid choice'),
+            ((*TEMPLATE, 'list', '--limit', '-5'), 'non-negative'),
+            ((*TEMPLATE, 'list', '--limit', 'ten'), 'invalid int'),
+            ((*TEMPLATE, 'set', 'CUSTOM_FN_NO_SUCH', '--name',
+              'CUSTOM_FN_X'), 'not found|No '),
+            ((*TEMPLATE, 'set', t, '--name', 'lowercase'), 'custom trait'),
+            ((*TEMPLATE, 'set', t, '--extra', 'bad/key=1'), 'key'),
+            ((*TEMPLATE, 'set', t, '--steps', step(priority='x')),
+             'priority'),
+            ((*TEMPLATE, 'unset', t, '--extra', 'bad/key'), 'key'),
+            ((*TEMPLATE, 'delete', 'CUSTOM_FN_NO_SUCH'), 'No |not found|'
+             'failed'),
+            ((*TEMPLATE, 'delete'), 'required'),
+            # node deploy-config
+            ((*NODE, 'list', '--node', 'fn-no-such-node'), 'not found'),
+            ((*NODE, 'list', '--config', 'BAD'), 'expected TYPE=VALUE'),
+            ((*NODE, 'list', '--config', 'BAD=x'), 'lowercase'),
+            ((*NODE, 'list', '--config', 'fnbad=nosuch'), 'No deploy'),
+            ((*NODE, 'sync', 'CUSTOM_FN_NO_SUCH'), 'No deploy template'),
+            ((*NODE, 'sync', '--bogus'), 'unrecognized'),
+            # flavor deploy-config
+            ((*FLAVOR, 'set', 'fn-no-such-flavor', self.config),
+             'No flavor'),
+            ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR, 'nodash'),
+             'expected TYPE=VALUE'),
+            ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR, 'fnbad=nosuch'),
+             'No deploy template'),
+            ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR, self.config,
+              'fnbad=other'), 'Two values'),
+            ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR), 'required'),
+            ((*FLAVOR, 'unset', base.VIRTUAL_FLAVOR, 'fnbad'),
+             'nothing to unset'),
+            ((*FLAVOR, 'unset', base.VIRTUAL_FLAVOR, 'Bad Type'),
+             'lowercase'),
+            ((*FLAVOR, 'show', 'fn-no-such-flavor'), 'No flavor'),
+            ((*FLAVOR, 'list', '--config', 'x'), 'unrecognized'),
+            # server resize --deploy-config
+            (('server', 'resize', '--deploy-config', 'bad', srv),
+             'expected TYPE=VALUE'),
+            (('server', 'resize', '--deploy-config', self.config,
+              'fn-no-such-server'), 'No server'),
+            (('server', 'resize', '--deploy-config', self.config, '--flavor',
+              base.VIRTUAL_FLAVOR, srv), 'not allowed with'),
+            (('server', 'resize', '--deploy-config', 'fnbad=nosuch', srv),
+             'No deploy template'),
+            (('server', 'resize', '--deploy-config', self.config,
+              '--deploy-config', 'fnbad=other', srv), 'Two values'),
+            (('server', 'resize', '--dry-run', '--flavor',
+              base.VIRTUAL_FLAVOR, srv), 'go with --deploy-config'),
+            # the host lacks the template trait: refused before any change
+            (('server', 'resize', '--deploy-config', self.config, srv),
+             'cannot take'),
+        ]
+
+    def test_bad_input_changes_nothing(self):
+        cases = self.cases()
+        self.assertGreaterEqual(len({args for args, _ in cases}), 40)
+        problems = []
+        before = self.cloud_state()
+        for args, expected in cases:
+            done = self.openstack(*args, parse=False, fail_ok=True)
+            lines = done.stderr.strip().splitlines()
+            where = '%s -> exit %d: %r' % (' '.join(args), done.returncode,
+                                           done.stderr)
+            if done.returncode == 0:
+                problems.append('accepted: ' + where)
+            elif len(lines) != 1 or 'Traceback' in done.stderr:
+                problems.append('not one line: ' + where)
+            elif not re.search(expected, lines[0]):
+                problems.append('unclear (wanted %r): %s' % (expected,
+                                                             where))
+            after = self.cloud_state()
+            if after != before:
+                problems.append('changed the cloud: ' + where)
+                before = after
+        self.assertEqual([], problems, '%d of %d cases failed'
+                         % (len(problems), len(cases)))

@@ -1,0 +1,280 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Faults: a service down, transient 503s, a command killed half-way."""
+
+import os
+import re
+import subprocess
+import sys
+
+from tests.functional import base
+from tests.functional import faults
+from tests.functional import test_resize
+
+
+class FaultTestCase(test_resize.VirtualToggleTestCase):
+    def endpoint(self, service_type):
+        """A service's catalog URL."""
+        return self.sdk(base.ADMIN).session.get_endpoint(
+            service_type=service_type, interface='public')
+
+    def stop(self, service):
+        """Stop one mini cloud service; started again at clean-up."""
+        self.minicloud('stop', service)
+        self.addCleanup(self.minicloud, 'start', service)
+
+    def minicloud(self, *args):
+        done = subprocess.run([sys.executable, base.MINICLOUD, *args],
+                              capture_output=True, text=True,
+                              env=dict(os.environ,
+                                       MINICLOUD_HOME=base.HOME))
+        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
+
+    def assert_one_line(self, done, pattern):
+        self.assertNotEqual(0, done.returncode, done.stdout)
+        lines = done.stderr.strip().splitlines()
+        self.assertEqual(1, len(lines), done.stderr)
+        self.assertNotIn('Traceback', done.stderr)
+        self.assertRegex(lines[0], pattern)
+
+    def through_proxy(self, proxy, service_type, like=base.SYSTEM_ADMIN,
+                      path=''):
+        """A clouds.yaml whose cloud "faulty" sends one service's requests
+        through the proxy."""
+        return self.clouds_with('faulty', like, **{
+            '%s_endpoint_override' % service_type: proxy.url + path})
+
+
+class TestServiceDown(FaultTestCase):
+    def check_down(self, root, name, commands, cloud=base.ADMIN):
+        for args in commands:
+            done = self.openstack(*args, cloud=cloud, parse=False,
+                                  fail_ok=True)
+            self.assert_one_line(done, r'Cannot reach the %s at %s: '
+                                 '(connection refused|its version discovery '
+                                 'failed)' % (
+                                     re.escape(name), re.escape(root)))
+
+    def root(self, service_type):
+        url = self.endpoint(service_type)
+        return re.match(r'https?://[^/]+', url).group(0)
+
+    def test_ironic_down(self):
+        config, template = self.new_config()
+        root = self.root('baremetal')
+        before = self.cloud_state()
+        self.stop('ironic')
+        self.check_down(root, 'baremetal service (ironic)', [
+            ('baremetal', 'deploy', 'template', 'list'),
+            ('baremetal', 'deploy', 'template', 'show', template['name']),
+            ('baremetal', 'deploy', 'template', 'create', '--config',
+             'fndown=x', '--bios-setting', 'A=1'),
+            ('baremetal', 'deploy', 'template', 'delete', template['name']),
+            ('baremetal', 'node', 'deploy-config', 'list'),
+            ('baremetal', 'node', 'deploy-config', 'sync'),
+            ('flavor', 'deploy-config', 'show', base.BAREMETAL_FLAVOR),
+            ('flavor', 'deploy-config', 'set', base.VIRTUAL_FLAVOR, config),
+        ])
+        self.minicloud('start', 'ironic')
+        self.assertEqual(before, self.cloud_state())
+
+    def test_nova_api_down(self):
+        config, _ = self.new_config()
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        root = self.root('compute')
+        before = self.cloud_state()
+        self.stop('nova-api')
+        self.check_down(root, 'compute service (nova)', [
+            ('flavor', 'deploy-config', 'list'),
+            ('flavor', 'deploy-config', 'show', base.BAREMETAL_FLAVOR),
+            ('flavor', 'deploy-config', 'set', base.VIRTUAL_FLAVOR, config),
+            ('flavor', 'deploy-config', 'unset', base.VIRTUAL_FLAVOR,
+             'hyperthreading'),
+            ('server', 'resize', '--deploy-config', config, server['id']),
+        ])
+        self.minicloud('start', 'nova-api')
+        self.assertEqual(before, self.cloud_state())
+
+    def test_placement_down(self):
+        config_type, made = self.new_pair()
+        self.tag_host(made['on']['name'])
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        root = self.root('placement')
+        before = self.cloud_state()
+        self.stop('placement')
+        self.check_down(root, 'placement service', [
+            ('server', 'resize', '--deploy-config', '%s=on' % config_type,
+             server['id']),
+        ])
+        self.minicloud('start', 'placement')
+        self.assertEqual(before, self.cloud_state())
+
+    def test_keystone_down(self):
+        root = self.root('identity')
+        self.stop('keystone')
+        for args in (('baremetal', 'deploy', 'template', 'list'),
+                     ('flavor', 'deploy-config', 'list')):
+            done = self.openstack(*args, parse=False, fail_ok=True)
+            # OSC authenticates before any plugin code runs: its error
+            # names keystone's URL, after keystoneauth's discovery warning
+            self.assertNotEqual(0, done.returncode)
+            self.assertNotIn('Traceback', done.stderr)
+            lines = done.stderr.strip().splitlines()
+            self.assertLessEqual(len(lines), 2, done.stderr)
+            self.assertRegex(lines[-1], 'Unable to establish connection to '
+                             '%s/v3/auth/tokens' % re.escape(root))
+
+
+class TestRetries(FaultTestCase):
+    def test_transient_503_on_a_read_is_retried(self):
+        self.new_config()
+        answers = iter([503, 503])
+
+        def fault(method, path):
+            if method == 'GET' and '/deploy_templates' in path:
+                return next(answers, None)
+            return None
+
+        with faults.FaultProxy(self.endpoint('baremetal'), fault) as proxy:
+            found = self.openstack(
+                'baremetal', 'deploy', 'template', 'list', cloud='faulty',
+                clouds_yaml=self.through_proxy(proxy, 'baremetal'))
+            self.assertEqual(3, proxy.count('GET', '/deploy_templates'))
+        self.assertTrue(found)
+
+    def test_lasting_503_is_one_line_after_the_retries(self):
+        with faults.FaultProxy(self.endpoint('compute'),
+                               lambda method, path: 503) as proxy:
+            root = re.match(r'https?://[^/]+', self.endpoint(
+                'compute')).group(0)
+            done = self.openstack(
+                'flavor', 'deploy-config', 'list', cloud='faulty',
+                parse=False, fail_ok=True, clouds_yaml=self.through_proxy(
+                    proxy, 'compute', like=base.ADMIN, path='/v2.1'))
+            self.assertEqual(3, proxy.count('GET', '/flavors'))
+        self.assert_one_line(done, r'The compute service \(nova\) at '
+                             r'\S+ failed to answer /v2.1/flavors/detail: '
+                             r'503 .*\(after 2 retries\)')
+        self.assertNotIn(root, done.stderr)   # the proxy's URL, not nova's
+
+
+class TestInterrupted(FaultTestCase):
+    def killed_when(self, proxy, argv, env, reached):
+        """Run a command, and kill it once the proxy holds a request."""
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            self.wait_for('the command to reach the held request',
+                          lambda: reached() or process.poll() is not None,
+                          timeout=60, interval=0.1)
+            if process.poll() is not None:
+                self.fail('the command ended first: %r'
+                          % (process.communicate(),))
+        finally:
+            process.kill()
+            process.communicate()
+
+    def test_sync_killed_half_way_completes_on_rerun(self):
+        config, template = self.new_config(base.ADMIN, '--no-requires-trait')
+        name = template['name']
+        capable = [row['Node'] for row in self.openstack(
+            'baremetal', 'node', 'deploy-config', 'list', '--config', config)
+            if row['Capable']]
+        self.assertGreaterEqual(len(capable), 3)
+        before = {n['name']: set(n['traits']) for n in self.openstack(
+            'baremetal', 'node', 'list', '--fields', 'name', 'traits',
+            cloud=base.SYSTEM_ADMIN)}
+        writes = []
+
+        def fault(method, path):
+            if method == 'PUT' and '/traits/' in path:
+                writes.append(path)
+                return faults.HANG if len(writes) == 3 else None
+            return None
+
+        with faults.FaultProxy(self.endpoint('baremetal'), fault) as proxy:
+            argv, env = self.openstack_argv(
+                'baremetal', 'node', 'deploy-config', 'sync', name,
+                cloud='faulty', parse=False,
+                clouds_yaml=self.through_proxy(proxy, 'baremetal'))
+            self.killed_when(proxy, argv, env, lambda: len(writes) >= 3)
+
+        def tagged():
+            return sorted(n['name'] for n in self.openstack(
+                'baremetal', 'node', 'list', '--fields', 'name', 'traits',
+                cloud=base.SYSTEM_ADMIN) if name in n['traits'])
+
+        self.assertEqual(2, len(tagged()))
+        rows = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                              name)
+        self.assertEqual(len(capable) - 2,
+                         sum(r['Action'] == 'added' for r in rows))
+        self.assertEqual(sorted(capable), tagged())
+        after = {n['name']: set(n['traits']) - {name} for n in self.openstack(
+            'baremetal', 'node', 'list', '--fields', 'name', 'traits',
+            cloud=base.SYSTEM_ADMIN)}
+        self.assertEqual(before, after)   # nothing else changed
+
+    def check_toggle_killed_at(self, held):
+        """Kill a toggle at the first request matching ``held``, rerun it:
+        the server ends on the one target flavor, nothing left over."""
+        config_type, made = self.new_pair()
+        self.tag_host(made['on']['name'])
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        target = '%s+%s=on' % (base.VIRTUAL_FLAVOR, config_type)
+        self.addCleanup(self.delete_flavor_named, target)
+        flavors_before = self.flavors()
+        seen = []
+
+        def fault(method, path):
+            if held(method, path):
+                seen.append(path)
+                return faults.HANG
+            return None
+
+        with faults.FaultProxy(self.endpoint('compute'), fault) as proxy:
+            argv, env = self.openstack_argv(
+                'server', 'resize', '--deploy-config', '%s=on' % config_type,
+                '--auto-confirm', server['id'], cloud='faulty', parse=False,
+                clouds_yaml=self.through_proxy(proxy, 'compute',
+                                               like=base.ADMIN,
+                                               path='/v2.1'))
+            self.killed_when(proxy, argv, env, lambda: bool(seen))
+
+        done = self.toggle(server['id'], '%s=on' % config_type,
+                           '--auto-confirm')
+        self.assertIn('ACTIVE on flavor %s' % target, done)
+        shown = self.openstack('server', 'show', server['id'])
+        self.assertEqual('ACTIVE', shown['status'])
+        self.assertEqual(target, shown['flavor']['original_name'])
+        self.assertEqual({'deploy-config:%s' % config_type: 'on',
+                          'trait:%s' % made['on']['name']: 'required'},
+                         shown['flavor']['extra_specs'])
+        self.assertEqual(sorted(flavors_before + [target]), self.flavors())
+
+    def test_toggle_killed_before_the_flavor_has_its_specs(self):
+        self.check_toggle_killed_at(
+            lambda method, path: method == 'POST' and 'extra_specs' in path)
+
+    def test_toggle_killed_before_the_resize_is_confirmed(self):
+        self.check_toggle_killed_at(
+            lambda method, path: method == 'POST' and '/action' in path
+            and self.confirming(path))
+
+    def confirming(self, path):
+        """Whether the server behind this action already awaits
+        confirmation (the held action is then the confirm)."""
+        server_id = path.split('/servers/')[1].split('/')[0]
+        return self.sdk(base.ADMIN).compute.get(
+            '/servers/%s' % server_id).json()['server']['status'] == \
+            'VERIFY_RESIZE'

@@ -1,0 +1,101 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Properties of config parsing, naming and steps validation, over
+generated input (hypothesis)."""
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+import os_traits
+from osc_lib import exceptions
+import testtools
+
+from osc_deploy_config import config as dc
+from osc_deploy_config import steps
+
+WORD = st.from_regex(r'\A[a-z0-9][a-z0-9_.-]{0,150}\Z')
+# placement's rule for a custom trait (os-traits names them the same way)
+CUSTOM_TRAIT = re.compile(r'\ACUSTOM_[A-Z0-9_]+\Z')
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=8)
+STEP = st.fixed_dictionaries({
+    'interface': st.sampled_from(steps.INTERFACES) | JSON,
+    'step': st.text(max_size=8) | JSON,
+    'args': st.dictionaries(st.text(max_size=5), JSON, max_size=2) | JSON,
+    'priority': st.integers(-3, 300) | st.from_regex(r'\A-?\d{1,3}\Z')
+    | JSON,
+}, optional={'extra': JSON})
+# Valid but for the edges: odd step names, huge or string priorities.
+NEAR_VALID_STEP = st.fixed_dictionaries({
+    'interface': st.sampled_from(steps.INTERFACES),
+    'step': st.text(max_size=20),
+    'args': st.dictionaries(st.text(max_size=5), JSON, max_size=2),
+    'priority': st.integers(-1, 2 ** 40) | st.from_regex(r'\A\d{1,12}\Z')
+    | st.booleans(),
+})
+
+
+class TestConfigProperties(testtools.TestCase):
+    @given(st.text(max_size=400))
+    def test_any_text_is_a_config_or_one_clear_error(self, text):
+        try:
+            config = dc.parse_config(text)
+        except exceptions.CommandError as exc:
+            self.assertEqual(1, len(str(exc).splitlines()))
+            return
+        self.assertEqual(text, str(config))           # round trip
+        trait = dc.template_trait(config)
+        self.assertLessEqual(len(trait), dc.MAX_TRAIT_LENGTH)
+        self.assertRegex(trait, CUSTOM_TRAIT)
+        self.assertTrue(os_traits.is_custom(trait))
+
+    @given(WORD, WORD)
+    def test_every_short_enough_config_is_accepted(self, config_type, value):
+        text = '%s=%s' % (config_type, value)
+        name_length = len(dc.TEMPLATE_PREFIX) + len(text)
+        if name_length > dc.MAX_TRAIT_LENGTH:
+            self.assertRaises(exceptions.CommandError, dc.parse_config, text)
+        else:
+            config = dc.parse_config(text)
+            self.assertEqual(config, dc.parse_config(str(config)))
+            self.assertEqual(name_length, len(dc.template_trait(config)))
+
+    @given(st.text(max_size=300))
+    def test_template_names_are_custom_traits(self, name):
+        try:
+            dc.validate_template_name(name)
+        except exceptions.CommandError:
+            return
+        self.assertRegex(name, CUSTOM_TRAIT)
+        self.assertLessEqual(len(name), dc.MAX_TRAIT_LENGTH)
+
+
+class TestStepsProperties(testtools.TestCase):
+    @given(st.lists(NEAR_VALID_STEP | STEP, max_size=3) | JSON)
+    def test_steps_are_valid_or_one_clear_error(self, candidate):
+        try:
+            checked = steps.validate_steps(candidate)
+        except exceptions.CommandError as exc:
+            self.assertEqual(1, len(str(exc).splitlines()))
+            return
+        self.assertTrue(checked)
+        for step in checked:
+            self.assertEqual({'interface', 'step', 'args', 'priority'},
+                             set(step))
+            self.assertIn(step['interface'], steps.INTERFACES)
+            self.assertIsInstance(step['priority'], int)
+            self.assertGreaterEqual(step['priority'], 0)
