@@ -118,11 +118,12 @@ class Clients:
             conn = self.connection
             system = system_scoped(conn)
             self.baremetal_scope = 'system' if system else 'project'
-            proxy = proxy_of(system or conn, 'baremetal')
-            # python-ironicclient pins the SDK to its own latest version,
-            # which an older ironic refuses; our calls negotiate their own.
-            proxy.default_microversion = None
-            self._baremetal = proxy
+            # python-ironicclient pins the SDK to its own latest version
+            # (--os-baremetal-api-version), and the SDK then refuses to
+            # build the proxy of an older ironic: our calls negotiate
+            # their own versions.
+            (system or conn).config.config['baremetal_api_version'] = '1'
+            self._baremetal = proxy_of(system or conn, 'baremetal')
         return self._baremetal
 
     def warn_if_nodes_hidden(self, nodes):

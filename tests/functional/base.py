@@ -51,14 +51,17 @@ _clouds_yaml = None
 
 
 def minicloud_up():
-    """Start the mini cloud once per test run, or reuse a running one."""
+    """Start the mini cloud once per test run, or reuse a running one
+    (with the ironic release $MINICLOUD_IRONIC_RELEASE names, if any)."""
     global _clouds_yaml
     if _clouds_yaml is None:
         os.makedirs(HOME, exist_ok=True)
         with open(os.path.join(HOME, 'tests.lock'), 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            release = os.environ.get('MINICLOUD_IRONIC_RELEASE')
             done = subprocess.run(
-                [sys.executable, MINICLOUD, 'up'],
+                [sys.executable, MINICLOUD, 'up',
+                 *(['--ironic-release', release] if release else [])],
                 capture_output=True,
                 text=True,
                 env=dict(os.environ, MINICLOUD_HOME=HOME),
@@ -172,6 +175,12 @@ class FunctionalTestCase(testtools.TestCase):
         if cloud not in self._connections:
             self._connections[cloud] = openstack.connect(cloud=cloud)
         return self._connections[cloud]
+
+    def endpoint_root(self, service_type):
+        """scheme://host:port of a service's catalog URL."""
+        url = self.sdk(ADMIN).session.get_endpoint(
+            service_type=service_type, interface='public')
+        return re.match(r'https?://[^/]+', url).group(0)
 
     def free_nodes(self, *names):
         """The nodes among these without an instance (a kept demo cloud

@@ -65,13 +65,9 @@ class TestServiceDown(FaultTestCase):
                                  'failed)' % (
                                      re.escape(name), re.escape(root)))
 
-    def root(self, service_type):
-        url = self.endpoint(service_type)
-        return re.match(r'https?://[^/]+', url).group(0)
-
     def test_ironic_down(self):
         config, template = self.new_config()
-        root = self.root('baremetal')
+        root = self.endpoint_root('baremetal')
         before = self.cloud_state()
         self.stop('ironic')
         self.check_down(root, 'baremetal service (ironic)', [
@@ -91,7 +87,7 @@ class TestServiceDown(FaultTestCase):
     def test_nova_api_down(self):
         config, _ = self.new_config()
         server = self.create_server(base.VIRTUAL_FLAVOR)
-        root = self.root('compute')
+        root = self.endpoint_root('compute')
         before = self.cloud_state()
         self.stop('nova-api')
         self.check_down(root, 'compute service (nova)', [
@@ -109,7 +105,7 @@ class TestServiceDown(FaultTestCase):
         config_type, made = self.new_pair()
         self.tag_host(made['on']['name'])
         server = self.create_server(base.VIRTUAL_FLAVOR)
-        root = self.root('placement')
+        root = self.endpoint_root('placement')
         before = self.cloud_state()
         self.stop('placement')
         self.check_down(root, 'placement service', [
@@ -120,7 +116,7 @@ class TestServiceDown(FaultTestCase):
         self.assertEqual(before, self.cloud_state())
 
     def test_keystone_down(self):
-        root = self.root('identity')
+        root = self.endpoint_root('identity')
         self.stop('keystone')
         for args in (('baremetal', 'deploy', 'template', 'list'),
                      ('flavor', 'deploy-config', 'list')):
@@ -155,8 +151,7 @@ class TestRetries(FaultTestCase):
     def test_lasting_503_is_one_line_after_the_retries(self):
         with faults.FaultProxy(self.endpoint('compute'),
                                lambda method, path: 503) as proxy:
-            root = re.match(r'https?://[^/]+', self.endpoint(
-                'compute')).group(0)
+            root = self.endpoint_root('compute')
             done = self.openstack(
                 'flavor', 'deploy-config', 'list', cloud='faulty',
                 parse=False, fail_ok=True, clouds_yaml=self.through_proxy(

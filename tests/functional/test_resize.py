@@ -17,6 +17,7 @@ import subprocess
 
 import fixtures
 
+from osc_deploy_config import versions
 from tests.functional import base
 from tests.functional import test_deploy_template
 
@@ -149,7 +150,15 @@ class TestVirtualToggle(VirtualToggleTestCase):
 
 
 class TestBaremetalToggle(ToggleTestCase):
-    def test_service_in_place_then_refused_in_maintenance(self):
+    def setUp(self):
+        super().setUp()
+        self.ironic_max = self.sdk(base.SYSTEM_ADMIN).baremetal.get(
+            '/', microversion=None).headers[
+            'X-OpenStack-Ironic-API-Maximum-Version']
+        self.servicing = versions.parse(self.ironic_max) >= (1, 87)
+
+    def deployed(self):
+        """A server deployed on a node with config <type>=on."""
         config_type, made = self.new_pair()
         for template in made.values():
             self.openstack('baremetal', 'node', 'deploy-config', 'sync',
@@ -164,6 +173,28 @@ class TestBaremetalToggle(ToggleTestCase):
         node = self.node(self.server_details(server['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
         self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        return config_type, server, node
+
+    def test_without_servicing_the_toggle_says_so(self):
+        if self.servicing:
+            self.skipTest('ironic %s has servicing' % self.ironic_max)
+        config_type, server, node = self.deployed()
+        refused = self.toggle(server['id'], '%s=off' % config_type,
+                              fail_ok=True)
+        self.assertEqual(1, refused.returncode)
+        self.assertEqual(
+            ['The baremetal service at %s supports API version %s at most; '
+             'node servicing need 1.87 or later' % (
+                 self.endpoint_root('baremetal'), self.ironic_max)],
+            refused.stderr.splitlines())
+        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        self.assertEqual('active', self.node(node)['provision_state'])
+
+    def test_service_in_place_then_refused_in_maintenance(self):
+        if not self.servicing:
+            self.skipTest('ironic %s has no servicing (API 1.87)'
+                          % self.ironic_max)
+        config_type, server, node = self.deployed()
 
         done = self.toggle(server['id'], '%s=off' % config_type)
 

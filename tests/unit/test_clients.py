@@ -85,6 +85,7 @@ class TestClients(testtools.TestCase):
     def test_baremetal_built_once(self):
         conn = project_connection()
         system = mock.create_autospec(connection.Connection, instance=True)
+        system.config = mock.Mock(config={'baremetal_api_version': '1.115'})
         made = clients.Clients(mock.Mock(sdk_connection=conn))
         with mock.patch.object(clients, 'system_scoped',
                                return_value=system) as scoped:
@@ -92,6 +93,9 @@ class TestClients(testtools.TestCase):
             self.assertIs(system.baremetal, made.baremetal)
         scoped.assert_called_once_with(conn)
         self.assertEqual('system', made.baremetal_scope)
+        # python-ironicclient's pin to its latest version is dropped
+        # before the proxy is built (the SDK refuses it on older ironic)
+        self.assertEqual('1', system.config.config['baremetal_api_version'])
 
 
 class TestHiddenNodes(testtools.TestCase):

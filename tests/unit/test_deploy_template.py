@@ -190,9 +190,10 @@ class TestCreate(fakes.TestCommand):
         self.assertEqual([], self.ironic.writes)
 
     def test_ironicclient_version_pin_is_reset(self):
-        self.ironic.proxy.default_microversion = '1.115'
+        self.conn.config.config['baremetal_api_version'] = '1.115'
         self.create('CUSTOM_A', '--steps', STEPS)
-        self.assertIsNone(self.ironic.proxy.default_microversion)
+        self.assertEqual('1', self.conn.config.config['baremetal_api_version'])
+        self.assertEqual('1.55', self.ironic.requests[-1][2])
 
 
 class TestList(fakes.TestCommand):

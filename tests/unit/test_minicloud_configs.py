@@ -105,3 +105,16 @@ class TestNovaConfig(testtools.TestCase):
         self.assertEqual('True', conf['DEFAULT']['allow_resize_to_same_host'])
         self.assertEqual('fake.FakeDriverWithoutFakeNodes',
                          conf['DEFAULT']['compute_driver'])
+
+
+class TestIronicRelease(testtools.TestCase):
+    def test_older_release_in_a_virtualenv_of_its_own(self):
+        layout = configs.Layout('/mc', {})
+        self.assertEqual('/mc/venv', layout.ironic_venv)
+        layout.ironic_release = '22.1.0'
+        self.assertEqual('/mc/venv-ironic-22.1.0', layout.ironic_venv)
+        # on MariaDB: SQLite refuses concurrent writes
+        self.assertEqual(
+            'mysql+pymysql://minicloud:minicloud@127.0.0.1:1001/ironic'
+            '?charset=utf8', parse(configs.ironic(configs.Layout(
+                '/mc', PORTS)))['database']['connection'])

@@ -24,6 +24,15 @@ class Layout:
         self.logs = home + '/logs'
         self.run = home + '/run'
         self.venv = home + '/venv'
+        self.ironic_policy = 'secure'
+        self.ironic_release = None   # None: the one in requirements.txt
+
+    @property
+    def ironic_venv(self):
+        """An older ironic release lives in a virtualenv of its own."""
+        if self.ironic_release:
+            return '%s/venv-ironic-%s' % (self.home, self.ironic_release)
+        return self.venv
 
     def url(self, service):
         return 'http://127.0.0.1:%d' % self.ports[service]

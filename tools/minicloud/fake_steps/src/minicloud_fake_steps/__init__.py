@@ -13,6 +13,13 @@ from ironic.common import raid
 from ironic.drivers import base
 from ironic.drivers.modules import fake
 
+
+def _no_servicing(**kwargs):
+    """An ironic before servicing (API 1.87) has no service steps."""
+    return lambda method: method
+
+
+_service_step = getattr(base, 'service_step', _no_servicing)
 _BIOS_ARGS = {'settings': {'description': 'A list of {"name", "value"} dicts',
                            'required': True}}
 
@@ -20,14 +27,14 @@ _BIOS_ARGS = {'settings': {'description': 'A list of {"name", "value"} dicts',
 class StepsBIOS(fake.FakeBIOS):
     """Fake BIOS whose configuration steps also run at deploy and service."""
 
-    @base.service_step(priority=0, argsinfo=_BIOS_ARGS,
+    @_service_step(priority=0, argsinfo=_BIOS_ARGS,
                        requires_ramdisk=False)
     @base.deploy_step(priority=0, argsinfo=_BIOS_ARGS)
     @base.clean_step(priority=0, argsinfo=_BIOS_ARGS, requires_ramdisk=False)
     def apply_configuration(self, task, settings):
         return super().apply_configuration(task, settings)
 
-    @base.service_step(priority=0, requires_ramdisk=False)
+    @_service_step(priority=0, requires_ramdisk=False)
     @base.deploy_step(priority=0)
     @base.clean_step(priority=0, requires_ramdisk=False)
     def factory_reset(self, task):
@@ -37,7 +44,7 @@ class StepsBIOS(fake.FakeBIOS):
 class StepsRAID(fake.FakeRAID):
     """Fake RAID whose configuration is recorded as if a controller did it."""
 
-    @base.service_step(priority=0,
+    @_service_step(priority=0,
                        argsinfo=base.RAID_APPLY_CONFIGURATION_ARGSINFO,
                        requires_ramdisk=False)
     @base.deploy_step(priority=0,
@@ -55,7 +62,7 @@ class StepsRAID(fake.FakeRAID):
                              delete_existing=True):
         raid.update_raid_info(task.node, task.node.target_raid_config)
 
-    @base.service_step(priority=0, requires_ramdisk=False)
+    @_service_step(priority=0, requires_ramdisk=False)
     @base.deploy_step(priority=0)
     @base.clean_step(priority=0, requires_ramdisk=False)
     def delete_configuration(self, task):
