@@ -47,6 +47,7 @@ class _RetriesAtDebug(logging.LoggerAdapter):
 
 
 _HTTP_LOG = _RetriesAtDebug(logging.getLogger('keystoneauth.session'), {})
+_SCOPE_REFUSED = 'requires a scope of'
 _URL = re.compile(r'https?://[^/\s:]+(:\d+)?')
 
 
@@ -98,6 +99,10 @@ class Api:
                     self.service_name, root_url(str(exc)), _reason(exc))
             ) from None
         versions.check_response(response, *features)
+        if response.status_code == 500 and _SCOPE_REFUSED in response.text:
+            # an older ironic (22.1) answers a token of the wrong scope
+            # with 500: it is a refusal, as newer ones say with 403
+            response.status_code = 403
         if method == 'GET' and response.status_code >= 500:
             raise osc_exceptions.CommandError(
                 'The %s at %s failed to answer %s: %d %s%s' % (

@@ -687,7 +687,8 @@ def main(argv):
         time.monotonic()
 
     log('minicloud up')
-    subprocess.run([sys.executable, MINICLOUD, 'up'], check=True,
+    subprocess.run([sys.executable, MINICLOUD, 'up', '--ironic-release',
+                    'pinned'], check=True,
                    stdout=subprocess.DEVNULL)
     home = os.environ.get('MINICLOUD_HOME', os.path.join(CHECKOUT,
                                                          '.minicloud'))

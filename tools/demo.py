@@ -392,7 +392,8 @@ def main(argv):
     was_up = subprocess.run([sys.executable, MINICLOUD, 'status'],
                             capture_output=True).returncode == 0
     t0 = time.monotonic()
-    subprocess.run([sys.executable, MINICLOUD, 'up'], check=True,
+    subprocess.run([sys.executable, MINICLOUD, 'up', '--ironic-release',
+                    'pinned'], check=True,
                    stdout=subprocess.DEVNULL if was_up else None)
     up_seconds = time.monotonic() - t0
     clouds = os.path.join(os.environ.get('MINICLOUD_HOME', os.path.join(

@@ -96,9 +96,9 @@ class _ChangeFlavorDeployConfig(help.OneLineErrors, command.Lister):
         specs = nova.extra_specs(flavor['id'])
         repair = flavors.reconcile(specs, types, templates_by_config)
         if repair.set or repair.unset:
-            LOG.warning('Flavor %s was changed concurrently; repairing %s',
-                        flavor['name'],
-                        ', '.join(sorted(repair.set) + repair.unset))
+            LOG.info('Flavor %s was changed concurrently; repairing %s',
+                     flavor['name'],
+                     ', '.join(sorted(repair.set) + repair.unset))
             _apply(nova, dict(flavor, extra_specs=specs), repair, False)
         lost = [t for t, item in zip(types, items, strict=True)
                 if specs.get(flavors.config_spec(t)) != self.value_of(item)]

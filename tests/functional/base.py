@@ -52,16 +52,17 @@ _clouds_yaml = None
 
 def minicloud_up():
     """Start the mini cloud once per test run, or reuse a running one
-    (with the ironic release $MINICLOUD_IRONIC_RELEASE names, if any)."""
+    with the ironic release $MINICLOUD_IRONIC_RELEASE names (default: the
+    pinned one), restarting a cloud that runs another."""
     global _clouds_yaml
     if _clouds_yaml is None:
         os.makedirs(HOME, exist_ok=True)
         with open(os.path.join(HOME, 'tests.lock'), 'w') as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            release = os.environ.get('MINICLOUD_IRONIC_RELEASE')
+            release = os.environ.get('MINICLOUD_IRONIC_RELEASE', 'pinned')
             done = subprocess.run(
-                [sys.executable, MINICLOUD, 'up',
-                 *(['--ironic-release', release] if release else [])],
+                [sys.executable, MINICLOUD, 'up', '--ironic-release',
+                 release],
                 capture_output=True,
                 text=True,
                 env=dict(os.environ, MINICLOUD_HOME=HOME),

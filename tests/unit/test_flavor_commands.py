@@ -55,6 +55,32 @@ class TestSet(FlavorCommandTest):
         self.assertEqual(1, len(self.ironic.requests),
                          'one template listing')
 
+    def concurrent_writer(self, specs):
+        """Another command writes these specs right after ours."""
+        handle = self.nova.handle
+
+        def then_theirs(path, method, **kwargs):
+            answer = handle(path, method, **kwargs)
+            if method == 'POST':
+                self.gold['extra_specs'].update(specs)
+            return answer
+
+        self.nova.proxy.request.side_effect = then_theirs
+
+    def test_a_concurrent_set_that_won_is_repaired_and_reported(self):
+        self.concurrent_writer({'deploy-config:hyperthreading': 'disabled',
+                                'trait:%s' % OFF: 'required'})
+        exc = self.assertRaises(
+            exceptions.CommandError, self.rows, cmds.SetFlavorDeployConfig,
+            'bm.gold', 'hyperthreading=enabled')
+        self.assertEqual('A concurrent change of flavor bm.gold won for '
+                         'hyperthreading: it now asks for '
+                         'hyperthreading=disabled', str(exc))
+        # our trait, stray beside theirs, is gone
+        self.assertEqual(dict(GOLD, **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:%s' % OFF: 'required'}), self.gold['extra_specs'])
+
     def test_toggle_replaces(self):
         self.rows(cmds.SetFlavorDeployConfig, self.gold['id'],
                   'hyperthreading=enabled')

@@ -106,3 +106,11 @@ class TestSend(testtools.TestCase):
         http_log.warning('Retriable status code %(code)s.', {'code': 503})
         self.assertEqual('DEBUG Retriable status code 503.\n',
                          logged.output)
+
+    def test_older_ironics_500_for_a_wrong_scope_is_a_refusal(self):
+        self.proxy.request.return_value = fakes.error(
+            500, '"baremetal:deploy_template:get": "(role:reader and '
+            'system_scope:all)" requires a scope of [\'system\'], request '
+            'was made with project scope.')
+        self.assertRaises(sdk_exceptions.ForbiddenException,
+                          self.api.deploy_templates)

@@ -120,19 +120,22 @@ def _authtoken(lay, user):
         """)
 
 
-def _service_auth(lay, section, user):
-    """keystoneauth: how a service calls another one."""
+def _service_auth(lay, section, user, system=False):
+    """keystoneauth: how a service calls another one.  ``system``: with a
+    system-scoped token (an older ironic's secure RBAC shows a service
+    its nodes under the system scope only)."""
+    scope = ('system_scope = all' if system else
+             'project_name = service\nproject_domain_name = Default')
     return _dedent(f"""
         [{section}]
         auth_type = password
         auth_url = {lay.keystone}
         username = {user}
         password = {PASSWORD}
-        project_name = service
         user_domain_name = Default
-        project_domain_name = Default
         region_name = {REGION}
-        """)
+        """) + scope + '\n'
+
 
 
 def keystone(lay):
@@ -320,7 +323,8 @@ def nova_compute_ironic(lay):
         # how soon a node freed by ironic is schedulable again
         update_resources_interval = 5
         sync_power_state_interval = 10
-        """) + _nova_common(lay) + _service_auth(lay, 'ironic', 'nova') + (
+        """) + _nova_common(lay) + _service_auth(
+        lay, 'ironic', 'nova', system=bool(lay.ironic_release)) + (
         'api_retry_interval = 1\n')
 
 

@@ -89,6 +89,10 @@ def seed_keystone(url, password, region, endpoints):
         idn.assign_project_role_to_user(service, account, roles['service'])
         if name in ADMIN_SERVICE_USERS:
             idn.assign_project_role_to_user(service, account, roles['admin'])
+        if name == 'nova':
+            # an ironic older than rbac_service_role_elevated_access
+            # shows nodes to a system-scoped service only
+            idn.assign_system_role_to_user(account, roles['service'], 'all')
     idn.assign_project_role_to_user(demo, user('demo', demo),
                                     roles['member'])
     for stype, endpoint_url in endpoints.items():
