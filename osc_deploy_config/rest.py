@@ -115,8 +115,8 @@ class Api:
         return response
 
     def retriable_writes(self, method, path):
-        """The statuses on which this write may be sent again (the SDK's
-        proxy then retries them as configured)."""
+        """The statuses on which this write may be sent again, up to
+        WRITE_RETRIES times with keystoneauth's backoff."""
         return []
 
     @property
