@@ -177,11 +177,22 @@ class FunctionalTestCase(testtools.TestCase):
             self._connections[cloud] = openstack.connect(cloud=cloud)
         return self._connections[cloud]
 
+    def endpoint(self, service_type):
+        """A service's catalog URL."""
+        return self.sdk(ADMIN).session.get_endpoint(
+            service_type=service_type, interface='public')
+
     def endpoint_root(self, service_type):
         """scheme://host:port of a service's catalog URL."""
-        url = self.sdk(ADMIN).session.get_endpoint(
-            service_type=service_type, interface='public')
-        return re.match(r'https?://[^/]+', url).group(0)
+        return re.match(r'https?://[^/]+',
+                        self.endpoint(service_type)).group(0)
+
+    def minicloud(self, *args):
+        """Run a minicloud command on the tests' cloud; it must succeed."""
+        done = subprocess.run([sys.executable, MINICLOUD, *args],
+                              capture_output=True, text=True,
+                              env=dict(os.environ, MINICLOUD_HOME=HOME))
+        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
 
     def free_nodes(self, *names):
         """The nodes among these without an instance (a kept demo cloud

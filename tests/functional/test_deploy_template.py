@@ -238,11 +238,6 @@ class TestLegacyPolicy(DeployConfigTestCase):
         self.minicloud('up', '--ironic-policy', 'legacy')
         self.addCleanup(self.minicloud, 'up', '--ironic-policy', 'secure')
 
-    def minicloud(self, *args):
-        subprocess.run([sys.executable, base.MINICLOUD, *args], check=True,
-                       capture_output=True,
-                       env=dict(os.environ, MINICLOUD_HOME=base.HOME))
-
     def test_project_admin_sees_nodes_and_manages_templates(self):
         nodes = self.openstack('baremetal', 'node', 'list', cloud=base.ADMIN)
         self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3'],

@@ -12,10 +12,8 @@
 
 """Faults: a service down, transient 503s, a command killed half-way."""
 
-import os
 import re
 import subprocess
-import sys
 
 from tests.functional import base
 from tests.functional import faults
@@ -23,22 +21,10 @@ from tests.functional import test_resize
 
 
 class FaultTestCase(test_resize.VirtualToggleTestCase):
-    def endpoint(self, service_type):
-        """A service's catalog URL."""
-        return self.sdk(base.ADMIN).session.get_endpoint(
-            service_type=service_type, interface='public')
-
     def stop(self, service):
         """Stop one mini cloud service; started again at clean-up."""
         self.minicloud('stop', service)
         self.addCleanup(self.minicloud, 'start', service)
-
-    def minicloud(self, *args):
-        done = subprocess.run([sys.executable, base.MINICLOUD, *args],
-                              capture_output=True, text=True,
-                              env=dict(os.environ,
-                                       MINICLOUD_HOME=base.HOME))
-        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
 
     def assert_one_line(self, done, pattern):
         self.assertNotEqual(0, done.returncode, done.stdout)
@@ -223,11 +209,7 @@ class TestInterrupted(FaultTestCase):
     def check_toggle_killed_at(self, held):
         """Kill a toggle at the first request matching ``held``, rerun it:
         the server ends on the one target flavor, nothing left over."""
-        config_type, made = self.new_pair()
-        self.tag_host(made['on']['name'])
-        server = self.create_server(base.VIRTUAL_FLAVOR)
-        target = '%s+%s=on' % (base.VIRTUAL_FLAVOR, config_type)
-        self.addCleanup(self.delete_flavor_named, target)
+        config_type, made, server, target = self.server_to_toggle('on')
         flavors_before = self.flavors()
         seen = []
 

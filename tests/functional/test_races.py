@@ -99,11 +99,7 @@ class TestRaces(test_resize.VirtualToggleTestCase):
                            '--no-requires-trait', parse=False)
 
     def test_two_toggles_of_one_server(self):
-        config_type, made = self.new_pair()
-        self.tag_host(made['on']['name'])
-        server = self.create_server(base.VIRTUAL_FLAVOR)
-        target = '%s+%s=on' % (base.VIRTUAL_FLAVOR, config_type)
-        self.addCleanup(self.delete_flavor_named, target)
+        config_type, _, server, target = self.server_to_toggle('on')
         before = self.flavors()
         toggle = ('server', 'resize', '--deploy-config',
                   '%s=on' % config_type, '--auto-confirm', server['id'])

@@ -79,6 +79,17 @@ class VirtualToggleTestCase(ToggleTestCase):
     def delete_flavor_named(self, name):
         self.openstack('flavor', 'delete', name, parse=False, fail_ok=True)
 
+    def server_to_toggle(self, value):
+        """A config pair, the host tagged for ``value``, a server on the
+        virtual flavor, and the name of the flavor a toggle to ``value``
+        derives (deleted at clean-up)."""
+        config_type, made = self.new_pair()
+        self.tag_host(made[value]['name'])
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        target = '%s+%s=%s' % (base.VIRTUAL_FLAVOR, config_type, value)
+        self.addCleanup(self.delete_flavor_named, target)
+        return config_type, made, server, target
+
 
 
 class TestVirtualToggle(VirtualToggleTestCase):
@@ -118,11 +129,7 @@ class TestVirtualToggle(VirtualToggleTestCase):
         self.assertIn('already runs with %s=on' % config_type, again)
 
     def test_no_valid_host_is_an_error_and_a_rerun_completes(self):
-        config_type, made = self.new_pair()
-        self.tag_host(made['off']['name'])
-        server = self.create_server(base.VIRTUAL_FLAVOR)
-        target = '%s+%s=off' % (base.VIRTUAL_FLAVOR, config_type)
-        self.addCleanup(self.delete_flavor_named, target)
+        config_type, _, server, target = self.server_to_toggle('off')
         # Our check passes; nova's scheduler then finds no enabled host.
         self.openstack('compute', 'service', 'set', '--disable',
                        'fake-compute', 'nova-compute', parse=False)
