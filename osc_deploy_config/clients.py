@@ -85,10 +85,8 @@ def proxy_of(conn, service_type):
                 region_name=conn.config.get_region_name(service_type))
         except Exception:   # noqa: BLE001 - only for the message
             url = None
-        raise exceptions.CommandError(
-            'Cannot reach the %s at %s: its version discovery failed' % (
-                rest.SERVICE_NAMES.get(service_type, service_type),
-                rest.root_url(url or ''))) from None
+        raise rest.unreachable(service_type, url or '',
+                               'its version discovery failed') from None
 
 
 class Clients:

@@ -105,11 +105,4 @@ class Ironic(rest.Api):
     def remove_node_trait(self, node, trait):
         """Idempotent: a trait already gone (a concurrent sync removed it)
         is no error."""
-        from openstack import exceptions
-
-        try:
-            self._request('DELETE', '/nodes/%s/traits/%s' % (node, trait))
-        except exceptions.NotFoundException as exc:
-            if 'trait' not in str(exc.details or '').lower():
-                raise   # the node itself is gone
-
+        self._delete_item('/nodes/%s/traits/%s' % (node, trait), 'trait')

@@ -72,14 +72,8 @@ class Nova(rest.Api):
     def delete_extra_spec(self, flavor_id, key):
         """Idempotent: a key already gone (a concurrent change removed it)
         is no error."""
-        from openstack import exceptions as sdk_exceptions
-
-        try:
-            self._request('DELETE', '/flavors/%s/os-extra_specs/%s' % (
-                flavor_id, urllib.parse.quote(key, safe='')))
-        except sdk_exceptions.NotFoundException as exc:
-            if 'extra spec' not in str(exc.details or '').lower():
-                raise   # the flavor itself is gone
+        self._delete_item('/flavors/%s/os-extra_specs/%s' % (
+            flavor_id, urllib.parse.quote(key, safe='')), 'extra spec')
 
 
 class NovaServers(Nova):

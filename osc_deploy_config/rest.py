@@ -94,10 +94,8 @@ class Api:
                 raise_exc=False, **kwargs
             )
         except ksa_exceptions.ConnectionError as exc:
-            raise osc_exceptions.CommandError(
-                'Cannot reach the %s at %s: %s' % (
-                    self.service_name, root_url(str(exc)), _reason(exc))
-            ) from None
+            raise unreachable(self.service_type, str(exc),
+                              _reason(exc)) from None
         versions.check_response(response, *features)
         if response.status_code == 500 and _SCOPE_REFUSED in response.text:
             # an older ironic (22.1) answers a token of the wrong scope
@@ -106,7 +104,8 @@ class Api:
         if method == 'GET' and response.status_code >= 500:
             raise osc_exceptions.CommandError(
                 'The %s at %s failed to answer %s: %d %s%s' % (
-                    self.service_name, root_url(response.url or ''),
+                    service_name(self.service_type),
+                    root_url(response.url or ''),
                     urllib.parse.urlsplit(response.url or path).path,
                     response.status_code, response.reason,
                     ' (after %d retries)' % READ_RETRIES
@@ -120,14 +119,35 @@ class Api:
         return []
 
     @property
-    def service_name(self):
-        service = versions.NEEDS[self.features[0]][0]
-        return SERVICE_NAMES.get(service, service + ' service')
+    def service_type(self):
+        return versions.NEEDS[self.features[0]][0]
+
+    def _delete_item(self, path, item):
+        """DELETE one item of an object, idempotently: a 404 whose detail
+        names the item (already gone) is no error; one about the object
+        itself (gone too) is."""
+        from openstack import exceptions
+
+        try:
+            self._request('DELETE', path)
+        except exceptions.NotFoundException as exc:
+            if item not in str(exc.details or '').lower():
+                raise
 
     def _request(self, method, path, feature=None, **kwargs):
         """One request; its JSON answer."""
         response = self._send(method, path, feature, **kwargs)
         return response.json() if response.content else None
+
+
+def service_name(service_type):
+    return SERVICE_NAMES.get(service_type, service_type + ' service')
+
+
+def unreachable(service_type, url_text, reason):
+    """The one line for a service that cannot be reached."""
+    return osc_exceptions.CommandError('Cannot reach the %s at %s: %s' % (
+        service_name(service_type), root_url(url_text), reason))
 
 
 def root_url(text):
