@@ -162,13 +162,13 @@ class Cloud:
         return self.call(self.nova, method, path, NOVA_VERSION, **kwargs)
 
     def ironic_list(self, collection, fields):
+        from osc_deploy_config import rest
+
         found, path = [], '/%s?fields=%s' % (collection, fields)
         while path:
             page = self.ironic_call('GET', path)
             found += page[collection]
-            path = page.get('next')
-            if path:
-                path = path[path.index('/v1/') + 3:]
+            path = rest.relative_link(page.get('next'), '/v1')
         return found
 
     def max_versions(self):
