@@ -30,6 +30,8 @@ from osc_lib import exceptions
 
 POLL_SECONDS = 1
 WAIT_SECONDS = 1800
+# how long a concurrent toggle's confirmation may take to show
+CONFIRM_RACE_SECONDS = 60
 NODE_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'maintenance', 'last_error', 'traits')
 
@@ -280,16 +282,22 @@ class Toggle:
                  % (server['name'], status, flavor['name']))
 
     def confirm(self, servers, server):
-        """Confirm the resize; one a concurrent toggle confirmed first is
-        as good (nova then answers 400 "has not been resized" or 409)."""
+        """Confirm the resize; one a concurrent toggle confirms first is
+        as good (nova then answers 400 "has not been resized" or 409,
+        while the server may still show VERIFY_RESIZE)."""
         from openstack import exceptions as sdk_exceptions
 
         try:
             servers.confirm_resize(server['id'])
         except (sdk_exceptions.BadRequestException,
                 sdk_exceptions.ConflictException):
-            if servers.find_server(server['id'])['status'] == 'VERIFY_RESIZE':
-                raise
+            # the other confirm may still be under way: give it a moment
+            deadline = time.monotonic() + CONFIRM_RACE_SECONDS
+            while servers.find_server(server['id'])[
+                    'status'] == 'VERIFY_RESIZE':
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(POLL_SECONDS)
         return self.wait_server(servers, server['id'],
                                 leaving='VERIFY_RESIZE')
 
