@@ -31,6 +31,8 @@ import fixtures
 import testtools
 from testtools import content
 
+from tests.functional import shell
+
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
 HOME = os.path.abspath(
@@ -48,6 +50,9 @@ RESOURCE_CLASS = 'CUSTOM_BAREMETAL_GOLD'
 _LOG_PROBLEM = re.compile(r' (ERROR|CRITICAL) |Traceback|No valid host')
 
 _clouds_yaml = None
+# SDK connections by cloud, kept for the whole run: reading state costs no
+# authentication of its own.
+_connections = {}
 
 
 def minicloud_up():
@@ -94,24 +99,30 @@ class FunctionalTestCase(testtools.TestCase):
         self.clouds_yaml = minicloud_up()
         self._log_offsets = self._log_sizes()
         self._commands = []
-        self._connections = {}
         self.addOnException(self._attach_service_errors)
 
     # ------------------------------------------------------------ the CLI
 
     def openstack(self, *args, cloud=ADMIN, parse=True, fail_ok=False,
-                  clouds_yaml=None):
+                  clouds_yaml=None, stdin='', process=False):
         """Run ``openstack`` (``-f json`` when ``parse``); return its output.
 
-        With ``fail_ok`` the finished process is returned instead, whatever
-        its exit code.
+        The CLI runs in this interpreter (see ``shell``); ``process`` runs
+        a real ``openstack`` process instead, for what only a process
+        shows.  With ``fail_ok`` the finished run is returned instead,
+        whatever its exit code.
         """
         argv, env = self.openstack_argv(*args, cloud=cloud, parse=parse,
                                         clouds_yaml=clouds_yaml)
-        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+        if process:
+            done = subprocess.run(argv, capture_output=True, text=True,
+                                  env=env, input=stdin)
+        else:
+            done = shell.run(argv, env, stdin)
         self._commands.append(
-            '$ %s\n[exit %d]\n%s%s'
-            % (' '.join(argv), done.returncode, done.stdout, done.stderr)
+            '$ %s%s\n[exit %d]\n%s%s'
+            % (' '.join(argv), '' if process else '  (in-process)',
+               done.returncode, done.stdout, done.stderr)
         )
         if fail_ok:
             return done
@@ -169,13 +180,13 @@ class FunctionalTestCase(testtools.TestCase):
             time.sleep(interval)
 
     def sdk(self, cloud):
-        """An SDK connection (one per cloud and test), for waiting on
-        conditions and reading state."""
+        """An SDK connection (one per cloud for the whole run), for waiting
+        on conditions and reading state."""
         import openstack
 
-        if cloud not in self._connections:
-            self._connections[cloud] = openstack.connect(cloud=cloud)
-        return self._connections[cloud]
+        if cloud not in _connections:
+            _connections[cloud] = openstack.connect(cloud=cloud)
+        return _connections[cloud]
 
     def endpoint(self, service_type):
         """A service's catalog URL."""

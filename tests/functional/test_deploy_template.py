@@ -100,10 +100,11 @@ class TestLifecycle(DeployConfigTestCase):
         self.check_lifecycle(base.ADMIN)
 
     def test_member_is_refused_in_one_line(self):
+        # a real process: its exit code and all it writes to stderr
         done = self.openstack(
             'baremetal', 'deploy', 'template', 'create', '--config',
             'hyperthreading=fnrefused', '--bios-setting', 'A=b',
-            cloud=base.DEMO, fail_ok=True)
+            cloud=base.DEMO, fail_ok=True, process=True)
         self.assertEqual(1, done.returncode)
         self.assertEqual(1, len(done.stderr.splitlines()), done.stderr)
         self.assertIn('system-scoped token', done.stderr)
@@ -249,7 +250,9 @@ class TestRegistration(base.FunctionalTestCase):
     def test_ours_win_over_python_ironicclient(self):
         # python-ironicclient is installed in this environment too.
         self.assertTrue(BAREMETAL)
-        listed = self.openstack('--help', parse=False)
+        # a real process: the entry points as an installed openstack
+        # loads them
+        listed = self.openstack('--help', parse=False, process=True)
         for action in ('create', 'delete', 'list', 'set', 'show', 'unset'):
             self.assertRegex(
                 listed, r'baremetal deploy template %s .*\(osc-deploy-config\)'

@@ -84,9 +84,10 @@ class TestSecrets(base.FunctionalTestCase):
         for args in (('baremetal', 'deploy', 'template', 'list'),
                      ('flavor', 'deploy-config', 'list'),
                      ('baremetal', 'node', 'deploy-config', 'list')):
+            # a real process: --debug output is the whole process's
             done = self.openstack('--debug', *args, cloud='secret',
                                   parse=False, fail_ok=True,
-                                  clouds_yaml=clouds)
+                                  clouds_yaml=clouds, process=True)
             output = done.stdout + done.stderr
             self.assertEqual(0, done.returncode, done.stderr[-2000:])
             self.assertIn('REQ: curl', output)   # --debug did log requests
