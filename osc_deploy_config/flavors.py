@@ -24,7 +24,7 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config import config as dc
+from osc_deploy_config import deploy_config
 
 SPEC_PREFIX = 'deploy-config:'
 REQUIRED = 'required'
@@ -43,7 +43,7 @@ def config_spec(config_type):
 def configs_of(specs):
     """The configs a flavor's extra specs ask for."""
     return sorted(
-        (dc.Config(key[len(SPEC_PREFIX):], str(value))
+        (deploy_config.Config(key[len(SPEC_PREFIX):], str(value))
          for key, value in (specs or {}).items()
          if key.startswith(SPEC_PREFIX)),
         key=lambda c: c.type)
@@ -53,7 +53,9 @@ def _template_trait_of(config, templates_by_config):
     """The trait a config's template gives; the naming convention's when
     the template is gone (its spec is still ours to remove)."""
     template = templates_by_config.get(config)
-    return template['name'] if template else dc.template_trait(config)
+    if template:
+        return template['name']
+    return deploy_config.template_trait(config)
 
 
 def _ours(specs, config, templates_by_config):
@@ -93,7 +95,7 @@ def plan_set(specs, configs, templates_by_config):
     to_set, to_unset = {}, []
     for config in configs:
         key = config_spec(config.type)
-        current = dc.Config(config.type, str(specs[key])) \
+        current = deploy_config.Config(config.type, str(specs[key])) \
             if key in specs else None
         if current and current != config:
             to_unset += [k for k in _ours(specs, current, templates_by_config)
@@ -130,7 +132,7 @@ def reconcile(specs, config_types, templates_by_config):
     to_set, to_unset = {}, []
     for config_type in dict.fromkeys(config_types):
         key = config_spec(config_type)
-        current = dc.Config(config_type, str(specs[key])) \
+        current = deploy_config.Config(config_type, str(specs[key])) \
             if key in specs else None
         for config, template in sorted(templates_by_config.items(),
                                        key=lambda item: item[1]['name']):
@@ -167,7 +169,7 @@ def drift(specs, templates_by_config):
         template = templates_by_config.get(config)
         if template is None:
             found.append('%s: no deploy template realises it' % config)
-            explained.add(trait_spec(dc.template_trait(config)))
+            explained.add(trait_spec(deploy_config.template_trait(config)))
             continue
         key = trait_spec(template['name'])
         explained.add(key)
@@ -177,7 +179,7 @@ def drift(specs, templates_by_config):
     template_traits = {trait_spec(t['name'])
                        for t in templates_by_config.values()}
     for key, value in sorted(specs.items()):
-        if (key.startswith('trait:' + dc.TEMPLATE_PREFIX)
+        if (key.startswith('trait:' + deploy_config.TEMPLATE_PREFIX)
                 and value == REQUIRED and key not in explained):
             found.append('%s=required: %s' % (key, (
                 'its template has no deploy config on this flavor'

@@ -23,11 +23,12 @@ import urllib.parse
 from osc_lib import exceptions
 
 from osc_deploy_config import rest
+from osc_deploy_config import versions
 
 
 class Nova(rest.Api):
     def __init__(self, proxy, *features):
-        super().__init__(proxy, 'flavor extra specs in listings', *features)
+        super().__init__(proxy, versions.LISTED_FLAVOR_EXTRA_SPECS, *features)
 
     def retriable_writes(self, method, path):
         """Two writers of one flavor's extra specs at once: nova gives up
@@ -80,7 +81,7 @@ class NovaServers(Nova):
     """The server calls of a deploy-config toggle (a limited resize)."""
 
     def __init__(self, proxy):
-        super().__init__(proxy, 'server flavor details')
+        super().__init__(proxy, versions.SERVER_FLAVOR_DETAILS)
 
     def find_server(self, name_or_id):
         """A server's details (with its embedded flavor) by ID or name."""
@@ -135,7 +136,7 @@ class NovaServers(Nova):
         path = '/servers/%s/os-instance-actions/%s' % (server_id, request_id)
         try:
             found = self._request('GET', path,
-                                  'instance action event details')
+                                  versions.ACTION_EVENT_DETAILS)
         except exceptions.CommandError:   # an older nova
             found = self._request('GET', path)
         return found['instanceAction']

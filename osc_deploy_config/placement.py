@@ -13,11 +13,12 @@
 """What placement knows of a server's host: the scheduler's view."""
 
 from osc_deploy_config import rest
+from osc_deploy_config import versions
 
 
 class Placement(rest.Api):
     def __init__(self, proxy):
-        super().__init__(proxy, 'resource provider traits')
+        super().__init__(proxy, versions.PROVIDER_TRAITS)
 
     def providers_of(self, consumer):
         """The resource providers a server's allocations use, each with

@@ -26,11 +26,11 @@ from osc_lib import exceptions
 
 from osc_deploy_config import flavors
 
-# The sizes two flavors must share to be interchangeable.
 # The description of the flavors a toggle makes: how a rerun tells one
 # that an interrupted toggle left half-made (without all its extra specs)
 # from an operator's flavor of the same name.
 DERIVED_MARK = 'Made by osc-deploy-config'
+# The sizes two flavors must share to be interchangeable.
 SIZES = ('vcpus', 'ram', 'disk', 'ephemeral', 'swap')
 # A server's embedded flavor and a flavor listing name ephemeral apart.
 _LISTED_NAMES = {'ephemeral': 'OS-FLV-EXT-DATA:ephemeral'}

@@ -17,11 +17,10 @@ Reads are idempotent: a refused connection or a 503 (a service restarting,
 a proxy in front of it) is retried with keystoneauth's backoff (0.5 s,
 doubling).  A write is retried only where a service says so
 (``retriable_writes``), never a create.  Retries are logged for --debug
-only; a service that stays unreachable or fails a read (5xx) gets one line
-naming it and its URL.
+only (``v1.cli.demote_keystoneauth_warnings``); a service that stays
+unreachable or fails a read (5xx) gets one line naming it and its URL.
 """
 
-import logging
 import re
 import urllib.parse
 
@@ -38,15 +37,6 @@ SERVICE_NAMES = {
 }
 
 
-class _RetriesAtDebug(logging.LoggerAdapter):
-    """keystoneauth warns of every retry: a request that then succeeds is
-    no news, and one that fails gets its own line."""
-
-    def warning(self, msg, *args, **kwargs):
-        self.debug(msg, *args, **kwargs)
-
-
-_HTTP_LOG = _RetriesAtDebug(logging.getLogger('keystoneauth.session'), {})
 _SCOPE_REFUSED = 'requires a scope of'
 _URL = re.compile(r'https?://[^/\s:]+(:\d+)?')
 
@@ -78,16 +68,19 @@ class Api:
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
-        kwargs.setdefault('logger', _HTTP_LOG)
         if method == 'GET':
             kwargs.setdefault('connect_retries', READ_RETRIES)
             kwargs.setdefault('status_code_retries', READ_RETRIES)
             kwargs.setdefault('retriable_status_codes', [503])
         else:
+            # keystoneauth takes an empty list for its default, [429, 503],
+            # and the SDK's proxies retry those (ironic's 5 times): a write
+            # not safe to repeat must say "no retries" outright.
             codes = self.retriable_writes(method, path)
             kwargs.setdefault('retriable_status_codes', codes)
-            if codes:
-                kwargs.setdefault('status_code_retries', WRITE_RETRIES)
+            kwargs.setdefault('status_code_retries',
+                              WRITE_RETRIES if codes else 0)
+            kwargs.setdefault('connect_retries', 0)
         try:
             response = self.proxy.request(
                 path, method, microversion=versions.need(*features),

@@ -21,7 +21,7 @@ Plain functions over the node and template dicts of ironic's API.
 
 import collections
 
-from osc_deploy_config import config as dc
+from osc_deploy_config import deploy_config
 
 # What one node listing must return for all of this.
 NODE_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
@@ -38,7 +38,8 @@ ADD, REMOVE, KEEP = 'add', 'remove', 'keep'
 
 def config_templates(templates):
     """The templates that realise a config, by name."""
-    return sorted((t for t in templates if dc.config_of(t.get('extra'))),
+    return sorted((t for t in templates
+                   if deploy_config.config_of(t.get('extra'))),
                   key=lambda t: t['name'])
 
 
@@ -47,7 +48,7 @@ def node_label(node):
 
 
 def capable(node, template):
-    required = set(dc.capability_traits_of(template.get('extra')))
+    required = set(deploy_config.capability_traits_of(template.get('extra')))
     return (required <= set(node.get('traits') or ())
             and not node.get('maintenance') and not node.get('retired'))
 
@@ -63,7 +64,7 @@ def statuses(nodes, templates):
     """One ``Status`` per node and config template."""
     return [
         Status(node_label(node), template['name'],
-               str(dc.config_of(template['extra'])),
+               str(deploy_config.config_of(template['extra'])),
                capable(node, template),
                template['name'] in (node.get('traits') or ()),
                in_use(node, template), bool(node.get('maintenance')),
@@ -108,6 +109,6 @@ def _why_incapable(node, template):
         return 'retired'
     if node.get('maintenance'):
         return 'in maintenance'
-    missing = sorted(set(dc.capability_traits_of(template.get('extra')))
-                     - set(node.get('traits') or ()))
+    needed = deploy_config.capability_traits_of(template.get('extra'))
+    missing = sorted(set(needed) - set(node.get('traits') or ()))
     return 'lacks %s' % ', '.join(missing)

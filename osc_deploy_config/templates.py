@@ -17,7 +17,7 @@ import json
 
 from osc_lib import exceptions
 
-from osc_deploy_config import config as dc
+from osc_deploy_config import deploy_config
 from osc_deploy_config import steps as dsteps
 
 
@@ -58,7 +58,7 @@ def build_steps(steps_source=None, bios_settings=(), raid_config_file=None,
 def annotate(extra, config, capability_traits):
     """``extra`` with the config annotation; refuses an ``--extra`` that
     contradicts it."""
-    annotation = dc.template_extra(config, capability_traits)
+    annotation = deploy_config.template_extra(config, capability_traits)
     for key, value in annotation.items():
         if key in extra and extra[key] != value:
             raise exceptions.CommandError(
@@ -73,14 +73,14 @@ def capability_traits_for(config, requires_traits, no_requires_trait):
     if no_requires_trait:
         return []
     if requires_traits:
-        return dc.validate_traits(requires_traits)
-    return dc.default_capability_traits(config.type)
+        return deploy_config.validate_traits(requires_traits)
+    return deploy_config.default_capability_traits(config.type)
 
 
 def by_config(templates):
     """{config: template} for the annotated templates of a listing."""
-    return {dc.config_of(t.get('extra')): t for t in templates
-            if dc.config_of(t.get('extra'))}
+    return {deploy_config.config_of(t.get('extra')): t for t in templates
+            if deploy_config.config_of(t.get('extra'))}
 
 
 def refuse_second_template(templates, config, name):
@@ -96,10 +96,10 @@ def refuse_second_template(templates, config, name):
 def with_config_fields(template):
     """The template with our derived fields, for display."""
     extra = template.get('extra') or {}
-    config = dc.config_of(extra)
+    config = deploy_config.config_of(extra)
     return dict(template,
                 config=str(config) if config else None,
-                capability_traits=dc.capability_traits_of(extra))
+                capability_traits=deploy_config.capability_traits_of(extra))
 
 
 def row(template, columns):

@@ -24,16 +24,25 @@ import urllib.parse
 
 from osc_lib import exceptions
 
+# The features our calls need; each names itself in a version error.
+DEPLOY_TEMPLATES = 'deploy templates'
+NODE_TRAITS = 'node traits'
+NODE_RETIREMENT = 'node retirement'
+NODE_SERVICING = 'node servicing'
+LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
+SERVER_FLAVOR_DETAILS = 'server flavor details'
+ACTION_EVENT_DETAILS = 'instance action event details'
+PROVIDER_TRAITS = 'resource provider traits'
 # feature: (service type, minimum microversion)
 NEEDS = {
-    'deploy templates': ('baremetal', '1.55'),
-    'node traits': ('baremetal', '1.37'),
-    'node retirement': ('baremetal', '1.61'),
-    'node servicing': ('baremetal', '1.87'),
-    'flavor extra specs in listings': ('compute', '2.61'),
-    'server flavor details': ('compute', '2.47'),
-    'instance action event details': ('compute', '2.84'),
-    'resource provider traits': ('placement', '1.6'),
+    DEPLOY_TEMPLATES: ('baremetal', '1.55'),
+    NODE_TRAITS: ('baremetal', '1.37'),
+    NODE_RETIREMENT: ('baremetal', '1.61'),
+    NODE_SERVICING: ('baremetal', '1.87'),
+    LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
+    SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
+    ACTION_EVENT_DETAILS: ('compute', '2.84'),
+    PROVIDER_TRAITS: ('placement', '1.6'),
 }
 _MAXIMUM_HEADERS = ('X-OpenStack-Ironic-API-Maximum-Version',)
 _MAXIMUM_IN_TEXT = re.compile(r'maximum is (\d+\.\d+)|, (\d+\.\d+)\]')

@@ -189,20 +189,19 @@ def parallel(function, items):
 # ---------------------------------------------------------------- objects
 
 def bench_config(number):
-    from osc_deploy_config import config as dc
+    from osc_deploy_config import deploy_config
 
-    return dc.Config(BENCH_TYPE, 'v%04d' % number)
+    return deploy_config.Config(BENCH_TYPE, 'v%04d' % number)
 
 
 def template_body(config, capability_traits):
-    from osc_deploy_config import config as dc
+    from osc_deploy_config import deploy_config
     from osc_deploy_config import steps
 
     return {
-        'name': dc.template_trait(config),
-        'steps': [steps.bios_step([{'name': 'BenchSetting',
-                                    'value': config.value}])],
-        'extra': dc.template_extra(config, capability_traits),
+        'name': deploy_config.template_trait(config),
+        'steps': [steps.bios_step([('BenchSetting', config.value)])],
+        'extra': deploy_config.template_extra(config, capability_traits),
     }
 
 
@@ -459,9 +458,9 @@ def template_list_vs_ironicclient(runs, env, without):
 def sync_vs_floor(cloud, counter, nodes, rounds):
     """Tagging ``nodes`` capable nodes: our ``sync`` against the floor of
     only the trait writes, back to back, on one keep-alive session."""
-    from osc_deploy_config import config as dc
+    from osc_deploy_config import deploy_config
 
-    sync_config = dc.Config('benchsync', 'on')
+    sync_config = deploy_config.Config('benchsync', 'on')
     cloud.ironic_call('POST', '/deploy_templates',
                       json=template_body(sync_config, [CAPABLE_TRAIT]))
     all_nodes = sorted((n for n in cloud.ironic_list('nodes', 'uuid,name')

@@ -26,7 +26,7 @@ from osc_lib import exceptions
 from osc_lib import utils
 from osc_lib.command import command
 
-from osc_deploy_config.v1 import help
+from osc_deploy_config.v1 import cli
 
 LOG = logging.getLogger(__name__)
 _PATCHABLE_KEY = re.compile(r'^[\w-]+$')
@@ -47,9 +47,10 @@ _STEPS_HELP = (
 
 def _ironic(app):
     from osc_deploy_config import ironic
+    from osc_deploy_config import versions
 
     clients = app.client_manager.deploy_config
-    return clients, ironic.Ironic(clients.baremetal, 'deploy templates')
+    return clients, ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES)
 
 
 def _add_config_options(parser, creating):
@@ -96,14 +97,16 @@ def _add_config_options(parser, creating):
 
 def _check_config_options(parsed_args):
     """--requires-trait and --no-requires-trait go with a config."""
-    from osc_deploy_config import config as dc
+    from osc_deploy_config import deploy_config
 
     if parsed_args.requires_traits:
-        dc.validate_traits(parsed_args.requires_traits)
-    return dc.parse_config(parsed_args.config) if parsed_args.config else None
+        deploy_config.validate_traits(parsed_args.requires_traits)
+    if parsed_args.config:
+        return deploy_config.parse_config(parsed_args.config)
+    return None
 
 
-class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
+class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
     _description = 'Create a new deploy template'
     _epilog = """Examples::
 
@@ -115,7 +118,7 @@ class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
 """
 
     def get_parser(self, prog_name):
-        parser = help.keep_epilog_lines(super().get_parser(prog_name))
+        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument(
             'name',
             metavar='<name>',
@@ -143,7 +146,7 @@ class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
     def take_action(self, parsed_args):
         from openstack import exceptions as sdk_exceptions
 
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
         from osc_deploy_config import templates
 
         config = _check_config_options(parsed_args)
@@ -151,11 +154,12 @@ class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
                                or parsed_args.no_requires_trait):
             raise exceptions.CommandError(
                 '--requires-trait and --no-requires-trait need --config')
-        name = parsed_args.name or (config and dc.template_trait(config))
+        name = parsed_args.name or (
+            config and deploy_config.template_trait(config))
         if not name:
             raise exceptions.CommandError(
                 'Give the template a name, or a --config to derive it from')
-        dc.validate_template_name(name)
+        deploy_config.validate_template_name(name)
         steps = templates.build_steps(
             parsed_args.steps, parsed_args.bios_settings,
             parsed_args.raid_config, self.app.stdin)
@@ -191,7 +195,7 @@ class CreateDeployTemplate(help.OneLineErrors, command.ShowOne):
         return columns, templates.row(created, columns)
 
 
-class ShowDeployTemplate(help.OneLineErrors, command.ShowOne):
+class ShowDeployTemplate(cli.OneLineErrors, command.ShowOne):
     _description = 'Show baremetal deploy template details.'
 
     def get_parser(self, prog_name):
@@ -222,7 +226,7 @@ class ShowDeployTemplate(help.OneLineErrors, command.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
         from osc_deploy_config import templates
 
         if bool(parsed_args.template) == bool(parsed_args.config):
@@ -232,7 +236,7 @@ class ShowDeployTemplate(help.OneLineErrors, command.ShowOne):
         clients, ironic = _ironic(self.app)
         with clients.ironic_errors('show deploy templates'):
             if parsed_args.config:
-                config = dc.parse_config(parsed_args.config)
+                config = deploy_config.parse_config(parsed_args.config)
                 found = templates.by_config(ironic.deploy_templates(
                     detail=True, limit=0)).get(config)
                 if found is None:
@@ -260,7 +264,7 @@ def _get(ironic, ident, fields=None):
             'Deploy template %s not found' % ident) from None
 
 
-class ListDeployTemplate(help.OneLineErrors, command.Lister):
+class ListDeployTemplate(cli.OneLineErrors, command.Lister):
     _description = 'List baremetal deploy templates.'
 
     def get_parser(self, prog_name):
@@ -324,7 +328,7 @@ class ListDeployTemplate(help.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
         from osc_deploy_config import templates
 
         if parsed_args.limit is not None and parsed_args.limit < 0:
@@ -332,9 +336,10 @@ class ListDeployTemplate(help.OneLineErrors, command.Lister):
                 'Expected non-negative --limit, got %s' % parsed_args.limit)
         config = config_type = None
         if parsed_args.config:
-            config = dc.parse_config(parsed_args.config)
+            config = deploy_config.parse_config(parsed_args.config)
         if parsed_args.config_type:
-            config_type = dc.parse_config_type(parsed_args.config_type)
+            config_type = deploy_config.parse_config_type(
+                parsed_args.config_type)
         filtering = bool(config or config_type)
 
         if parsed_args.detail:
@@ -369,7 +374,7 @@ class ListDeployTemplate(help.OneLineErrors, command.Lister):
         return columns, (templates.row(t, columns) for t in found)
 
 
-class SetDeployTemplate(help.OneLineErrors, command.Command):
+class SetDeployTemplate(cli.OneLineErrors, command.Command):
     _description = 'Set baremetal deploy template properties.'
 
     def get_parser(self, prog_name):
@@ -392,12 +397,12 @@ class SetDeployTemplate(help.OneLineErrors, command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
         from osc_deploy_config import templates
 
         config = _check_config_options(parsed_args)
         if parsed_args.name:
-            dc.validate_template_name(parsed_args.name)
+            deploy_config.validate_template_name(parsed_args.name)
         steps = templates.build_steps(
             parsed_args.steps, parsed_args.bios_settings,
             parsed_args.raid_config, self.app.stdin)
@@ -414,14 +419,16 @@ class SetDeployTemplate(help.OneLineErrors, command.Command):
         with clients.ironic_errors('update deploy templates'):
             current = _get(ironic, parsed_args.template)
             if annotating:
-                config = config or dc.config_of(current.get('extra'))
+                config = config or deploy_config.config_of(
+                    current.get('extra'))
                 if config is None:
                     raise exceptions.CommandError(
                         'Deploy template %s has no deploy config: give '
                         '--config TYPE=VALUE' % current['name'])
                 explicit = (parsed_args.requires_traits
                             or parsed_args.no_requires_trait)
-                stored = dc.stored_capability_traits(current.get('extra'))
+                stored = deploy_config.stored_capability_traits(
+                    current.get('extra'))
                 traits = stored if stored is not None and not explicit else (
                     templates.capability_traits_for(
                         config, parsed_args.requires_traits,
@@ -451,7 +458,7 @@ def _extra_path(key):
     return '/extra/%s' % key
 
 
-class UnsetDeployTemplate(help.OneLineErrors, command.Command):
+class UnsetDeployTemplate(cli.OneLineErrors, command.Command):
     _description = 'Unset baremetal deploy template properties.'
 
     def get_parser(self, prog_name):
@@ -474,7 +481,7 @@ class UnsetDeployTemplate(help.OneLineErrors, command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
 
         keys = list(dict.fromkeys(parsed_args.extra or ()))
         for key in keys:
@@ -492,18 +499,19 @@ class UnsetDeployTemplate(help.OneLineErrors, command.Command):
                     'Deploy template %s has no extra %s: nothing to unset'
                     % (current['name'], ', '.join(missing)))
             if parsed_args.config:
-                if dc.config_of(extra) is None:
+                if deploy_config.config_of(extra) is None:
                     raise exceptions.CommandError(
                         'Deploy template %s has no deploy config: nothing to '
                         'unset' % current['name'])
-                keys += [k for k in (dc.EXTRA_TYPE, dc.EXTRA_VALUE,
-                                     dc.EXTRA_REQUIRES)
+                keys += [k for k in (deploy_config.EXTRA_TYPE,
+                                     deploy_config.EXTRA_VALUE,
+                                     deploy_config.EXTRA_REQUIRES)
                          if k in extra and k not in keys]
             ironic.patch_deploy_template(current['uuid'], [
                 {'op': 'remove', 'path': _extra_path(k)} for k in keys])
 
 
-class DeleteDeployTemplate(help.OneLineErrors, command.Command):
+class DeleteDeployTemplate(cli.OneLineErrors, command.Command):
     _description = 'Delete deploy template(s).'
 
     def get_parser(self, prog_name):

@@ -22,7 +22,7 @@ from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from osc_deploy_config.v1 import help
+from osc_deploy_config.v1 import cli
 
 LOG = logging.getLogger(__name__)
 CHANGE_COLUMNS = ('Action', 'Extra Spec', 'Value')
@@ -31,10 +31,11 @@ CHANGE_COLUMNS = ('Action', 'Extra Spec', 'Value')
 def _apis(app, *ironic_features):
     from osc_deploy_config import ironic
     from osc_deploy_config import nova
+    from osc_deploy_config import versions
 
     clients = app.client_manager.deploy_config
     return (clients, nova.Nova(clients.compute), ironic.Ironic(
-        clients.baremetal, 'deploy templates', *ironic_features))
+        clients.baremetal, versions.DEPLOY_TEMPLATES, *ironic_features))
 
 
 def _templates_by_config(clients, ironic):
@@ -60,14 +61,14 @@ def _apply(nova, flavor, change, dry_run):
     return CHANGE_COLUMNS, rows
 
 
-class _ChangeFlavorDeployConfig(help.OneLineErrors, command.Lister):
+class _ChangeFlavorDeployConfig(cli.OneLineErrors, command.Lister):
     """set and unset: plan an extra-spec change from one flavor listing and
     one template listing, then make it (or, with --dry-run, show it)."""
 
     items_metavar = items_help = None
 
     def get_parser(self, prog_name):
-        parser = help.keep_epilog_lines(super().get_parser(prog_name))
+        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument('flavor', metavar='<flavor>',
                             help='Flavor (name or ID).')
         parser.add_argument('items', metavar=self.items_metavar, nargs='+',
@@ -125,9 +126,9 @@ class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
 """
 
     def parse_item(self, text):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
 
-        return dc.parse_config(text)
+        return deploy_config.parse_config(text)
 
     def plan(self, specs, configs, templates_by_config):
         from osc_deploy_config import flavors
@@ -148,9 +149,9 @@ class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
     items_help = 'Deploy config types, e.g. hyperthreading.'
 
     def parse_item(self, text):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
 
-        return dc.parse_config_type(text)
+        return deploy_config.parse_config_type(text)
 
     def plan(self, specs, types, templates_by_config):
         from osc_deploy_config import flavors
@@ -164,7 +165,7 @@ class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
         return None
 
 
-class ShowFlavorDeployConfig(help.OneLineErrors, command.ShowOne):
+class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):
     _description = ("Show a flavor's deploy configs, their templates, how "
                     'many nodes can take each, and any drift')
 
@@ -177,9 +178,10 @@ class ShowFlavorDeployConfig(help.OneLineErrors, command.ShowOne):
     def take_action(self, parsed_args):
         from osc_deploy_config import flavors
         from osc_deploy_config import tagging
+        from osc_deploy_config import versions
 
-        clients, nova, ironic = _apis(self.app, 'node traits',
-                                      'node retirement')
+        clients, nova, ironic = _apis(self.app, versions.NODE_TRAITS,
+                                      versions.NODE_RETIREMENT)
         flavor = nova.find_flavor(parsed_args.flavor)
         by_config = _templates_by_config(clients, ironic)
         configs = flavors.configs_of(flavor['extra_specs'])
@@ -219,7 +221,7 @@ class ShowFlavorDeployConfig(help.OneLineErrors, command.ShowOne):
         return tuple(data), tuple(data.values())
 
 
-class ListFlavorDeployConfig(help.OneLineErrors, command.Lister):
+class ListFlavorDeployConfig(cli.OneLineErrors, command.Lister):
     _description = 'List every flavor with its deploy configs'
 
     def get_parser(self, prog_name):

@@ -18,7 +18,7 @@ import logging
 from osc_lib import exceptions
 from osc_lib.command import command
 
-from osc_deploy_config.v1 import help
+from osc_deploy_config.v1 import cli
 
 LOG = logging.getLogger(__name__)
 
@@ -27,10 +27,11 @@ def _load(app):
     """The config templates and every node: two listings, nothing more."""
     from osc_deploy_config import ironic
     from osc_deploy_config import tagging
+    from osc_deploy_config import versions
 
     clients = app.client_manager.deploy_config
-    api = ironic.Ironic(clients.baremetal, 'deploy templates', 'node traits',
-                        'node retirement')
+    api = ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES,
+                        versions.NODE_TRAITS, versions.NODE_RETIREMENT)
     with clients.ironic_errors('list deploy templates and nodes'):
         templates = tagging.config_templates(
             api.deploy_templates(fields=['uuid', 'name', 'extra'], limit=0))
@@ -53,7 +54,7 @@ def _select_templates(templates, names):
     return list({known[n]['uuid']: known[n] for n in names}.values())
 
 
-class ListNodeDeployConfig(help.OneLineErrors, command.Lister):
+class ListNodeDeployConfig(cli.OneLineErrors, command.Lister):
     _description = ('List which nodes can take which deploy config '
                     '(capable), and which carry its template trait (tagged)')
 
@@ -66,15 +67,15 @@ class ListNodeDeployConfig(help.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import config as dc
+        from osc_deploy_config import deploy_config
         from osc_deploy_config import tagging
 
-        config = dc.parse_config(parsed_args.config) \
+        config = deploy_config.parse_config(parsed_args.config) \
             if parsed_args.config else None
         _, _, templates, nodes = _load(self.app)
         if config:
             templates = [t for t in templates
-                         if dc.config_of(t['extra']) == config]
+                         if deploy_config.config_of(t['extra']) == config]
             if not templates:
                 raise exceptions.CommandError(
                     'No deploy template realises the deploy config %s'
@@ -91,7 +92,7 @@ class ListNodeDeployConfig(help.OneLineErrors, command.Lister):
                                                             templates)]
 
 
-class SyncNodeDeployConfig(help.OneLineErrors, command.Lister):
+class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
     _description = (
         'Tag every node capable of a deploy config with its template trait, '
         'and untag the nodes no longer capable (unless their instance uses '
@@ -104,7 +105,7 @@ class SyncNodeDeployConfig(help.OneLineErrors, command.Lister):
 """
 
     def get_parser(self, prog_name):
-        parser = help.keep_epilog_lines(super().get_parser(prog_name))
+        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
         parser.add_argument(
             'templates', metavar='<template>', nargs='*',
             help='Only these deploy templates (name or UUID); default: '

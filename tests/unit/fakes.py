@@ -10,7 +10,7 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""An in-memory ironic behind an autospec'd SDK baremetal proxy.
+"""In-memory ironic, nova and placement behind autospec'd SDK proxies.
 
 Only the SDK boundary is faked: our commands, clients and domain code run
 for real, and every request they make is recorded in ``requests``.
@@ -25,6 +25,7 @@ import uuid
 from openstack import connection
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from openstack.compute.v2 import _proxy as compute_proxy
+from openstack.placement.v1 import _proxy as placement_proxy
 from osc_lib.test import base
 import requests
 
@@ -89,6 +90,10 @@ class FakeIronic(FakeService):
         self.nodes = {}
         self.forbidden = False
         self.locked_nodes = set()   # their trait writes get 409
+        # servicing: the BIOS settings of bios steps land in node['bios'],
+        # unless the node's BIOS ignores them or servicing fails
+        self.bios_ignores_steps = False
+        self.service_error = None
 
     # ------------------------------------------------------------ data
 
@@ -111,9 +116,11 @@ class FakeIronic(FakeService):
             'uuid': str(uuid.uuid4()), 'name': name, 'traits': list(traits),
             'maintenance': maintenance, 'retired': retired,
             'provision_state': 'active' if instance_uuid else 'available',
+            'target_provision_state': None, 'last_error': None,
             'instance_uuid': instance_uuid,
             'instance_info': ({'traits': list(instance_traits)}
                               if instance_uuid else {}),
+            'extra': {}, 'bios': {},
         }
         self.nodes[node['uuid']] = node
         return node
@@ -141,7 +148,7 @@ class FakeIronic(FakeService):
                 resp.headers['X-OpenStack-Ironic-API-Maximum-Version'] = (
                     '%d.%d' % self.max_version)
                 return resp
-            return self._nodes(method, segments[1:], query)
+            return self._nodes(method, segments[1:], query, json)
         return error(404, 'no route %s' % '/'.join(segments))
 
     def _find_template(self, ident):
@@ -212,15 +219,25 @@ class FakeIronic(FakeService):
             return response(200, self._view(template))
         return error(405, method)
 
-    def _nodes(self, method, rest, query):
+    def _nodes(self, method, rest, query, body):
+        fields = query['fields'].split(',') if 'fields' in query else None
         if method == 'GET' and not rest:
-            fields = query['fields'].split(',')
             return response(200, {'nodes': [
                 {k: copy.deepcopy(n[k]) for k in fields}
-                for n in self.nodes.values()]})
+                for n in self.nodes.values()
+                if query.get('instance_uuid') in (None, n['instance_uuid'])]})
         node = self.nodes.get(rest[0])
         if node is None:
             return error(404, 'Node %s could not be found.' % rest[0])
+        if len(rest) == 1:
+            if method == 'PATCH':
+                for op in body:
+                    _, key = op['path'].strip('/').split('/', 1)
+                    node['extra'][key] = op['value']
+            return response(200, {k: copy.deepcopy(node[k])
+                                  for k in fields or node})
+        if rest[1:] == ['states', 'provision']:
+            return self._service(node, body)
         trait = rest[2]
         if node['uuid'] in self.locked_nodes:
             return error(409, 'Node %s is locked by host conductor-1, '
@@ -236,19 +253,61 @@ class FakeIronic(FakeService):
         return response(204)
 
 
+    def _service(self, node, body):
+        if body['target'] != 'service' or node['provision_state'] not in (
+                'active', 'service failed'):
+            return error(400, 'The requested action "%s" can not be '
+                         'performed on node "%s" while it is in state "%s".'
+                         % (body['target'], node['uuid'],
+                            node['provision_state']))
+        if self.service_error:
+            node.update(provision_state='service failed',
+                        last_error=self.service_error)
+            return response(202)
+        for step in body['service_steps']:
+            if (step['interface'], step['step']) == (
+                    'bios', 'apply_configuration') and not (
+                    self.bios_ignores_steps):
+                node['bios'].update((s['name'], s['value'])
+                                    for s in step['args']['settings'])
+        node.update(provision_state='active', last_error=None)
+        return response(202)
+
+
 class FakeNova(FakeService):
     """nova's flavor routes, over dicts."""
 
     def __init__(self, max_version=(2, 100), page_size=1000):
         super().__init__(compute_proxy.Proxy, max_version, page_size)
         self.flavors = {}
+        self.servers = {}
+        self.actions = {}
+        self.no_valid_host = False
 
-    def add_flavor(self, name, extra_specs=None):
+    def add_flavor(self, name, extra_specs=None, description=None):
         flavor = {'id': str(uuid.uuid4()), 'name': name, 'vcpus': 1,
-                  'ram': 512, 'disk': 1,
+                  'ram': 512, 'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0,
+                  'swap': '', 'description': description,
                   'extra_specs': dict(extra_specs or {})}
         self.flavors[flavor['id']] = flavor
         return flavor
+
+    def add_server(self, name, flavor, status='ACTIVE', metadata=None):
+        server = {'id': str(uuid.uuid4()), 'name': name, 'status': status,
+                  'OS-EXT-STS:task_state': None,
+                  'metadata': dict(metadata or {}),
+                  'flavor': self.embedded(flavor)}
+        self.servers[server['id']] = server
+        return server
+
+    @staticmethod
+    def embedded(flavor):
+        """A flavor as a server embeds it (compute API 2.47)."""
+        return {'original_name': flavor['name'], 'vcpus': flavor['vcpus'],
+                'ram': flavor['ram'], 'disk': flavor['disk'],
+                'ephemeral': flavor['OS-FLV-EXT-DATA:ephemeral'],
+                'swap': int(flavor['swap'] or 0),
+                'extra_specs': dict(flavor['extra_specs'])}
 
     def refuse_version(self, microversion):
         return response(406, {'computeFault': {
@@ -258,6 +317,10 @@ class FakeNova(FakeService):
             url='http://nova.test/v2.1/flavors')
 
     def route(self, method, segments, query, json, microversion):
+        if segments[0] == 'servers':
+            return self._servers(method, segments[1:], query, json)
+        if segments == ['flavors'] and method == 'POST':
+            return self._create_flavor(json['flavor'])
         if segments[:2] == ['flavors', 'detail']:
             ordered = sorted(self.flavors.values(), key=lambda f: f['id'])
             if 'marker' in query:
@@ -285,8 +348,100 @@ class FakeNova(FakeService):
         return error(405, method)
 
 
+    def _create_flavor(self, body):
+        if any(f['name'] == body['name'] for f in self.flavors.values()):
+            return error(409, 'Flavor with name %s already exists.'
+                         % body['name'])
+        flavor = self.add_flavor(body['name'],
+                                 description=body.get('description'))
+        flavor.update(vcpus=body['vcpus'], ram=body['ram'],
+                      disk=body['disk'], swap=body['swap'] or '',
+                      **{'OS-FLV-EXT-DATA:ephemeral':
+                         body['OS-FLV-EXT-DATA:ephemeral']})
+        return response(200, {'flavor': copy.deepcopy(flavor)})
+
+    def _servers(self, method, rest, query, body):
+        if rest == ['detail']:
+            name = query['name'].strip('^$').replace('\\', '')
+            return response(200, {'servers': [
+                copy.deepcopy(s) for s in self.servers.values()
+                if s['name'] == name]})
+        server = self.servers.get(rest[0])
+        if server is None:
+            return error(404, 'Instance %s could not be found.' % rest[0])
+        if len(rest) == 1:
+            return response(200, {'server': copy.deepcopy(server)})
+        if rest[1] == 'metadata':
+            server['metadata'].update(body['metadata'])
+            return response(200, {'metadata': server['metadata']})
+        if rest[1] == 'os-instance-actions':
+            return response(200, {'instanceAction': copy.deepcopy(
+                self.actions[rest[2]])})
+        return self._action(server, body)
+
+    def _action(self, server, body):
+        request_id = 'req-%s' % uuid.uuid4()
+        action = {'request_id': request_id, 'events': []}
+        if 'resize' in body:
+            if server['status'] != 'ACTIVE':
+                return error(409, 'Cannot resize in vm_state %s'
+                             % server['status'].lower())
+            action['action'] = 'resize'
+            if self.no_valid_host:
+                # nova answers 202, then gives up: the event says why
+                action['events'].append({
+                    'event': 'conductor_migrate_server', 'result': 'Error',
+                    'details': 'No valid host was found. '})
+            else:
+                target = self.flavors[body['resize']['flavorRef']]
+                server['flavor'] = self.embedded(target)
+                server['status'] = 'VERIFY_RESIZE'
+        elif 'confirmResize' in body:
+            if server['status'] != 'VERIFY_RESIZE':
+                return error(400, 'Instance has not been resized.')
+            action['action'] = 'confirmResize'
+            server['status'] = 'ACTIVE'
+        self.actions[request_id] = action
+        resp = response(202)
+        resp.headers['x-openstack-request-id'] = request_id
+        return resp
+
+
+class FakePlacement(FakeService):
+    """The resource providers of servers' allocations, over dicts."""
+
+    def __init__(self):
+        super().__init__(placement_proxy.Proxy, (1, 39), 1000)
+        self.providers = {}
+        self.allocations = {}
+
+    def add_provider(self, name, traits=(), uuid_=None, reserved=0,
+                     resource_class='VCPU'):
+        provider = {'uuid': uuid_ or str(uuid.uuid4()), 'name': name,
+                    'traits': list(traits),
+                    'inventories': {resource_class: {'total': 1,
+                                                     'reserved': reserved}}}
+        self.providers[provider['uuid']] = provider
+        return provider
+
+    def allocate(self, consumer, provider, resources):
+        self.allocations[consumer] = {
+            provider['uuid']: {'resources': dict(resources)}}
+
+    def route(self, method, segments, query, json, microversion):
+        if segments[0] == 'allocations':
+            return response(200, {'allocations': copy.deepcopy(
+                self.allocations.get(segments[1], {}))})
+        provider = self.providers[segments[1]]
+        if len(segments) == 2:
+            return response(200, {'uuid': provider['uuid'],
+                                  'name': provider['name']})
+        return response(200, {segments[2]: copy.deepcopy(
+            provider[segments[2]])})
+
+
 class TestCommand(base.TestCommand):
-    """A command test with the fake ironic behind our real Clients."""
+    """A command test with the fake services behind our real Clients."""
 
     def setUp(self):
         super().setUp()
@@ -299,6 +454,8 @@ class TestCommand(base.TestCommand):
         self.conn.baremetal = self.ironic.proxy
         self.nova = FakeNova()
         self.conn.compute = self.nova.proxy
+        self.placement = FakePlacement()
+        self.conn.placement = self.placement.proxy
         instance = mock.Mock(spec=['sdk_connection'],
                              sdk_connection=self.conn)
         self.app.client_manager.deploy_config = clients.Clients(instance)

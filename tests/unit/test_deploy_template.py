@@ -15,6 +15,7 @@ import json
 import os
 import tempfile
 
+import fixtures
 from osc_lib import exceptions
 from osc_lib.test import base as osc_base
 
@@ -71,6 +72,10 @@ class TestCreate(fakes.TestCommand):
         self.create('CUSTOM_B', '--steps', '-', stdin=io.StringIO(STEPS))
         self.assertEqual([[STEP], [STEP]], [
             t['steps'] for t in self.ironic.templates.values()])
+
+    def test_a_standard_trait_names_a_template(self):
+        self.create('HW_CPU_X86_VMX', '--steps', STEPS)
+        self.assertEqual('HW_CPU_X86_VMX', self.posted()['name'])
 
     def test_config_names_and_annotates(self):
         columns, data = self.create('--config', 'hyperthreading=enabled',
@@ -139,7 +144,8 @@ class TestCreate(fakes.TestCommand):
             (['CUSTOM_A', '--steps', STEPS, '--bios-setting', 'A=1'],
              'duplicate step'),
             (['custom_a', '--steps', STEPS], 'Invalid deploy template name'),
-            (['HW_CPU_X', '--steps', STEPS], 'must be a custom trait'),
+            (['HW_CPU_X', '--steps', STEPS],
+             'must be a standard trait (os-traits'),
             (['CUSTOM_' + 'A' * 250, '--steps', STEPS],
              'longer than 255'),
             (['--config', 'hyperthreading', '--steps', STEPS],
@@ -314,6 +320,8 @@ class TestSetUnset(fakes.TestCommand):
         self.assertEqual('CUSTOM_NEW', self.plain['name'])
         self.assertEqual([STEP], self.plain['steps'])
         self.assertEqual({'owner': 'ops', 'n': 1}, self.plain['extra'])
+        self.set('CUSTOM_NEW', '--name', 'HW_CPU_X86_VMX')
+        self.assertEqual('HW_CPU_X86_VMX', self.plain['name'])
 
     def test_annotate_existing_template(self):
         self.set('CUSTOM_PLAIN', '--config', 'hyperthreading=enabled')
@@ -354,8 +362,13 @@ class TestSetUnset(fakes.TestCommand):
         self.assertEqual([], self.ironic.writes)
 
     def test_nothing_to_set_warns_and_asks_nothing(self):
+        logged = self.useFixture(fixtures.FakeLogger(
+            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
         self.set('CUSTOM_PLAIN')
         self.unset('CUSTOM_PLAIN')
+        self.assertEqual('WARNING Please specify what to set.\n'
+                         'WARNING Please specify what to unset.\n',
+                         logged.output)
         self.assertEqual([], self.ironic.requests)
 
     def test_unset_extra_and_config(self):

@@ -149,19 +149,20 @@ class TestShowList(FlavorCommandTest):
                                          ['bm.gold'])
         shown = dict(zip(columns, data, strict=True))
         self.assertEqual(['hyperthreading=enabled'],
-                         list(shown['deploy_configs']._value))
+                         list(shown['deploy_configs'].machine_readable()))
         self.assertEqual({'hyperthreading=enabled': 1},
-                         shown['schedulable_nodes']._value)
+                         shown['schedulable_nodes'].machine_readable())
         self.assertEqual({'hyperthreading=enabled': ON},
-                         shown['templates']._value)
-        self.assertEqual([], list(shown['drift']._value))
+                         shown['templates'].machine_readable())
+        self.assertEqual([], list(shown['drift'].machine_readable()))
 
     def test_show_warns_when_no_node_can_take_it(self):
         self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                   'hyperthreading=disabled')
         columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
                                          ['bm.gold'])
-        (warning,) = dict(zip(columns, data, strict=True))['drift']._value
+        (warning,) = dict(zip(columns, data, strict=True))[
+            'drift'].machine_readable()
         self.assertIn('no node is tagged and schedulable', warning)
 
     def test_list_is_one_request_for_any_number_of_flavors(self):

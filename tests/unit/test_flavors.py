@@ -15,19 +15,20 @@
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config import config as dc
+from osc_deploy_config import deploy_config
 from osc_deploy_config import flavors
 
-ON = dc.Config('hyperthreading', 'enabled')
-OFF = dc.Config('hyperthreading', 'disabled')
-RAID = dc.Config('disks', 'raid1')
+ON = deploy_config.Config('hyperthreading', 'enabled')
+OFF = deploy_config.Config('hyperthreading', 'disabled')
+RAID = deploy_config.Config('disks', 'raid1')
 BIOS = {'interface': 'bios', 'step': 'apply_configuration', 'args': {},
         'priority': 150}
 RAID_STEP = dict(BIOS, interface='raid')
 
 
 def template(config, steps=(BIOS,), name=None):
-    return {'name': name or dc.template_trait(config), 'steps': list(steps)}
+    return {'name': name or deploy_config.template_trait(config),
+            'steps': list(steps)}
 
 
 TEMPLATES = {ON: template(ON), OFF: template(OFF),
@@ -76,11 +77,11 @@ class TestPlanSet(testtools.TestCase):
         for specs, configs, why in (
                 (GOLD, [ON, OFF], 'Two values for the deploy config type '
                                   'hyperthreading'),
-                (GOLD, [dc.Config('hyperthreading', 'auto')],
+                (GOLD, [deploy_config.Config('hyperthreading', 'auto')],
                  'No deploy template realises hyperthreading=auto'),
-                (GOLD, [ON, dc.Config('bios', 'fast')],
+                (GOLD, [ON, deploy_config.Config('bios', 'fast')],
                  'both run bios.apply_configuration')):
-            fast = dc.Config('bios', 'fast')
+            fast = deploy_config.Config('bios', 'fast')
             templates = {**TEMPLATES, fast: template(fast)}
             exc = self.assertRaises(exceptions.CommandError,
                                     flavors.plan_set, specs, configs,
@@ -88,7 +89,7 @@ class TestPlanSet(testtools.TestCase):
             self.assertIn(why, str(exc))
 
     def test_step_conflict_with_a_config_already_on_the_flavor(self):
-        fast = dc.Config('bios', 'fast')
+        fast = deploy_config.Config('bios', 'fast')
         templates = {**TEMPLATES, fast: template(fast)}
         specs = applied(GOLD, flavors.plan_set(GOLD, [ON], templates))
         self.assertRaises(exceptions.CommandError, flavors.plan_set, specs,

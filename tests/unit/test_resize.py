@@ -20,12 +20,12 @@ from osc_lib import exceptions
 from osc_lib.test import base as osc_base
 import testtools
 
-from osc_deploy_config import config as dc
+from osc_deploy_config import deploy_config
 from osc_deploy_config import resize
 from osc_deploy_config.v1 import server as hook
 
-ON = dc.Config('hyperthreading', 'enabled')
-OFF = dc.Config('hyperthreading', 'disabled')
+ON = deploy_config.Config('hyperthreading', 'enabled')
+OFF = deploy_config.Config('hyperthreading', 'disabled')
 ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
 OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
 STEP = {'interface': 'bios', 'step': 'apply_configuration',
@@ -97,7 +97,7 @@ class TestPlan(testtools.TestCase):
         self.assertTrue(resize.plan(toggled, [ON], TEMPLATES, []).changed)
 
     def test_refusals_of_the_translation(self):
-        for configs, why in (([dc.Config('hyperthreading', 'auto')],
+        for configs, why in (([deploy_config.Config('hyperthreading', 'auto')],
                               'No deploy template'),
                              ([ON, OFF], 'Two values')):
             exc = self.assertRaises(exceptions.CommandError, resize.plan,
@@ -186,8 +186,11 @@ class TestHookParser(osc_base.TestCommand):
 
     def test_not_with_flavor_confirm_or_revert(self):
         for other in (['--flavor', 'f'], ['--confirm'], ['--revert']):
-            self.assertRaises(osc_base.ParserException, self.parse,
-                              '--deploy-config', 'a=b', *other, 's')
+            with mock.patch('sys.stderr', io.StringIO()) as err:
+                self.assertRaises(osc_base.ParserException, self.parse,
+                                  '--deploy-config', 'a=b', *other, 's')
+            self.assertIn('argument %s: not allowed with argument '
+                          '--deploy-config' % other[0], err.getvalue())
 
     def refused_by_before(self, *args):
         parsed = self.parse(*args)

@@ -12,7 +12,10 @@
 
 """The REST layer's retries and its one-line service errors."""
 
+import http.server
+import json
 import logging
+import threading
 from unittest import mock
 
 import fixtures
@@ -24,7 +27,10 @@ import testtools
 
 from osc_deploy_config import ironic
 from osc_deploy_config import rest
+from osc_deploy_config import versions
+from osc_deploy_config.v1 import cli
 from tests.unit import fakes
+from tests.unit import test_cli
 
 
 class TestSend(testtools.TestCase):
@@ -32,7 +38,7 @@ class TestSend(testtools.TestCase):
         super().setUp()
         self.proxy = mock.create_autospec(baremetal_proxy.Proxy,
                                           instance=True)
-        self.api = ironic.Ironic(self.proxy, 'deploy templates')
+        self.api = ironic.Ironic(self.proxy, versions.DEPLOY_TEMPLATES)
 
     def test_reads_are_retried_on_503_and_refused_connections(self):
         self.proxy.request.return_value = fakes.response(
@@ -42,13 +48,6 @@ class TestSend(testtools.TestCase):
         self.assertEqual(rest.READ_RETRIES, kwargs['status_code_retries'])
         self.assertEqual(rest.READ_RETRIES, kwargs['connect_retries'])
         self.assertEqual([503], kwargs['retriable_status_codes'])
-
-    def test_writes_are_not_retried_here(self):
-        self.proxy.request.return_value = fakes.response(201, {'uuid': 'u'})
-        self.api.create_deploy_template({'name': 'CUSTOM_X'})
-        kwargs = self.proxy.request.call_args.kwargs
-        self.assertNotIn('status_code_retries', kwargs)
-        self.assertNotIn('connect_retries', kwargs)
 
     def test_unreachable_service_in_one_line(self):
         self.proxy.request.side_effect = ksa_exceptions.ConnectFailure(
@@ -87,25 +86,15 @@ class TestSend(testtools.TestCase):
     def test_a_create_is_never_retried_a_node_write_is_on_409(self):
         self.proxy.request.return_value = fakes.response(201, {'uuid': 'u'})
         self.api.create_deploy_template({'name': 'CUSTOM_X'})
-        self.assertEqual(
-            [], self.proxy.request.call_args.kwargs['retriable_status_codes'])
+        kwargs = self.proxy.request.call_args.kwargs
+        self.assertEqual((0, 0), (kwargs['status_code_retries'],
+                                  kwargs['connect_retries']))
         self.proxy.request.return_value = fakes.response(204)
         self.api.add_node_trait('n', 'CUSTOM_X')
-        self.assertEqual(
-            [409],
-            self.proxy.request.call_args.kwargs['retriable_status_codes'])
-
-    def test_retries_are_logged_for_debug_only(self):
-        logged = self.useFixture(fixtures.FakeLogger(
-            level=logging.DEBUG, format='%(levelname)s %(message)s'))
-        self.proxy.request.return_value = fakes.response(
-            200, {'deploy_templates': []})
-        self.api.deploy_templates()
-        http_log = self.proxy.request.call_args.kwargs['logger']
-        # what keystoneauth says before a retry
-        http_log.warning('Retriable status code %(code)s.', {'code': 503})
-        self.assertEqual('DEBUG Retriable status code 503.\n',
-                         logged.output)
+        kwargs = self.proxy.request.call_args.kwargs
+        self.assertEqual(([409], rest.WRITE_RETRIES),
+                         (kwargs['retriable_status_codes'],
+                          kwargs['status_code_retries']))
 
     def test_older_ironics_500_for_a_wrong_scope_is_a_refusal(self):
         self.proxy.request.return_value = fakes.error(
@@ -114,3 +103,85 @@ class TestSend(testtools.TestCase):
             'was made with project scope.')
         self.assertRaises(sdk_exceptions.ForbiddenException,
                           self.api.deploy_templates)
+
+
+class _FakeIronicHandler(http.server.BaseHTTPRequestHandler):
+    """A loopback ironic: version discovery, and 503 for everything else."""
+
+    def do_GET(self):
+        if self.path.rstrip('/') in ('', '/v1'):
+            root = 'http://%s:%d' % self.server.server_address
+            version = {'id': 'v1', 'status': 'CURRENT', 'version': '1.80',
+                       'min_version': '1.1',
+                       'links': [{'href': root + '/v1/', 'rel': 'self'}]}
+            return self.answer(200, {'versions': [version],
+                                     'default_version': version})
+        self.answer(503, {'error_message': 'unavailable'})
+
+    def do_POST(self):
+        self.answer(503, {'error_message': 'unavailable'})
+
+    do_PUT = do_POST
+
+    def answer(self, status, body):
+        self.server.seen.append((self.command, self.path))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+class TestRetriesThroughKeystoneauth(testtools.TestCase):
+    """The SDK proxy and keystoneauth for real, against a loopback ironic
+    that answers 503: what is sent, and how often."""
+
+    def setUp(self):
+        super().setUp()
+        import openstack
+
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                 _FakeIronicHandler)
+        server.seen = []
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        self.seen = server.seen
+        conn = openstack.connect(
+            load_yaml_config=False, load_envvars=False, auth_type='none',
+            baremetal_endpoint_override='http://127.0.0.1:%d/v1'
+            % server.server_address[1])
+        self.api = ironic.Ironic(conn.baremetal, versions.DEPLOY_TEMPLATES)
+        # keystoneauth's backoff between retries, without the waiting
+        self.useFixture(fixtures.MockPatch('time.sleep'))
+
+    def sent(self, method, prefix):
+        return [p for m, p in self.seen if m == method and
+                p.startswith(prefix)]
+
+    def test_a_create_answered_503_is_sent_once(self):
+        self.assertRaises(sdk_exceptions.HttpException,
+                          self.api.create_deploy_template,
+                          {'name': 'CUSTOM_X', 'steps': []})
+        self.assertEqual(1, len(self.sent('POST', '/v1/deploy_templates')))
+
+    def test_a_read_answered_503_is_retried_quietly(self):
+        test_cli.keep_filters(self, 'keystoneauth.session')
+        cli.demote_keystoneauth_warnings()   # as our commands do
+        shown = self.useFixture(fixtures.FakeLogger(
+            level=logging.WARNING, format='%(levelname)s %(message)s'))
+        self.assertRaises(exceptions.CommandError, self.api.deploy_templates)
+        self.assertEqual(1 + rest.READ_RETRIES,
+                         len(self.sent('GET', '/v1/deploy_templates')))
+        self.assertEqual('', shown.output)   # --debug shows the retries
+
+    def test_a_node_trait_write_answered_503_is_sent_once(self):
+        # retried on 409 (NodeLocked) only: a 503 may have been applied
+        self.assertRaises(sdk_exceptions.HttpException,
+                          self.api.add_node_trait, 'n', 'CUSTOM_X')
+        self.assertEqual(1, len(self.sent('PUT', '/v1/nodes/n/traits')))

@@ -110,8 +110,10 @@ class TestProfiles(testtools.TestCase):
 
     def test_bios_setting_needs_a_value(self):
         for text in ('HT', '=Off'):
-            self.assertRaises(exceptions.CommandError,
-                              dsteps.parse_bios_setting, text)
+            exc = self.assertRaises(exceptions.CommandError,
+                                    dsteps.parse_bios_setting, text)
+            self.assertIn('Invalid BIOS setting %r: expected NAME=VALUE'
+                          % text, str(exc))
 
     def test_raid(self):
         raid = {'logical_disks': [{'size_gb': 'MAX', 'raid_level': '1',
@@ -125,8 +127,12 @@ class TestProfiles(testtools.TestCase):
     def test_raid_refusals(self):
         self.assertIn('Cannot read', str(self.assertRaises(
             exceptions.CommandError, dsteps.load_raid_config, '/nope')))
-        for text in ('{}', '{"logical_disks": []}', '[1]', 'a: [b'):
+        for text, why in (('{}', 'non-empty "logical_disks" list'),
+                          ('{"logical_disks": []}', 'non-empty'),
+                          ('[1]', 'must be an object'),
+                          ('a: [b', 'Malformed RAID config')):
             path = write(text)
             self.addCleanup(os.remove, path)
-            self.assertRaises(exceptions.CommandError,
-                              dsteps.load_raid_config, path)
+            exc = self.assertRaises(exceptions.CommandError,
+                                    dsteps.load_raid_config, path)
+            self.assertIn(why, str(exc))

@@ -12,7 +12,7 @@
 
 import testtools
 
-from osc_deploy_config import config as dc
+from osc_deploy_config import deploy_config
 from osc_deploy_config import tagging
 
 HT = 'HW_CPU_HYPERTHREADING'
@@ -21,7 +21,8 @@ ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
 
 def template(name=ON, config=('hyperthreading', 'enabled'), traits=(HT,)):
     return {'uuid': name.lower(), 'name': name,
-            'extra': dc.template_extra(dc.Config(*config), traits)}
+            'extra': deploy_config.template_extra(
+                deploy_config.Config(*config), traits)}
 
 
 def node(name, traits=(), **kw):

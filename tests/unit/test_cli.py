@@ -17,19 +17,27 @@ import logging
 import fixtures
 import testtools
 
-from osc_deploy_config.v1 import help
+from osc_deploy_config.v1 import cli
 
 
-class TestFallbackWarnings(testtools.TestCase):
-    def test_discovery_fallback_is_debug_only(self):
+def keep_filters(test, *names):
+    for name in names:
+        logger = logging.getLogger(name)
+        test.addCleanup(setattr, logger, 'filters', list(logger.filters))
+
+
+class TestKeystoneauthWarnings(testtools.TestCase):
+    def test_discovery_fallback_and_retries_are_debug_only(self):
         shown = self.useFixture(fixtures.FakeLogger(
             level=logging.WARNING, format='%(levelname)s %(message)s'))
+        keep_filters(self, 'keystoneauth.discover', 'keystoneauth.session')
+        cli.demote_keystoneauth_warnings()
+        cli.demote_keystoneauth_warnings()   # once is enough
         discover = logging.getLogger('keystoneauth.discover')
-        self.addCleanup(setattr, discover, 'filters', list(discover.filters))
-        help.demote_fallback_warnings()
-        help.demote_fallback_warnings()   # once is enough
         self.assertEqual(1, len(discover.filters))
         discover.warning('Failed to contact the endpoint at %s for '
                          'discovery.', 'http://ironic.test')
-        logging.getLogger('keystoneauth.session').warning('other news')
+        logging.getLogger('keystoneauth.session').warning(
+            'Retriable status code %s. Retrying in 0.5s.', 503)
+        logging.getLogger('openstack').warning('other news')
         self.assertEqual('WARNING other news\n', shown.output)

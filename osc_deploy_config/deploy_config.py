@@ -30,6 +30,7 @@ type; an empty string requires nothing.  Plain functions over plain data.
 """
 
 import dataclasses
+import functools
 import re
 
 from osc_lib import exceptions
@@ -108,18 +109,27 @@ def template_trait(config):
 
 
 def validate_template_name(name):
-    """A deploy template's name must be a custom trait (ironic's rule)."""
+    """A deploy template's name must be a trait, as ironic checks it: a
+    standard one (os-traits) or a custom one."""
     if len(name) > MAX_TRAIT_LENGTH:
         raise exceptions.CommandError(
             'Invalid deploy template name %r...: longer than %d characters'
             % (name[:40], MAX_TRAIT_LENGTH)
         )
-    if not _CUSTOM_TRAIT.match(name):
+    if not _CUSTOM_TRAIT.match(name) and name not in _standard_traits():
         raise exceptions.CommandError(
-            'Invalid deploy template name %r: it must be a custom trait, '
-            'CUSTOM_ followed by A-Z, 0-9 and _' % name
+            'Invalid deploy template name %r: it must be a standard trait '
+            '(os-traits %s) or a custom trait, CUSTOM_ followed by A-Z, 0-9 '
+            'and _' % (name, _os_traits_version())
         )
     return name
+
+
+@functools.cache
+def _standard_traits():
+    import os_traits
+
+    return frozenset(os_traits.get_traits())
 
 
 def validate_traits(traits):
@@ -133,7 +143,7 @@ def validate_traits(traits):
                 'Invalid trait %r: CUSTOM_ traits use A-Z, 0-9 and _, '
                 'up to %d characters' % (trait, MAX_TRAIT_LENGTH)
             )
-    known = set(os_traits.get_traits())
+    known = _standard_traits()
     unknown = [t for t in traits if t not in custom and t not in known]
     if unknown:
         raise exceptions.CommandError(

@@ -36,14 +36,16 @@ class OneLineErrors:
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        demote_fallback_warnings()
+        demote_keystoneauth_warnings()
         return one_line_errors(parser)
 
 
 # keystoneauth warns when version discovery fails, then falls back to the
-# URL it has; when the service is down, the error that follows names it.
-_FALLBACK_LOGGERS = ('keystoneauth.discover',
-                     'keystoneauth.identity.generic.base')
+# URL it has, and before every retry of a request: a request that then
+# succeeds is no news, and a service that stays down gets our own line.
+_DEMOTED_LOGGERS = ('keystoneauth.discover',
+                    'keystoneauth.identity.generic.base',
+                    'keystoneauth.session')
 
 
 class _WarningToDebug(logging.Filter):
@@ -55,9 +57,10 @@ class _WarningToDebug(logging.Filter):
         return True
 
 
-def demote_fallback_warnings():
-    """Show keystoneauth's discovery fallback warnings with --debug only."""
-    for name in _FALLBACK_LOGGERS:
+def demote_keystoneauth_warnings():
+    """Show keystoneauth's discovery fallback and retry warnings with
+    --debug only."""
+    for name in _DEMOTED_LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, _WarningToDebug) for f in logger.filters):
             logger.addFilter(_WarningToDebug())

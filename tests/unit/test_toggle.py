@@ -1,0 +1,246 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A deploy-config toggle carried out against in-memory nova, ironic and
+placement: what it leaves on the cloud and what it says."""
+
+from osc_lib import exceptions
+
+from osc_deploy_config import deploy_config
+from osc_deploy_config import resize
+from osc_deploy_config import toggle
+from tests.unit import fakes
+
+HT = 'HW_CPU_HYPERTHREADING'
+ON = deploy_config.Config('hyperthreading', 'enabled')
+OFF = deploy_config.Config('hyperthreading', 'disabled')
+ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
+OFF_SPECS = {'deploy-config:hyperthreading': 'disabled',
+             'trait:' + OFF_T: 'required'}
+DERIVED = 'm1.tiny+hyperthreading=disabled'
+
+
+class ToggleTestCase(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        for config, name in ((ON, ON_T), (OFF, OFF_T)):
+            self.ironic.add_template(name, steps=[{
+                'interface': 'bios', 'step': 'apply_configuration',
+                'args': {'settings': [{'name': 'HyperThreading',
+                                       'value': config.value.title()}]},
+                'priority': 150}], extra=deploy_config.template_extra(
+                    config, [HT]))
+        self.said = []
+
+    def toggle(self, server, *configs, **options):
+        toggle.Toggle(self.app.client_manager.deploy_config, server['id'],
+                      configs, self.said.append, sleep=lambda seconds: None,
+                      **options).run()
+
+    def refused(self, server, *configs, **options):
+        exc = self.assertRaises(exceptions.CommandError, self.toggle, server,
+                                *configs, **options)
+        return str(exc)
+
+    def flavor_names(self):
+        return sorted(f['name'] for f in self.nova.flavors.values())
+
+
+class TestVirtual(ToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        self.tiny = self.nova.add_flavor('m1.tiny')
+        self.server = self.nova.add_server('web-1', self.tiny)
+        self.host = self.placement.add_provider('fake-compute',
+                                                traits=[OFF_T])
+        self.placement.allocate(self.server['id'], self.host, {'VCPU': 1})
+
+    def test_resized_to_a_derived_flavor_and_confirmed(self):
+        self.toggle(self.server, OFF, auto_confirm=True)
+        server = self.nova.servers[self.server['id']]
+        self.assertEqual(('ACTIVE', DERIVED, OFF_SPECS), (
+            server['status'], server['flavor']['original_name'],
+            server['flavor']['extra_specs']))
+        made = next(f for f in self.nova.flavors.values()
+                    if f['name'] == DERIVED)
+        self.assertTrue(made['description'].startswith(resize.DERIVED_MARK))
+        self.assertEqual([
+            'Server web-1: deploy configs none -> hyperthreading=disabled: '
+            'resize to flavor %s (to be created).' % DERIVED,
+            'Server web-1 is ACTIVE on flavor %s.' % DERIVED], self.said)
+
+    def test_rerun_after_success_does_nothing(self):
+        self.toggle(self.server, OFF, auto_confirm=True)
+        flavors = self.flavor_names()
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual('Server web-1 already runs with '
+                         'hyperthreading=disabled: nothing to do.',
+                         self.said[-1])
+        self.assertEqual(flavors, self.flavor_names())
+
+    def test_reuses_an_identical_flavor(self):
+        self.nova.add_flavor('tiny-no-ht', OFF_SPECS)
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(['m1.tiny', 'tiny-no-ht'], self.flavor_names())
+        self.assertEqual('tiny-no-ht', self.nova.servers[self.server['id']][
+            'flavor']['original_name'])
+
+    def test_dry_run_changes_nothing(self):
+        self.toggle(self.server, OFF, dry_run=True)
+        self.assertEqual(['m1.tiny'], self.flavor_names())
+        self.assertEqual('ACTIVE', self.nova.servers[self.server['id']][
+            'status'])
+        self.assertEqual(['Dry run, nothing changed. Server web-1: deploy '
+                          'configs none -> hyperthreading=disabled: would '
+                          'resize to flavor %s (to be created).' % DERIVED],
+                         self.said)
+
+    def test_refused_when_the_host_lacks_the_template_trait(self):
+        why = self.refused(self.server, ON, auto_confirm=True)
+        self.assertEqual(
+            'Server web-1 cannot take hyperthreading=enabled on its host: '
+            'fake-compute lacks %s. Nothing was changed; make the host '
+            'capable and tag it (openstack resource provider trait set on '
+            'the host), or migrate the server first.' % ON_T, why)
+        self.assertEqual(['m1.tiny'], self.flavor_names())
+        self.assertEqual([], self.nova.writes)
+
+    def test_refused_on_a_reserved_host(self):
+        self.host['inventories']['VCPU']['reserved'] = 1
+        self.assertIn('fake-compute is reserved (VCPU reserved=1 of 1: in '
+                      'maintenance?)', self.refused(self.server, OFF))
+        self.assertEqual([], self.nova.writes)
+
+    def test_no_valid_host_from_the_instance_action_is_an_error(self):
+        # nova answers the resize 202, then puts the server back
+        self.nova.no_valid_host = True
+        why = self.refused(self.server, OFF, wait=True)
+        self.assertEqual('Resize of server web-1 failed: '
+                         'conductor_migrate_server: No valid host was '
+                         'found. ', why)
+        self.assertEqual('m1.tiny', self.nova.servers[self.server['id']][
+            'flavor']['original_name'])
+        # a rerun once the scheduler can place it uses the same flavor
+        self.nova.no_valid_host = False
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(['m1.tiny', DERIVED], self.flavor_names())
+
+    def test_rerun_finishes_a_flavor_an_interrupted_toggle_half_made(self):
+        half = self.nova.add_flavor(DERIVED, description=(
+            resize.derived_description('m1.tiny')))
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(OFF_SPECS, half['extra_specs'])
+        self.assertEqual(['m1.tiny', DERIVED], self.flavor_names())
+        self.assertEqual(DERIVED, self.nova.servers[self.server['id']][
+            'flavor']['original_name'])
+
+    def test_an_operators_flavor_with_the_derived_name_is_refused(self):
+        self.nova.add_flavor(DERIVED, description='mine')
+        self.assertIn('Flavor %s exists but differs from the target'
+                      % DERIVED, self.refused(self.server, OFF))
+        self.assertEqual({}, next(f for f in self.nova.flavors.values()
+                                  if f['name'] == DERIVED)['extra_specs'])
+
+    def test_rerun_after_an_interruption_before_the_confirm(self):
+        self.toggle(self.server, OFF)     # resized, not confirmed
+        self.assertEqual('VERIFY_RESIZE',
+                         self.nova.servers[self.server['id']]['status'])
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual('ACTIVE',
+                         self.nova.servers[self.server['id']]['status'])
+        self.assertEqual('Server web-1 is ACTIVE on flavor %s.' % DERIVED,
+                         self.said[-1])
+
+    def test_another_change_awaiting_confirmation_is_refused(self):
+        self.toggle(self.server, OFF)
+        self.host['traits'].append(ON_T)
+        self.assertIn('has a resize awaiting confirmation: confirm or '
+                      'revert it first', self.refused(self.server, ON))
+
+    def test_a_busy_server_is_refused(self):
+        self.nova.servers[self.server['id']][
+            'OS-EXT-STS:task_state'] = 'resize_migrating'
+        self.assertEqual('Server web-1 is busy (resize_migrating): another '
+                         'change is under way; rerun when it ends. Nothing '
+                         'was changed.', self.refused(self.server, OFF))
+        self.assertEqual([], self.nova.writes)
+
+
+class TestBaremetal(ToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        gold = self.nova.add_flavor('bm.gold', dict(GOLD, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'}))
+        self.server = self.nova.add_server('db-1', gold)
+        self.node = self.ironic.add_node(
+            'bm-0', [HT, ON_T, OFF_T], instance_uuid=self.server['id'])
+        self.node['bios'] = {'HyperThreading': 'Enabled'}
+        provider = self.placement.add_provider(
+            self.node['uuid'], traits=[HT, ON_T, OFF_T],
+            uuid_=self.node['uuid'], reserved=1,
+            resource_class='CUSTOM_BAREMETAL_GOLD')
+        self.placement.allocate(self.server['id'], provider,
+                                {'CUSTOM_BAREMETAL_GOLD': 1})
+
+    def test_serviced_in_place_and_recorded(self):
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+        self.assertEqual('active', self.node['provision_state'])
+        self.assertEqual({'deploy_config_hyperthreading': 'disabled'},
+                         self.node['extra'])
+        server = self.nova.servers[self.server['id']]
+        self.assertEqual(resize.record([OFF]), server['metadata'])
+        self.assertEqual('bm.gold', server['flavor']['original_name'])
+        self.assertEqual([
+            'Server db-1: deploy configs hyperthreading=enabled -> '
+            'hyperthreading=disabled: service node bm-0 with '
+            'bios.apply_configuration.',
+            'Server db-1: node bm-0 serviced, now hyperthreading=disabled.'],
+            self.said)
+        self.toggle(self.server, OFF)
+        self.assertIn('already runs with hyperthreading=disabled',
+                      self.said[-1])
+
+    def test_dry_run_services_nothing(self):
+        self.toggle(self.server, OFF, dry_run=True)
+        self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
+        self.assertEqual([], self.ironic.writes)
+        self.assertIn('would service node bm-0 with bios.apply_configuration',
+                      self.said[0])
+
+    def test_refused_in_maintenance(self):
+        self.node['maintenance'] = True
+        self.assertIn('node bm-0 is in maintenance',
+                      self.refused(self.server, OFF))
+        self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
+        self.assertEqual([], self.ironic.writes)
+
+    def test_refused_when_the_node_is_not_tagged(self):
+        provider = self.placement.providers[self.node['uuid']]
+        provider['traits'].remove(OFF_T)
+        self.assertIn('node bm-0 lacks %s' % OFF_T,
+                      self.refused(self.server, OFF))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_failed_servicing_says_why_and_a_rerun_retries(self):
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.assertEqual('Servicing node bm-0 failed: BIOS interface timed '
+                         'out. Rerun to retry.',
+                         self.refused(self.server, OFF))
+        self.assertEqual({}, self.nova.servers[self.server['id']][
+            'metadata'])
+        self.ironic.service_error = None
+        self.toggle(self.server, OFF)    # from "service failed"
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
