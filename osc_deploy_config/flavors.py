@@ -25,11 +25,16 @@ import collections
 from osc_lib import exceptions
 
 from osc_deploy_config import deploy_config
+from osc_deploy_config import tagging
 
 SPEC_PREFIX = 'deploy-config:'
 REQUIRED = 'required'
 
 SpecChange = collections.namedtuple('SpecChange', ['set', 'unset'])
+# What ``flavor deploy-config show`` tells of a flavor, by config.
+FlavorReport = collections.namedtuple('FlavorReport', [
+    'configs', 'templates', 'required_traits', 'schedulable_nodes',
+    'drift'])
 
 
 def trait_spec(trait):
@@ -185,3 +190,30 @@ def drift(specs, templates_by_config):
                 'its template has no deploy config on this flavor'
                 if key in template_traits else 'no such deploy template')))
     return found
+
+
+def report(specs, templates_by_config, nodes):
+    """A flavor's configs, their templates and required traits, how many
+    nodes are tagged and schedulable for each, and the drift: extra specs
+    that disagree with the templates, and configs no node can take."""
+    configs = configs_of(specs)
+    templates, traits, schedulable = {}, {}, {}
+    warnings = drift(specs, templates_by_config)
+    for config in configs:
+        template = templates_by_config.get(config)
+        if template is None:
+            continue
+        templates[str(config)] = template['name']
+        traits[str(config)] = '%s=%s' % (trait_spec(template['name']),
+                                         REQUIRED)
+        schedulable[str(config)] = sum(
+            1 for node in nodes
+            if template['name'] in (node.get('traits') or ())
+            and tagging.capable(node, template))
+        if not schedulable[str(config)]:
+            warnings.append(
+                '%s: no node is tagged and schedulable: servers of this '
+                'flavor will not schedule (openstack baremetal node '
+                'deploy-config sync)' % config)
+    return FlavorReport([str(c) for c in configs], templates, traits,
+                        schedulable, warnings)

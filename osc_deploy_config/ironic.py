@@ -56,6 +56,17 @@ class Ironic(rest.Api):
             'marker': marker,
         }, limit)
 
+    def config_templates(self, fields=('uuid', 'name')):
+        """{config: template} of every template that realises a deploy
+        config: one listing of every page, with these fields and ``extra``
+        (``fields=None``: every field)."""
+        from osc_deploy_config import templates
+
+        if fields is not None:
+            fields = list(dict.fromkeys([*fields, 'extra']))
+        return templates.by_config(self.deploy_templates(
+            detail=fields is None, fields=fields, limit=0))
+
     def deploy_template(self, ident, fields=None):
         query = '?fields=%s' % ','.join(fields) if fields else ''
         return self._request('GET', '/deploy_templates/%s%s' % (

@@ -36,13 +36,6 @@ Change = collections.namedtuple('Change', [
 ADD, REMOVE, KEEP = 'add', 'remove', 'keep'
 
 
-def config_templates(templates):
-    """The templates that realise a config, by name."""
-    return sorted((t for t in templates
-                   if deploy_config.config_of(t.get('extra'))),
-                  key=lambda t: t['name'])
-
-
 def node_label(node):
     return node.get('name') or node['uuid']
 

@@ -10,15 +10,25 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""Deploy templates as plain dicts: what to create, what to show, which
+"""Deploy templates as plain dicts: what to create, change and show, which
 template realises which config."""
 
 import json
+import re
 
 from osc_lib import exceptions
 
 from osc_deploy_config import deploy_config
 from osc_deploy_config import steps as dsteps
+
+# python-ironicclient's columns, in its order: listed, and in detail.
+LIST_FIELDS = ('uuid', 'name')
+FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
+# Ours, derived from extra (with_config_fields).
+CONFIG_FIELDS = ('config', 'capability_traits')
+CONFIG_KEYS = (deploy_config.EXTRA_TYPE, deploy_config.EXTRA_VALUE,
+               deploy_config.EXTRA_REQUIRES)
+_PATCHABLE_KEY = re.compile(r'^[\w-]+$')
 
 
 def parse_extra(pairs, option='--extra'):
@@ -83,9 +93,9 @@ def by_config(templates):
             if deploy_config.config_of(t.get('extra'))}
 
 
-def refuse_second_template(templates, config, name):
+def refuse_second_template(templates_by_config, config, name):
     """One template per config: refuse when another one has it."""
-    other = by_config(templates).get(config)
+    other = templates_by_config.get(config)
     if other and other['name'] != name:
         raise exceptions.CommandError(
             'Deploy config %s already has a template, %s (%s): one template '
@@ -104,3 +114,106 @@ def with_config_fields(template):
 
 def row(template, columns):
     return tuple(template.get(column) for column in columns)
+
+
+def template_name(name, config):
+    """The name of a new template: the one given, else its config's
+    template trait; a trait ironic accepts."""
+    if config is None and not name:
+        raise exceptions.CommandError(
+            'Give the template a name, or a --config to derive it from')
+    return deploy_config.validate_template_name(
+        name or deploy_config.template_trait(config))
+
+
+def create_body(name, steps, extra, config=None, capability_traits=(),
+                uuid=None):
+    """The POST body of a new template, annotated with its config."""
+    if steps is None:
+        raise exceptions.CommandError(
+            'Give the steps: --steps, --bios-setting or --raid-config')
+    if config:
+        extra = annotate(extra, config, capability_traits)
+    body = {'name': name, 'steps': steps}
+    if extra:
+        body['extra'] = extra
+    if uuid:
+        body['uuid'] = uuid
+    return body
+
+
+def annotation_for_set(current, config, requires_traits, no_requires_trait):
+    """The config and capability traits ``set`` annotates a template with:
+    its stored traits stay unless new ones are given."""
+    current_extra = current.get('extra') or {}
+    config = config or deploy_config.config_of(current_extra)
+    if config is None:
+        raise exceptions.CommandError(
+            'Deploy template %s has no deploy config: give --config '
+            'TYPE=VALUE' % current['name'])
+    stored = deploy_config.stored_capability_traits(current_extra)
+    if stored is not None and not (requires_traits or no_requires_trait):
+        traits = stored
+    else:
+        traits = capability_traits_for(config, requires_traits,
+                                       no_requires_trait)
+    return config, traits
+
+
+def set_patch(name=None, steps=None, extra=None):
+    """The JSON patch that sets these on a template."""
+    patch = []
+    if name:
+        patch.append({'op': 'add', 'path': '/name', 'value': name})
+    if steps:
+        patch.append({'op': 'add', 'path': '/steps', 'value': steps})
+    patch.extend({'op': 'add', 'path': extra_path(key), 'value': value}
+                 for key, value in (extra or {}).items())
+    return patch
+
+
+def unset_patch(current, keys, config=False):
+    """The JSON patch that removes these extra keys (and with ``config``
+    the config annotation); refuses what the template does not have."""
+    extra = current.get('extra') or {}
+    keys = list(dict.fromkeys(keys))
+    missing = [k for k in keys if k not in extra]
+    if missing:
+        raise exceptions.CommandError(
+            'Deploy template %s has no extra %s: nothing to unset'
+            % (current['name'], ', '.join(missing)))
+    if config:
+        if deploy_config.config_of(extra) is None:
+            raise exceptions.CommandError(
+                'Deploy template %s has no deploy config: nothing to unset'
+                % current['name'])
+        keys += [k for k in CONFIG_KEYS if k in extra and k not in keys]
+    return [{'op': 'remove', 'path': extra_path(k)} for k in keys]
+
+
+def extra_path(key):
+    """The JSON patch path of an extra key; ironic accepts [A-Za-z0-9_-]."""
+    if not _PATCHABLE_KEY.match(key):
+        raise exceptions.CommandError(
+            'Extra key %r cannot be changed after creation: ironic patches '
+            'only keys of letters, digits, "_" and "-"' % key)
+    return '/extra/%s' % key
+
+
+def list_columns(detail, fields, filtering):
+    """The columns ``list`` shows, and the fields to ask ironic for (None
+    for every field): only those shown, plus ``extra`` for ours; ironic
+    answers a thousand templates in 40 % less time than its default
+    listing (tools/bench.py)."""
+    if detail:
+        columns = FIELDS
+    elif fields:
+        columns = tuple(dict.fromkeys(fields))
+    else:
+        columns = LIST_FIELDS
+    if filtering:
+        columns += tuple(c for c in CONFIG_FIELDS if c not in columns)
+    wanted = [c for c in columns if c not in CONFIG_FIELDS]
+    if filtering or len(wanted) < len(columns):
+        wanted.append('extra')
+    return columns, None if detail else list(dict.fromkeys(wanted))

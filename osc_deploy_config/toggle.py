@@ -29,7 +29,6 @@ from osc_deploy_config import ironic
 from osc_deploy_config import nova
 from osc_deploy_config import placement
 from osc_deploy_config import resize
-from osc_deploy_config import templates
 from osc_deploy_config import versions
 
 POLL_SECONDS = 1
@@ -73,8 +72,8 @@ class Toggle:
                                   versions.DEPLOY_TEMPLATES,
                                   versions.NODE_TRAITS)
         with self.clients.ironic_errors('list deploy templates and nodes'):
-            by_config = templates.by_config(baremetal.deploy_templates(
-                fields=['uuid', 'name', 'steps', 'extra'], limit=0))
+            by_config = baremetal.config_templates(
+                fields=['uuid', 'name', 'steps'])
             node = baremetal.node_of_instance(server['id'], NODE_FIELDS)
         listed = servers.flavors()
         plan = resize.plan(server, self.configs, by_config, listed)

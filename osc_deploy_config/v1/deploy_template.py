@@ -20,7 +20,6 @@ request.
 
 import itertools
 import logging
-import re
 
 from osc_lib import exceptions
 from osc_lib import utils
@@ -29,12 +28,9 @@ from osc_lib.command import command
 from osc_deploy_config.v1 import cli
 
 LOG = logging.getLogger(__name__)
-_PATCHABLE_KEY = re.compile(r'^[\w-]+$')
-
-# python-ironicclient's columns, in its order: listed, and in detail.
-_LIST_FIELDS = ('uuid', 'name')
+# python-ironicclient's fields (templates.FIELDS): the choices of --fields
+# must be known before the domain modules are imported.
 _FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
-# Ours, derived from extra (templates.with_config_fields).
 _CONFIG_FIELDS = ('config', 'capability_traits')
 _STEPS_HELP = (
     "The deploy steps. May be the path to a YAML file containing the deploy "
@@ -146,7 +142,6 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
     def take_action(self, parsed_args):
         from openstack import exceptions as sdk_exceptions
 
-        from osc_deploy_config import deploy_config
         from osc_deploy_config import templates
 
         config = _check_config_options(parsed_args)
@@ -154,43 +149,30 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
                                or parsed_args.no_requires_trait):
             raise exceptions.CommandError(
                 '--requires-trait and --no-requires-trait need --config')
-        name = parsed_args.name or (
-            config and deploy_config.template_trait(config))
-        if not name:
-            raise exceptions.CommandError(
-                'Give the template a name, or a --config to derive it from')
-        deploy_config.validate_template_name(name)
-        steps = templates.build_steps(
-            parsed_args.steps, parsed_args.bios_settings,
-            parsed_args.raid_config, self.app.stdin)
-        if steps is None:
-            raise exceptions.CommandError(
-                'Give the steps: --steps, --bios-setting or --raid-config')
-        extra = templates.parse_extra(parsed_args.extra)
-        if config:
-            extra = templates.annotate(
-                extra, config, templates.capability_traits_for(
-                    config, parsed_args.requires_traits,
-                    parsed_args.no_requires_trait))
+        name = templates.template_name(parsed_args.name, config)
+        body = templates.create_body(
+            name, templates.build_steps(
+                parsed_args.steps, parsed_args.bios_settings,
+                parsed_args.raid_config, self.app.stdin),
+            templates.parse_extra(parsed_args.extra), config,
+            config and templates.capability_traits_for(
+                config, parsed_args.requires_traits,
+                parsed_args.no_requires_trait),
+            parsed_args.uuid)
 
         clients, ironic = _ironic(self.app)
         with clients.ironic_errors('create deploy templates'):
             if config:
                 templates.refuse_second_template(
-                    ironic.deploy_templates(fields=['uuid', 'name', 'extra'],
-                                            limit=0), config, name)
-            body = {'name': name, 'steps': steps}
-            if extra:
-                body['extra'] = extra
-            if parsed_args.uuid:
-                body['uuid'] = parsed_args.uuid
+                    ironic.config_templates(), config, name)
             try:
                 created = ironic.create_deploy_template(body)
             except sdk_exceptions.ConflictException as exc:
                 raise exceptions.CommandError(
                     'Cannot create deploy template %s: %s'
                     % (name, exc.details or exc)) from None
-        columns = _FIELDS + (_CONFIG_FIELDS if config else ())
+        columns = templates.FIELDS + (
+            templates.CONFIG_FIELDS if config else ())
         created = templates.with_config_fields(created)
         return columns, templates.row(created, columns)
 
@@ -237,8 +219,7 @@ class ShowDeployTemplate(cli.OneLineErrors, command.ShowOne):
         with clients.ironic_errors('show deploy templates'):
             if parsed_args.config:
                 config = deploy_config.parse_config(parsed_args.config)
-                found = templates.by_config(ironic.deploy_templates(
-                    detail=True, limit=0)).get(config)
+                found = ironic.config_templates(fields=None).get(config)
                 if found is None:
                     raise exceptions.CommandError(
                         'No deploy template realises the deploy config %s'
@@ -340,24 +321,10 @@ class ListDeployTemplate(cli.OneLineErrors, command.Lister):
         if parsed_args.config_type:
             config_type = deploy_config.parse_config_type(
                 parsed_args.config_type)
-        filtering = bool(config or config_type)
-
-        if parsed_args.detail:
-            columns = _FIELDS
-        elif parsed_args.fields:
-            columns = tuple(dict.fromkeys(
-                itertools.chain.from_iterable(parsed_args.fields)))
-        else:
-            columns = _LIST_FIELDS
-        if filtering:
-            columns += tuple(c for c in _CONFIG_FIELDS
-                             if c not in columns)
-        wanted = [c for c in columns if c not in _CONFIG_FIELDS]
-        if filtering or len(wanted) < len(columns):
-            wanted.append('extra')
-        # Only the fields shown: ironic answers a thousand templates in
-        # 40 % less time than its default listing (tools/bench.py).
-        fields = None if parsed_args.detail else list(dict.fromkeys(wanted))
+        columns, fields = templates.list_columns(
+            parsed_args.detail,
+            list(itertools.chain.from_iterable(parsed_args.fields)),
+            filtering=bool(config or config_type))
 
         clients, ironic = _ironic(self.app)
         with clients.ironic_errors('list deploy templates'):
@@ -408,7 +375,7 @@ class SetDeployTemplate(cli.OneLineErrors, command.Command):
             parsed_args.raid_config, self.app.stdin)
         extra = templates.parse_extra(parsed_args.extra)
         for key in extra:
-            _extra_path(key)
+            templates.extra_path(key)
         annotating = bool(config or parsed_args.requires_traits
                           or parsed_args.no_requires_trait)
         if not (parsed_args.name or steps or extra or annotating):
@@ -419,43 +386,14 @@ class SetDeployTemplate(cli.OneLineErrors, command.Command):
         with clients.ironic_errors('update deploy templates'):
             current = _get(ironic, parsed_args.template)
             if annotating:
-                config = config or deploy_config.config_of(
-                    current.get('extra'))
-                if config is None:
-                    raise exceptions.CommandError(
-                        'Deploy template %s has no deploy config: give '
-                        '--config TYPE=VALUE' % current['name'])
-                explicit = (parsed_args.requires_traits
-                            or parsed_args.no_requires_trait)
-                stored = deploy_config.stored_capability_traits(
-                    current.get('extra'))
-                traits = stored if stored is not None and not explicit else (
-                    templates.capability_traits_for(
-                        config, parsed_args.requires_traits,
-                        parsed_args.no_requires_trait))
+                config, traits = templates.annotation_for_set(
+                    current, config, parsed_args.requires_traits,
+                    parsed_args.no_requires_trait)
                 extra = templates.annotate(extra, config, traits)
                 templates.refuse_second_template(
-                    ironic.deploy_templates(fields=['uuid', 'name', 'extra'],
-                                            limit=0),
-                    config, current['name'])
-            patch = []
-            if parsed_args.name:
-                patch.append({'op': 'add', 'path': '/name',
-                              'value': parsed_args.name})
-            if steps:
-                patch.append({'op': 'add', 'path': '/steps', 'value': steps})
-            patch.extend({'op': 'add', 'path': _extra_path(key),
-                          'value': value} for key, value in extra.items())
-            ironic.patch_deploy_template(current['uuid'], patch)
-
-
-def _extra_path(key):
-    """The JSON patch path of an extra key; ironic accepts [A-Za-z0-9_-]."""
-    if not _PATCHABLE_KEY.match(key):
-        raise exceptions.CommandError(
-            'Extra key %r cannot be changed after creation: ironic patches '
-            'only keys of letters, digits, "_" and "-"' % key)
-    return '/extra/%s' % key
+                    ironic.config_templates(), config, current['name'])
+            ironic.patch_deploy_template(current['uuid'], templates.set_patch(
+                parsed_args.name, steps, extra))
 
 
 class UnsetDeployTemplate(cli.OneLineErrors, command.Command):
@@ -481,34 +419,19 @@ class UnsetDeployTemplate(cli.OneLineErrors, command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import deploy_config
+        from osc_deploy_config import templates
 
-        keys = list(dict.fromkeys(parsed_args.extra or ()))
+        keys = parsed_args.extra or []
         for key in keys:
-            _extra_path(key)
+            templates.extra_path(key)
         if not keys and not parsed_args.config:
             LOG.warning('Please specify what to unset.')
             return
         clients, ironic = _ironic(self.app)
         with clients.ironic_errors('update deploy templates'):
             current = _get(ironic, parsed_args.template)
-            extra = current.get('extra') or {}
-            missing = [k for k in keys if k not in extra]
-            if missing:
-                raise exceptions.CommandError(
-                    'Deploy template %s has no extra %s: nothing to unset'
-                    % (current['name'], ', '.join(missing)))
-            if parsed_args.config:
-                if deploy_config.config_of(extra) is None:
-                    raise exceptions.CommandError(
-                        'Deploy template %s has no deploy config: nothing to '
-                        'unset' % current['name'])
-                keys += [k for k in (deploy_config.EXTRA_TYPE,
-                                     deploy_config.EXTRA_VALUE,
-                                     deploy_config.EXTRA_REQUIRES)
-                         if k in extra and k not in keys]
-            ironic.patch_deploy_template(current['uuid'], [
-                {'op': 'remove', 'path': _extra_path(k)} for k in keys])
+            patch = templates.unset_patch(current, keys, parsed_args.config)
+            ironic.patch_deploy_template(current['uuid'], patch)
 
 
 class DeleteDeployTemplate(cli.OneLineErrors, command.Command):

@@ -40,11 +40,8 @@ def _apis(app, *ironic_features):
 
 def _templates_by_config(clients, ironic):
     """One template listing: {config: template}."""
-    from osc_deploy_config import templates
-
     with clients.ironic_errors('list deploy templates'):
-        return templates.by_config(ironic.deploy_templates(
-            fields=['uuid', 'name', 'steps', 'extra'], limit=0))
+        return ironic.config_templates(fields=['uuid', 'name', 'steps'])
 
 
 def _apply(nova, flavor, change, dry_run):
@@ -189,34 +186,19 @@ class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):
             nodes = ironic.nodes(tagging.NODE_FIELDS) if configs else []
         if configs:
             clients.warn_if_nodes_hidden(nodes)
-        templates, traits, schedulable = {}, {}, {}
-        warnings = flavors.drift(flavor['extra_specs'], by_config)
-        for config in configs:
-            template = by_config.get(config)
-            if template is None:
-                continue
-            templates[str(config)] = template['name']
-            traits[str(config)] = 'trait:%s=required' % template['name']
-            schedulable[str(config)] = sum(
-                1 for node in nodes
-                if template['name'] in (node.get('traits') or ())
-                and tagging.capable(node, template))
-            if not schedulable[str(config)]:
-                warnings.append(
-                    '%s: no node is tagged and schedulable: servers of this '
-                    'flavor will not schedule (openstack baremetal node '
-                    'deploy-config sync)' % config)
-        for warning in warnings:
+        report = flavors.report(flavor['extra_specs'], by_config, nodes)
+        for warning in report.drift:
             LOG.warning('%s', warning)
         data = {
             'id': flavor['id'],
             'name': flavor['name'],
-            'deploy_configs': format_columns.ListColumn(
-                [str(c) for c in configs]),
-            'templates': format_columns.DictColumn(templates),
-            'required_traits': format_columns.DictColumn(traits),
-            'schedulable_nodes': format_columns.DictColumn(schedulable),
-            'drift': format_columns.ListColumn(warnings),
+            'deploy_configs': format_columns.ListColumn(report.configs),
+            'templates': format_columns.DictColumn(report.templates),
+            'required_traits': format_columns.DictColumn(
+                report.required_traits),
+            'schedulable_nodes': format_columns.DictColumn(
+                report.schedulable_nodes),
+            'drift': format_columns.ListColumn(report.drift),
         }
         return tuple(data), tuple(data.values())
 

@@ -33,8 +33,8 @@ def _load(app):
     api = ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES,
                         versions.NODE_TRAITS, versions.NODE_RETIREMENT)
     with clients.ironic_errors('list deploy templates and nodes'):
-        templates = tagging.config_templates(
-            api.deploy_templates(fields=['uuid', 'name', 'extra'], limit=0))
+        templates = sorted(api.config_templates().values(),
+                           key=lambda t: t['name'])
         nodes = api.nodes(tagging.NODE_FIELDS)
     clients.warn_if_nodes_hidden(nodes)
     return clients, api, templates, nodes
@@ -143,9 +143,10 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
             rows.append((change.node, change.template, action,
                          change.reason))
         if failures:
-            self.app.stdout.write(
-                '\n'.join('%-20s %s %s (%s)' % r for r in rows) + '\n')
+            for failure in failures:
+                LOG.error('Failed to %s', failure)
+            writes = sum(1 for c in changes if c.action != tagging.KEEP)
             raise exceptions.CommandError(
-                '%d trait change(s) failed (rerun to retry): %s'
-                % (len(failures), '; '.join(failures)))
+                '%d of %d trait changes failed; rerun to retry'
+                % (len(failures), writes))
         return ('Node', 'Template', 'Action', 'Reason'), rows

@@ -177,8 +177,12 @@ class FakeIronic(FakeService):
                 self._view(t, fields, query.get('detail') == 'True')
                 for t in ordered[:size]]}
             if len(ordered) > size:
-                page['next'] = '%s/deploy_templates?limit=%d&marker=%s' % (
-                    URL, size, ordered[size - 1]['uuid'])
+                # as ironic's: the query's fields and detail carry over
+                carried = ''.join('%s=%s&' % (key, query[key])
+                                  for key in ('fields', 'detail')
+                                  if key in query)
+                page['next'] = '%s/deploy_templates?%slimit=%d&marker=%s' % (
+                    URL, carried, size, ordered[size - 1]['uuid'])
             return response(200, page)
         if method == 'POST':
             if self._find_template(body['name']):

@@ -19,6 +19,7 @@ import fixtures
 from osc_lib import exceptions
 from osc_lib.test import base as osc_base
 
+from osc_deploy_config import templates
 from osc_deploy_config.v1 import deploy_template as cmds
 from tests.unit import fakes
 
@@ -203,6 +204,11 @@ class TestCreate(fakes.TestCommand):
 
 
 class TestList(fakes.TestCommand):
+    def test_field_choices_are_the_domains_fields(self):
+        # the parser names them without importing the domain module
+        self.assertEqual((templates.FIELDS, templates.CONFIG_FIELDS),
+                         (cmds._FIELDS, cmds._CONFIG_FIELDS))
+
     def setUp(self):
         super().setUp()
         self.on = self.ironic.add_template(ON, extra=ANNOTATION)

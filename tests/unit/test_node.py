@@ -10,6 +10,7 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
+import fixtures
 from osc_lib import exceptions
 
 from osc_deploy_config.v1 import node as cmds
@@ -117,14 +118,17 @@ class TestSync(NodeCommandTest):
         self.assertEqual([], self.ironic.writes)
 
     def test_failed_writes_reported_after_the_others(self):
+        logged = self.useFixture(fixtures.FakeLogger(
+            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
         self.ironic.locked_nodes.add(self.bm2['uuid'])
         exc = self.assertRaises(exceptions.CommandError, self.rows,
                                 cmds.SyncNodeDeployConfig)
-        self.assertIn('1 trait change(s) failed (rerun to retry): remove '
-                      '%s on bm-2: Node %s is locked' % (ON, self.bm2['uuid']),
-                      str(exc))
+        self.assertEqual('1 of 3 trait changes failed; rerun to retry',
+                         str(exc))
+        self.assertIn('ERROR Failed to remove %s on bm-2: Node %s is locked'
+                      % (ON, self.bm2['uuid']), logged.output)
         self.assertEqual(sorted([HT, ON, OFF]), sorted(self.bm0['traits']))
-        self.assertIn('failed to remove', self.fake_stdout.make_string())
+        self.assertEqual('', self.fake_stdout.make_string())
         self.ironic.locked_nodes.clear()
         rows = self.rows(cmds.SyncNodeDeployConfig)
         self.assertEqual([('bm-2', 'removed'), ('bm-4', 'keep')],

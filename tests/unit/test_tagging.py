@@ -13,7 +13,10 @@
 import testtools
 
 from osc_deploy_config import deploy_config
+from osc_deploy_config import ironic
 from osc_deploy_config import tagging
+from osc_deploy_config import versions
+from tests.unit import fakes
 
 HT = 'HW_CPU_HYPERTHREADING'
 ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
@@ -47,10 +50,20 @@ class TestCapable(testtools.TestCase):
     def test_no_capability_traits_means_any_node(self):
         self.assertTrue(tagging.capable(node('a'), template(traits=())))
 
-    def test_only_annotated_templates_count(self):
-        plain = {'uuid': 'p', 'name': 'CUSTOM_PLAIN', 'extra': {}}
-        self.assertEqual([template()],
-                         tagging.config_templates([plain, template()]))
+    def test_only_annotated_templates_count_from_every_page(self):
+        fake = fakes.FakeIronic(page_size=2)
+        fake.add_template('CUSTOM_PLAIN')
+        configs = [deploy_config.Config('t', 'v%d' % n) for n in range(3)]
+        for config in configs:
+            fake.add_template(deploy_config.template_trait(config),
+                              extra=deploy_config.template_extra(config, []))
+        found = ironic.Ironic(fake.proxy, versions.DEPLOY_TEMPLATES
+                              ).config_templates()
+        self.assertEqual({c: deploy_config.template_trait(c)
+                          for c in configs},
+                         {c: t['name'] for c, t in found.items()})
+        self.assertEqual(2, len(fake.requests))     # 4 templates, 2 pages
+        self.assertIn('fields=uuid%2Cname%2Cextra', fake.requests[0][1])
 
 
 class TestPlanSync(testtools.TestCase):
