@@ -10,6 +10,7 @@ Every step finds before it creates, so a rerun changes nothing.
 """
 import sys
 import time
+import uuid
 import warnings
 
 warnings.filterwarnings('ignore')
@@ -106,14 +107,21 @@ def seed_keystone(url, password, region, endpoints):
     log('keystone users, roles, catalog', t0)
 
 
+def node_uuid(name):
+    """A node's UUID, the same in every mini cloud: a node enrolled again
+    in a fresh ironic database (``minicloud up --ironic-release``) is the
+    node nova already knows, with its resource provider."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, 'minicloud:node:' + name))
+
+
 def seed_nodes(bm):
     t0 = time.monotonic()
     ids = {}
     for name, (traits, _) in NODES.items():
         node = bm.find_node(name) or bm.create_node(
-            name=name, driver='fake-hardware', resource_class=RESOURCE_CLASS,
-            bios_interface='fake-steps', raid_interface='fake-steps',
-            properties=NODE_PROPERTIES)
+            name=name, id=node_uuid(name), driver='fake-hardware',
+            resource_class=RESOURCE_CLASS, bios_interface='fake-steps',
+            raid_interface='fake-steps', properties=NODE_PROPERTIES)
         ids[name] = node.id
         if node.provision_state == 'enroll':
             bm.set_node_provision_state(node.id, 'manage', wait=True,
