@@ -30,9 +30,17 @@ from osc_lib.test import base
 import requests
 
 from osc_deploy_config import clients
+from osc_deploy_config import deploy_config
 from osc_deploy_config import versions
 
 URL = 'http://ironic.test/v1'
+# The configs, traits and specs the unit tests share.
+HT = 'HW_CPU_HYPERTHREADING'
+ON = deploy_config.Config('hyperthreading', 'enabled')
+OFF = deploy_config.Config('hyperthreading', 'disabled')
+ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
 
 
 def response(status, body=None, url=URL):

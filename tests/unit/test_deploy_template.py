@@ -22,13 +22,13 @@ from osc_lib.test import base as osc_base
 from osc_deploy_config import templates
 from osc_deploy_config.v1 import deploy_template as cmds
 from tests.unit import fakes
+from tests.unit.fakes import ON_T
 
 STEP = {'interface': 'bios', 'step': 'apply_configuration',
         'args': {'settings': [{'name': 'HT', 'value': 'On'}]},
         'priority': 150}
 STEPS = json.dumps([STEP])
 FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
-ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
 ANNOTATION = {'deploy_config_type': 'hyperthreading',
               'deploy_config_value': 'enabled',
               'deploy_config_requires_traits': 'HW_CPU_HYPERTHREADING'}
@@ -82,7 +82,7 @@ class TestCreate(fakes.TestCommand):
         columns, data = self.create('--config', 'hyperthreading=enabled',
                                     '--bios-setting', 'HT=On')
         template = self.posted()
-        self.assertEqual(ON, template['name'])
+        self.assertEqual(ON_T, template['name'])
         self.assertEqual(ANNOTATION, template['extra'])
         self.assertEqual([STEP], template['steps'])
         self.assertEqual(FIELDS + ('config', 'capability_traits'), columns)
@@ -119,11 +119,11 @@ class TestCreate(fakes.TestCommand):
                          steps[0]['args']['settings'])
 
     def test_second_template_for_a_config_refused(self):
-        self.ironic.add_template(ON, extra=ANNOTATION)
+        self.ironic.add_template(ON_T, extra=ANNOTATION)
         exc = self.assertRaises(
             exceptions.CommandError, self.create, 'CUSTOM_OTHER',
             '--config', 'hyperthreading=enabled', '--steps', STEPS)
-        self.assertIn('already has a template, %s' % ON, str(exc))
+        self.assertIn('already has a template, %s' % ON_T, str(exc))
         self.assertEqual([], self.ironic.writes)
 
     def test_bad_input_makes_no_request(self):
@@ -211,7 +211,7 @@ class TestList(fakes.TestCommand):
 
     def setUp(self):
         super().setUp()
-        self.on = self.ironic.add_template(ON, extra=ANNOTATION)
+        self.on = self.ironic.add_template(ON_T, extra=ANNOTATION)
         self.plain = self.ironic.add_template('CUSTOM_PLAIN')
 
     def list(self, *args):
@@ -221,7 +221,7 @@ class TestList(fakes.TestCommand):
     def test_default_columns_one_request(self):
         columns, rows = self.list()
         self.assertEqual(('uuid', 'name'), columns)
-        self.assertEqual(sorted([(self.on['uuid'], ON),
+        self.assertEqual(sorted([(self.on['uuid'], ON_T),
                                  (self.plain['uuid'], 'CUSTOM_PLAIN')]),
                          sorted(rows))
         self.assertEqual(1, len(self.ironic.requests))
@@ -231,7 +231,7 @@ class TestList(fakes.TestCommand):
     def test_long(self):
         columns, rows = self.list('--long', '--sort', 'name')
         self.assertEqual(FIELDS, columns)
-        self.assertEqual([ON, 'CUSTOM_PLAIN'], [r[1] for r in rows])
+        self.assertEqual([ON_T, 'CUSTOM_PLAIN'], [r[1] for r in rows])
         self.assertEqual(ANNOTATION, rows[0][3])
         self.assertIn('detail=True', self.ironic.requests[0][1])
 
@@ -240,7 +240,7 @@ class TestList(fakes.TestCommand):
                                   '--sort', 'name:desc')
         self.assertEqual(('name', 'config'), columns)
         self.assertEqual([('CUSTOM_PLAIN', None),
-                          (ON, 'hyperthreading=enabled')], rows)
+                          (ON_T, 'hyperthreading=enabled')], rows)
         self.assertIn('fields=name%2Cextra', self.ironic.requests[0][1])
 
     def test_config_filters_add_columns(self):
@@ -251,7 +251,7 @@ class TestList(fakes.TestCommand):
             columns, rows = self.list(*args)
             self.assertEqual(('uuid', 'name', 'config', 'capability_traits'),
                              columns)
-            self.assertEqual([(self.on['uuid'], ON, 'hyperthreading=enabled',
+            self.assertEqual([(self.on['uuid'], ON_T, 'hyperthreading=enabled',
                                ['HW_CPU_HYPERTHREADING'])], rows)
 
     def test_pages(self):
@@ -275,15 +275,15 @@ class TestList(fakes.TestCommand):
 class TestShow(fakes.TestCommand):
     def setUp(self):
         super().setUp()
-        self.on = self.ironic.add_template(ON, extra=ANNOTATION)
+        self.on = self.ironic.add_template(ON_T, extra=ANNOTATION)
 
     def show(self, *args):
         return self.run_command(cmds.ShowDeployTemplate, list(args))
 
     def test_sorted_fields_without_links(self):
-        columns, data = self.show(ON)
+        columns, data = self.show(ON_T)
         self.assertEqual(tuple(sorted(FIELDS)), columns)
-        self.assertEqual(ON, dict(zip(columns, data, strict=True))['name'])
+        self.assertEqual(ON_T, dict(zip(columns, data, strict=True))['name'])
 
     def test_fields(self):
         columns, data = self.show(self.on['uuid'], '--fields', 'name',
@@ -294,7 +294,7 @@ class TestShow(fakes.TestCommand):
     def test_by_config(self):
         columns, data = self.show('--config', 'hyperthreading=enabled')
         shown = dict(zip(columns, data, strict=True))
-        self.assertEqual(ON, shown['name'])
+        self.assertEqual(ON_T, shown['name'])
         self.assertEqual(['HW_CPU_HYPERTHREADING'],
                          shown['capability_traits'])
 
@@ -303,7 +303,7 @@ class TestShow(fakes.TestCommand):
                           (['--config', 'hyperthreading=disabled'],
                            'No deploy template realises'),
                           ([], 'Give either'),
-                          ([ON, '--config', 'a=b'], 'Give either')):
+                          ([ON_T, '--config', 'a=b'], 'Give either')):
             exc = self.assertRaises(exceptions.CommandError, self.show, *args)
             self.assertIn(why, str(exc))
 
@@ -340,7 +340,7 @@ class TestSetUnset(fakes.TestCommand):
             'deploy_config_requires_traits'], 'kept when not given')
 
     def test_config_taken_by_another_template(self):
-        self.ironic.add_template(ON, extra=ANNOTATION)
+        self.ironic.add_template(ON_T, extra=ANNOTATION)
         exc = self.assertRaises(exceptions.CommandError, self.set,
                                 'CUSTOM_PLAIN', '--config',
                                 'hyperthreading=enabled')

@@ -14,11 +14,10 @@ from osc_lib import exceptions
 
 from osc_deploy_config.v1 import flavor as cmds
 from tests.unit import fakes
-
-HT = 'HW_CPU_HYPERTHREADING'
-ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
-OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
-GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
+from tests.unit.fakes import GOLD
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON_T
 
 
 def annotation(config_type, value, traits=HT):
@@ -30,9 +29,9 @@ def annotation(config_type, value, traits=HT):
 class FlavorCommandTest(fakes.TestCommand):
     def setUp(self):
         super().setUp()
-        self.ironic.add_template(ON, extra=annotation('hyperthreading',
+        self.ironic.add_template(ON_T, extra=annotation('hyperthreading',
                                                       'enabled'))
-        self.ironic.add_template(OFF, extra=annotation('hyperthreading',
+        self.ironic.add_template(OFF_T, extra=annotation('hyperthreading',
                                                        'disabled'))
         self.gold = self.nova.add_flavor('bm.gold', GOLD)
 
@@ -47,7 +46,7 @@ class TestSet(FlavorCommandTest):
                          'hyperthreading=enabled')
         self.assertEqual(dict(GOLD, **{
             'deploy-config:hyperthreading': 'enabled',
-            'trait:%s' % ON: 'required'}), self.gold['extra_specs'])
+            'trait:%s' % ON_T: 'required'}), self.gold['extra_specs'])
         self.assertEqual({'set'}, {r['Action'] for r in rows})
         self.assertEqual([('POST', '/flavors/%s/os-extra_specs'
                            % self.gold['id'])], self.nova.writes)
@@ -69,7 +68,7 @@ class TestSet(FlavorCommandTest):
 
     def test_a_concurrent_set_that_won_is_repaired_and_reported(self):
         self.concurrent_writer({'deploy-config:hyperthreading': 'disabled',
-                                'trait:%s' % OFF: 'required'})
+                                'trait:%s' % OFF_T: 'required'})
         exc = self.assertRaises(
             exceptions.CommandError, self.rows, cmds.SetFlavorDeployConfig,
             'bm.gold', 'hyperthreading=enabled')
@@ -79,7 +78,7 @@ class TestSet(FlavorCommandTest):
         # our trait, stray beside theirs, is gone
         self.assertEqual(dict(GOLD, **{
             'deploy-config:hyperthreading': 'disabled',
-            'trait:%s' % OFF: 'required'}), self.gold['extra_specs'])
+            'trait:%s' % OFF_T: 'required'}), self.gold['extra_specs'])
 
     def test_toggle_replaces(self):
         self.rows(cmds.SetFlavorDeployConfig, self.gold['id'],
@@ -88,8 +87,8 @@ class TestSet(FlavorCommandTest):
                          'hyperthreading=disabled')
         self.assertEqual(dict(GOLD, **{
             'deploy-config:hyperthreading': 'disabled',
-            'trait:%s' % OFF: 'required'}), self.gold['extra_specs'])
-        self.assertIn(('unset', 'trait:%s' % ON, 'required'),
+            'trait:%s' % OFF_T: 'required'}), self.gold['extra_specs'])
+        self.assertIn(('unset', 'trait:%s' % ON_T, 'required'),
                       [(r['Action'], r['Extra Spec'], r['Value'])
                        for r in rows])
 
@@ -141,8 +140,8 @@ class TestUnset(FlavorCommandTest):
 
 class TestShowList(FlavorCommandTest):
     def test_show_counts_schedulable_nodes_and_drift(self):
-        self.ironic.add_node('bm-0', [HT, ON])
-        self.ironic.add_node('bm-3', [HT, ON], maintenance=True)
+        self.ironic.add_node('bm-0', [HT, ON_T])
+        self.ironic.add_node('bm-3', [HT, ON_T], maintenance=True)
         self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                   'hyperthreading=enabled')
         columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
@@ -152,7 +151,7 @@ class TestShowList(FlavorCommandTest):
                          list(shown['deploy_configs'].machine_readable()))
         self.assertEqual({'hyperthreading=enabled': 1},
                          shown['schedulable_nodes'].machine_readable())
-        self.assertEqual({'hyperthreading=enabled': ON},
+        self.assertEqual({'hyperthreading=enabled': ON_T},
                          shown['templates'].machine_readable())
         self.assertEqual([], list(shown['drift'].machine_readable()))
 

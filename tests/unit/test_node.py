@@ -15,10 +15,9 @@ from osc_lib import exceptions
 
 from osc_deploy_config.v1 import node as cmds
 from tests.unit import fakes
-
-HT = 'HW_CPU_HYPERTHREADING'
-ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
-OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON_T
 
 
 def annotation(value):
@@ -30,15 +29,15 @@ def annotation(value):
 class NodeCommandTest(fakes.TestCommand):
     def setUp(self):
         super().setUp()
-        self.ironic.add_template(ON, extra=annotation('enabled'))
-        self.ironic.add_template(OFF, extra=annotation('disabled'))
+        self.ironic.add_template(ON_T, extra=annotation('enabled'))
+        self.ironic.add_template(OFF_T, extra=annotation('disabled'))
         self.ironic.add_template('CUSTOM_UNRELATED')
         self.bm0 = self.ironic.add_node('bm-0', [HT])
-        self.bm2 = self.ironic.add_node('bm-2', [ON])
+        self.bm2 = self.ironic.add_node('bm-2', [ON_T])
         self.bm3 = self.ironic.add_node('bm-3', [HT], maintenance=True)
-        self.bm4 = self.ironic.add_node('bm-4', [ON], maintenance=True,
+        self.bm4 = self.ironic.add_node('bm-4', [ON_T], maintenance=True,
                                         instance_uuid='srv',
-                                        instance_traits=[ON])
+                                        instance_traits=[ON_T])
 
     def rows(self, command, *args):
         columns, rows = self.run_command(command, list(args))
@@ -50,18 +49,18 @@ class TestList(NodeCommandTest):
         rows = self.rows(cmds.ListNodeDeployConfig)
         self.assertEqual(8, len(rows))
         by = {(r['Node'], r['Template']): r for r in rows}
-        self.assertTrue(by['bm-0', ON]['Capable'])
-        self.assertFalse(by['bm-0', ON]['Tagged'])
-        self.assertFalse(by['bm-3', ON]['Capable'])
-        self.assertTrue(by['bm-3', ON]['Maintenance'])
-        self.assertTrue(by['bm-4', ON]['In Use'])
+        self.assertTrue(by['bm-0', ON_T]['Capable'])
+        self.assertFalse(by['bm-0', ON_T]['Tagged'])
+        self.assertFalse(by['bm-3', ON_T]['Capable'])
+        self.assertTrue(by['bm-3', ON_T]['Maintenance'])
+        self.assertTrue(by['bm-4', ON_T]['In Use'])
         self.assertEqual(['GET', 'GET'], [r[0] for r in self.ironic.requests])
         self.assertEqual({'1.61'}, {r[2] for r in self.ironic.requests})
 
     def test_filters(self):
         rows = self.rows(cmds.ListNodeDeployConfig, '--node', 'bm-2',
                          '--config', 'hyperthreading=enabled')
-        self.assertEqual([('bm-2', ON, True)],
+        self.assertEqual([('bm-2', ON_T, True)],
                          [(r['Node'], r['Template'], r['Tagged'])
                           for r in rows])
         self.assertEqual(2, len(self.rows(cmds.ListNodeDeployConfig,
@@ -80,12 +79,12 @@ class TestSync(NodeCommandTest):
     def test_tags_and_untags_keeps_in_use(self):
         rows = self.rows(cmds.SyncNodeDeployConfig)
         self.assertEqual(
-            [('bm-0', OFF, 'added'), ('bm-0', ON, 'added'),
-             ('bm-2', ON, 'removed'), ('bm-4', ON, 'keep')],
+            [('bm-0', OFF_T, 'added'), ('bm-0', ON_T, 'added'),
+             ('bm-2', ON_T, 'removed'), ('bm-4', ON_T, 'keep')],
             [(r['Node'], r['Template'], r['Action']) for r in rows])
-        self.assertEqual(sorted([HT, ON, OFF]), sorted(self.bm0['traits']))
+        self.assertEqual(sorted([HT, ON_T, OFF_T]), sorted(self.bm0['traits']))
         self.assertEqual([], self.bm2['traits'])
-        self.assertEqual([ON], self.bm4['traits'])
+        self.assertEqual([ON_T], self.bm4['traits'])
         self.assertEqual([HT], self.bm3['traits'])
         self.assertEqual(3, len(self.ironic.writes))
         self.assertEqual(2, len(self.ironic.requests) - 3, 'two listings')
@@ -105,8 +104,8 @@ class TestSync(NodeCommandTest):
         self.assertEqual([], self.ironic.writes)
 
     def test_only_named_templates(self):
-        rows = self.rows(cmds.SyncNodeDeployConfig, OFF)
-        self.assertEqual([('bm-0', OFF, 'added')],
+        rows = self.rows(cmds.SyncNodeDeployConfig, OFF_T)
+        self.assertEqual([('bm-0', OFF_T, 'added')],
                          [(r['Node'], r['Template'], r['Action'])
                           for r in rows])
 
@@ -126,8 +125,8 @@ class TestSync(NodeCommandTest):
         self.assertEqual('1 of 3 trait changes failed; rerun to retry',
                          str(exc))
         self.assertIn('ERROR Failed to remove %s on bm-2: Node %s is locked'
-                      % (ON, self.bm2['uuid']), logged.output)
-        self.assertEqual(sorted([HT, ON, OFF]), sorted(self.bm0['traits']))
+                      % (ON_T, self.bm2['uuid']), logged.output)
+        self.assertEqual(sorted([HT, ON_T, OFF_T]), sorted(self.bm0['traits']))
         self.assertEqual('', self.fake_stdout.make_string())
         self.ironic.locked_nodes.clear()
         rows = self.rows(cmds.SyncNodeDeployConfig)

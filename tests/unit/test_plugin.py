@@ -75,3 +75,30 @@ class TestPluginImportCost(testtools.TestCase):
             ['osc_deploy_config', 'osc_deploy_config.plugin'],
             json.loads(done.stdout),
         )
+
+    def test_command_modules_import_only_ours_after_osc(self):
+        modules = sorted(
+            ep.value.split(':')[0] for group in (
+                'openstack.deploy_config.v1', 'openstack.extension',
+                'openstack.cli.server_resize')
+            for ep in importlib.metadata.entry_points(group=group)
+            if ep.value.startswith('osc_deploy_config.'))
+        self.assertIn('osc_deploy_config.v1.server', modules)
+        probe = (
+            'import json, sys; import openstackclient.shell; '
+            'from osc_lib.command import command; '
+            'from osc_lib.cli import format_columns; '
+            'from cliff import hooks; '
+            'before = set(sys.modules); '
+            'import %s; '
+            'print(json.dumps(sorted(set(sys.modules) - before)))'
+            % ', '.join(dict.fromkeys(modules))
+        )
+        done = subprocess.run(
+            [sys.executable, '-c', probe],
+            capture_output=True, text=True, check=True,
+        )
+        self.assertEqual(
+            [], [m for m in json.loads(done.stdout)
+                 if m not in ('osc_deploy_config', 'osc_deploy_config.v1',
+                              'osc_deploy_config.v1.cli', *modules)])

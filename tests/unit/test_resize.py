@@ -23,17 +23,17 @@ import testtools
 from osc_deploy_config import deploy_config
 from osc_deploy_config import resize
 from osc_deploy_config.v1 import server as hook
+from tests.unit.fakes import GOLD
+from tests.unit.fakes import OFF
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON
+from tests.unit.fakes import ON_T
 
-ON = deploy_config.Config('hyperthreading', 'enabled')
-OFF = deploy_config.Config('hyperthreading', 'disabled')
-ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
-OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
 STEP = {'interface': 'bios', 'step': 'apply_configuration',
         'args': {'settings': [{'name': 'HyperThreading', 'value': 'Off'}]},
         'priority': 150}
 TEMPLATES = {ON: {'name': ON_T, 'steps': [STEP]},
              OFF: {'name': OFF_T, 'steps': [STEP]}}
-GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
 ON_SPECS = dict(GOLD, **{'deploy-config:hyperthreading': 'enabled',
                          'trait:' + ON_T: 'required'})
 OFF_SPECS = dict(GOLD, **{'deploy-config:hyperthreading': 'disabled',

@@ -17,12 +17,11 @@ from osc_deploy_config import ironic
 from osc_deploy_config import tagging
 from osc_deploy_config import versions
 from tests.unit import fakes
+from tests.unit.fakes import HT
+from tests.unit.fakes import ON_T
 
-HT = 'HW_CPU_HYPERTHREADING'
-ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
 
-
-def template(name=ON, config=('hyperthreading', 'enabled'), traits=(HT,)):
+def template(name=ON_T, config=('hyperthreading', 'enabled'), traits=(HT,)):
     return {'uuid': name.lower(), 'name': name,
             'extra': deploy_config.template_extra(
                 deploy_config.Config(*config), traits)}
@@ -68,44 +67,44 @@ class TestCapable(testtools.TestCase):
 
 class TestPlanSync(testtools.TestCase):
     def test_tags_capable_untags_incapable(self):
-        nodes = [node('bm-0', [HT]), node('bm-2', [ON]),
-                 node('bm-3', [HT, ON], maintenance=True)]
+        nodes = [node('bm-0', [HT]), node('bm-2', [ON_T]),
+                 node('bm-3', [HT, ON_T], maintenance=True)]
         plan = tagging.plan_sync(nodes, [template()])
         self.assertEqual(
-            [('bm-0', ON, 'add', 'capable'),
-             ('bm-2', ON, 'remove', 'lacks %s' % HT),
-             ('bm-3', ON, 'remove', 'in maintenance')],
+            [('bm-0', ON_T, 'add', 'capable'),
+             ('bm-2', ON_T, 'remove', 'lacks %s' % HT),
+             ('bm-3', ON_T, 'remove', 'in maintenance')],
             [(c.node, c.template, c.action, c.reason) for c in plan])
 
     def test_keeps_a_tag_an_instance_uses(self):
-        used = node('bm-1', [ON], instance_uuid='srv-1',
-                    instance_info={'traits': [ON]},
+        used = node('bm-1', [ON_T], instance_uuid='srv-1',
+                    instance_info={'traits': [ON_T]},
                     provision_state='active')
         (change,) = tagging.plan_sync([used], [template()])
         self.assertEqual('keep', change.action)
         self.assertIn('instance srv-1 uses it', change.reason)
 
     def test_instance_without_the_trait_does_not_keep_it(self):
-        other = node('bm-1', [ON], instance_uuid='srv-1',
+        other = node('bm-1', [ON_T], instance_uuid='srv-1',
                      instance_info={'traits': []})
         (change,) = tagging.plan_sync([other], [template()])
         self.assertEqual('remove', change.action)
 
     def test_nothing_to_do_when_in_sync(self):
         self.assertEqual([], tagging.plan_sync(
-            [node('bm-0', [HT, ON]), node('bm-2')], [template()]))
+            [node('bm-0', [HT, ON_T]), node('bm-2')], [template()]))
 
 
 class TestStatuses(testtools.TestCase):
     def test_one_row_per_node_and_template(self):
         off = template('CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED',
                        ('hyperthreading', 'disabled'))
-        rows = tagging.statuses([node('bm-1', [HT, ON]), node('bm-0')],
+        rows = tagging.statuses([node('bm-1', [HT, ON_T]), node('bm-0')],
                                 [off, template()])
         self.assertEqual(
             [('bm-0', off['name'], False, False),
-             ('bm-0', ON, False, False),
+             ('bm-0', ON_T, False, False),
              ('bm-1', off['name'], True, False),
-             ('bm-1', ON, True, True)],
+             ('bm-1', ON_T, True, True)],
             [(r.node, r.template, r.capable, r.tagged) for r in rows])
         self.assertEqual('hyperthreading=enabled', rows[-1].config)

@@ -19,13 +19,13 @@ from osc_deploy_config import deploy_config
 from osc_deploy_config import resize
 from osc_deploy_config import toggle
 from tests.unit import fakes
+from tests.unit.fakes import GOLD
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON
+from tests.unit.fakes import ON_T
 
-HT = 'HW_CPU_HYPERTHREADING'
-ON = deploy_config.Config('hyperthreading', 'enabled')
-OFF = deploy_config.Config('hyperthreading', 'disabled')
-ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
-OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
-GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
 OFF_SPECS = {'deploy-config:hyperthreading': 'disabled',
              'trait:' + OFF_T: 'required'}
 DERIVED = 'm1.tiny+hyperthreading=disabled'
