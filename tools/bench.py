@@ -43,6 +43,11 @@ import time
 import urllib.parse
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(CHECKOUT, 'tools', 'minicloud'))
+sys.path.insert(0, os.path.join(CHECKOUT, 'tools'))
+import bench_report  # noqa: E402
+import waiting  # noqa: E402
+
 MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
 BIN = os.path.dirname(sys.executable)
 ADMIN, SYSTEM = 'minicloud-admin', 'minicloud-system-admin'
@@ -53,7 +58,6 @@ CAPABLE_TRAIT = 'CUSTOM_BENCH_CAPABLE'
 NEVER_TRAIT = 'CUSTOM_BENCH_NEVER'
 SERVER = 'bench-server'
 PARALLEL_SETUP = 4
-PAGE_SIZE = 1000   # ironic's and nova's default [api]max_limit
 VERSIONS_OF = ('osc-deploy-config', 'python-openstackclient',
                'python-ironicclient', 'openstacksdk', 'osc-lib', 'cliff',
                'keystoneauth1', 'stevedore')
@@ -241,9 +245,10 @@ def clean(cloud):
         cloud.nova_call('DELETE', '/servers/%s' % server['id'],
                         ok=(204, 404))
     for server in servers:
-        wait('server %s deleted' % server['id'],
-             lambda s=server: cloud.nova.get(
-                 '/servers/%s' % s['id']).status_code == 404)
+        waiting.wait_for('server %s deleted' % server['id'],
+                         lambda s=server: cloud.nova.get(
+                             '/servers/%s' % s['id']).status_code == 404,
+                         300)
     templates = [t['uuid'] for t in cloud.ironic_list('deploy_templates',
                                                       'uuid,name')
                  if t['name'].startswith('CUSTOM_DEPLOY_CONFIG_BENCH')]
@@ -259,14 +264,6 @@ def clean(cloud):
     parallel(lambda f: cloud.nova_call('DELETE', '/flavors/%s' % f,
                                        ok=(202, 204, 404)), bench_flavors)
     return len(templates), len(nodes), len(bench_flavors)
-
-
-def wait(what, check, timeout=300):
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise SystemExit('timed out waiting for %s' % what)
-        time.sleep(0.5)
 
 
 def boot_server(cloud):
@@ -301,7 +298,7 @@ def boot_server(cloud):
             raise SystemExit('the bench server failed to boot')
         return status == 'ACTIVE'
 
-    wait('the bench server to be ACTIVE', active)
+    waiting.wait_for('the bench server to be ACTIVE', active, 300)
     return host, path, traits
 
 
@@ -528,148 +525,6 @@ def versions(cloud):
     return found
 
 
-def pages(report, size):
-    """Pages of the largest collection at this size."""
-    objects = report['objects']
-    counts = objects[str(size)] if str(size) in objects else objects[size]
-    return -(-max(counts.values()) // PAGE_SIZE)
-
-
-def verdict(ok):
-    return 'met' if ok else 'MISSED'
-
-
-def markdown(report):
-    lines = ['# osc-deploy-config benchmarks', '',
-             'Run %s, %.0f s. Reproduce: `tools/tox -e bench`.' % (
-                 report['date'], report['seconds']), '',
-             '## Machine and versions', '']
-    lines += ['- %s: %s' % item for item in report['machine'].items()]
-    lines += ['- %s: %s' % item for item in report['versions'].items()]
-
-    load = report['plugin_load']
-    ours, theirs = load['osc-deploy-config'], load['python-ironicclient']
-    ratio = ours['ms'] / theirs['ms']
-    lines += [
-        '', '## 1. Plugin load per `openstack` run', '',
-        '`EntryPoint.load` of every OSC entry point of the distribution, in '
-        'a fresh interpreter after the modules OSC itself imports (cliff '
-        'loads every command module on every run); median of %d.'
-        % report['runs_load'], '',
-        '| | entry points | ms |', '|---|---:|---:|',
-        '| osc-deploy-config | %d | %.2f |' % (ours['entry_points'],
-                                              ours['ms']),
-        '| python-ironicclient | %d | %.2f |' % (theirs['entry_points'],
-                                                theirs['ms']),
-        '', 'Ratio %.3f. Target <= 5 ms and <= 0.25x: %s.' % (
-            ratio, verdict(ours['ms'] <= 5 and ratio <= 0.25)),
-    ]
-    complete = report['complete']
-    lines += [
-        '', '`openstack complete` wall time, median of %d: %.3f s with the '
-        'plugin, %.3f s in a virtualenv with the same packages but ours '
-        '(ratio %.3f).' % (report['runs'], complete['with'],
-                           complete['without'],
-                           complete['with'] / complete['without']),
-    ]
-
-    table = report['requests']
-    sizes = report['sizes']
-    lines += [
-        '', '## 2. Requests per command', '',
-        'Counted at the HTTP layer (`requests` adapter) of one `openstack` '
-        'run, with N bench templates, nodes and flavors. Cells: API '
-        'requests to ironic / nova / placement, then version discovery and '
-        'keystone (tokens and discovery).', '',
-        '| command | ' + ' | '.join('N=%d' % n for n in sizes) + ' | '
-        'no N+1 |',
-        '|---|' + '---:|' * len(sizes) + '---|',
-    ]
-    all_flat = True
-    for name, by_size in table.items():
-        cells, api = [], []
-        for size in sizes:
-            counts = by_size[str(size)] if str(size) in by_size \
-                else by_size[size]
-            api.append(sum(counts.get(s, 0) for s in (
-                'baremetal', 'compute', 'placement')))
-            cells.append('%d / %d / %d (+%d disc, +%d ks)' % tuple(
-                counts.get(s, 0) for s in ('baremetal', 'compute',
-                                           'placement', 'discovery',
-                                           'keystone')))
-        flat = all(api[i] <= api[0] * pages(report, size)
-                   for i, size in enumerate(sizes))
-        all_flat &= flat
-        lines.append('| %s | %s | %s |' % (name, ' | '.join(cells),
-                                           'yes' if flat else 'NO'))
-    objects = report['objects']
-    lines += [
-        '', 'Objects in the cloud at each N (bench and seed): %s.' % '; '.join(
-            'N=%s: %s' % (size, ', '.join('%d %s' % (n, kind) for kind, n in
-                                          sorted(objects[size].items())))
-            for size in objects),
-        'Target: independent of N, apart from the pages of listings: '
-        'ironic and nova return at most %d objects a page (their default '
-        '`max_limit`), so a listing of more takes one request per page. '
-        'Verdict (requests at N <= requests at N=%d times the pages of the '
-        'largest collection): %s.' % (PAGE_SIZE, sizes[0],
-                                      verdict(all_flat)),
-    ]
-
-    listing = report['template_list']
-    ratio = listing['ours'] / listing['ironicclient']
-    rows = (('`openstack baremetal deploy template list` (ours)', 'ours'),
-            ('ironicclient\'s standalone `baremetal deploy template list`',
-             'ironicclient'),
-            ('ironicclient\'s `openstack baremetal deploy template list`, '
-             'our plugin not installed', 'ironicclient_osc'))
-    lines += [
-        '', '## 3. `baremetal deploy template list` over %d templates'
-        % report['templates_listed'], '',
-        'Wall time, median of %d interleaved runs, system-scoped cloud '
-        'entry, default table output.' % report['runs'], '',
-        '| | list (s) | `--help`, start-up only (s) | list minus start-up '
-        '(s) |', '|---|---:|---:|---:|',
-    ] + ['| %s | %.3f | %.3f | %.3f |' % (
-        label, listing[key], listing[key + '_startup'],
-        listing[key] - listing[key + '_startup']) for label, key in rows]
-    work = {key: listing[key] - listing[key + '_startup'] for _, key in rows}
-    lines += [
-        '', 'Ratio to the standalone CLI %.3f (target <= 1.0: %s); without '
-        'each CLI\'s start-up %.3f. Ratio to ironicclient\'s command under '
-        '`openstack`: %.3f (%.3f without start-up).' % (
-            ratio, verdict(ratio <= 1.0),
-            work['ours'] / work['ironicclient'],
-            listing['ours'] / listing['ironicclient_osc'],
-            work['ours'] / work['ironicclient_osc']),
-        '`openstack` starts %.3f s slower than `baremetal`, with or without '
-        'our plugin: it loads every installed plugin\'s command modules '
-        '(cliff loads all entry points of every command group), while '
-        '`baremetal` loads ironicclient\'s only.' % (
-            listing['ours_startup'] - listing['ironicclient_startup']),
-    ]
-
-    sync = report['sync']
-    ratio = sync['ours_s'] / sync['floor_s']
-    lines += [
-        '', '## 4. `node deploy-config sync` over %d nodes' % sync['nodes'],
-        '', 'Tagging %d capable enrolled fake-hardware nodes; floor: only '
-        'the %d trait writes, back to back on one session; median of %d '
-        'rounds.' % (sync['nodes'], sync['floor_requests'], sync['rounds']),
-        '', '| | s | requests |', '|---|---:|---:|',
-        '| floor | %.2f | %d |' % (sync['floor_s'], sync['floor_requests']),
-        '| `openstack baremetal node deploy-config sync` | %.2f | %d (%d '
-        'ironic, %d discovery, %d keystone) |' % (
-            sync['ours_s'], sync['requests']['total'],
-            sync['requests'].get('baremetal', 0),
-            sync['requests'].get('discovery', 0),
-            sync['requests'].get('keystone', 0)),
-        '', 'Ratio %.3f. Target <= 1.2x: %s.' % (ratio,
-                                                  verdict(ratio <= 1.2)),
-    ]
-    return '\n'.join(lines) + '\n'
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--sizes', default='1,100,1000')
@@ -732,7 +587,7 @@ def main(argv):
     report['seconds'] = time.monotonic() - start
     with open(os.path.join(args.output, 'report.json'), 'w') as out:
         json.dump(report, out, indent=2, sort_keys=True)
-    text = markdown(report)
+    text = bench_report.markdown(report)
     with open(os.path.join(args.output, 'report.md'), 'w') as out:
         out.write(text)
     print(text)

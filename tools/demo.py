@@ -31,6 +31,9 @@ import time
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
+sys.path.insert(0, os.path.dirname(MINICLOUD))
+import waiting  # noqa: E402
+
 OPENSTACK = shutil.which('openstack', path=os.path.dirname(sys.executable))
 
 
@@ -112,12 +115,12 @@ class Transcript:
             return gold and gold['reserved'] == 0 and trait in traits.get(
                 'traits', ())
 
-        deadline = time.monotonic() + timeout
-        while not all(ready(rp) for rp in ids):
-            if time.monotonic() > deadline:
-                raise DemoFailed('placement did not see %s on %s in %ds'
-                                 % (trait, ', '.join(nodes), timeout))
-            time.sleep(1)
+        try:
+            waiting.wait_for('placement to see %s on %s' % (
+                trait, ', '.join(nodes)), lambda: all(
+                    ready(rp) for rp in ids), timeout, interval=1)
+        except waiting.TimedOut as exc:
+            raise DemoFailed(str(exc)) from None
 
     def _openstack(self, args):
         return subprocess.run([OPENSTACK, *args], env=self.env,

@@ -24,7 +24,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 
 import fixtures
@@ -35,6 +34,9 @@ from tests.functional import shell
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
+sys.path.insert(0, os.path.dirname(MINICLOUD))
+import waiting  # noqa: E402
+
 HOME = os.path.abspath(
     os.environ.get('MINICLOUD_HOME', os.path.join(CHECKOUT, '.minicloud'))
 )
@@ -169,15 +171,10 @@ class FunctionalTestCase(testtools.TestCase):
 
     def wait_for(self, what, check, timeout=120, interval=0.5):
         """Poll ``check`` until it returns something true, and return it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            result = check()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                self.fail('timed out after %ds waiting for %s'
-                          % (timeout, what))
-            time.sleep(interval)
+        try:
+            return waiting.wait_for(what, check, timeout, interval)
+        except waiting.TimedOut as exc:
+            self.fail(str(exc))
 
     def sdk(self, cloud):
         """An SDK connection (one per cloud for the whole run), for waiting

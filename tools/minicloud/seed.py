@@ -15,6 +15,8 @@ import warnings
 
 warnings.filterwarnings('ignore')
 import openstack  # noqa: E402
+from waiting import TimedOut  # noqa: E402
+from waiting import wait_for  # noqa: E402
 
 SERVICE_NAMES = {'compute': 'nova', 'placement': 'placement',
                  'image': 'glance', 'baremetal': 'ironic',
@@ -44,19 +46,6 @@ IMAGE = 'tiny'
 
 def log(msg, since):
     print('  %-40s %6.2fs' % (msg, time.monotonic() - since), flush=True)
-
-
-def wait_for(what, check, timeout=180, interval=0.5):
-    """Poll ``check`` until it returns something true; fail after timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise SystemExit('timed out after %ds waiting for %s'
-                             % (timeout, what))
-        time.sleep(interval)
 
 
 def seed_keystone(url, password, region, endpoints):
@@ -207,14 +196,17 @@ def seed_cloud(nova_manage):
 
 
 def main(argv):
-    if argv[:1] == ['keystone']:
-        url, password, region = argv[1:4]
-        seed_keystone(url, password, region,
-                      dict(a.split('=', 1) for a in argv[4:]))
-    elif argv[:1] == ['cloud']:
-        seed_cloud(argv[1:])
-    else:
-        raise SystemExit(__doc__)
+    try:
+        if argv[:1] == ['keystone']:
+            url, password, region = argv[1:4]
+            seed_keystone(url, password, region,
+                          dict(a.split('=', 1) for a in argv[4:]))
+        elif argv[:1] == ['cloud']:
+            seed_cloud(argv[1:])
+        else:
+            raise SystemExit(__doc__)
+    except TimedOut as exc:
+        raise SystemExit(str(exc)) from None
 
 
 if __name__ == '__main__':

@@ -1,0 +1,158 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The benchmarks' report in markdown, from the JSON that tools/bench.py
+measured: figures, targets and verdicts, nothing measured here."""
+
+PAGE_SIZE = 1000   # ironic's and nova's default [api]max_limit
+
+
+def pages(report, size):
+    """Pages of the largest collection at this size."""
+    objects = report['objects']
+    counts = objects[str(size)] if str(size) in objects else objects[size]
+    return -(-max(counts.values()) // PAGE_SIZE)
+
+
+def verdict(ok):
+    return 'met' if ok else 'MISSED'
+
+
+def markdown(report):
+    lines = ['# osc-deploy-config benchmarks', '',
+             'Run %s, %.0f s. Reproduce: `tools/tox -e bench`.' % (
+                 report['date'], report['seconds']), '',
+             '## Machine and versions', '']
+    lines += ['- %s: %s' % item for item in report['machine'].items()]
+    lines += ['- %s: %s' % item for item in report['versions'].items()]
+
+    load = report['plugin_load']
+    ours, theirs = load['osc-deploy-config'], load['python-ironicclient']
+    ratio = ours['ms'] / theirs['ms']
+    lines += [
+        '', '## 1. Plugin load per `openstack` run', '',
+        '`EntryPoint.load` of every OSC entry point of the distribution, in '
+        'a fresh interpreter after the modules OSC itself imports (cliff '
+        'loads every command module on every run); median of %d.'
+        % report['runs_load'], '',
+        '| | entry points | ms |', '|---|---:|---:|',
+        '| osc-deploy-config | %d | %.2f |' % (ours['entry_points'],
+                                              ours['ms']),
+        '| python-ironicclient | %d | %.2f |' % (theirs['entry_points'],
+                                                theirs['ms']),
+        '', 'Ratio %.3f. Target <= 5 ms and <= 0.25x: %s.' % (
+            ratio, verdict(ours['ms'] <= 5 and ratio <= 0.25)),
+    ]
+    complete = report['complete']
+    lines += [
+        '', '`openstack complete` wall time, median of %d: %.3f s with the '
+        'plugin, %.3f s in a virtualenv with the same packages but ours '
+        '(ratio %.3f).' % (report['runs'], complete['with'],
+                           complete['without'],
+                           complete['with'] / complete['without']),
+    ]
+
+    table = report['requests']
+    sizes = report['sizes']
+    lines += [
+        '', '## 2. Requests per command', '',
+        'Counted at the HTTP layer (`requests` adapter) of one `openstack` '
+        'run, with N bench templates, nodes and flavors. Cells: API '
+        'requests to ironic / nova / placement, then version discovery and '
+        'keystone (tokens and discovery).', '',
+        '| command | ' + ' | '.join('N=%d' % n for n in sizes) + ' | '
+        'no N+1 |',
+        '|---|' + '---:|' * len(sizes) + '---|',
+    ]
+    all_flat = True
+    for name, by_size in table.items():
+        cells, api = [], []
+        for size in sizes:
+            counts = by_size[str(size)] if str(size) in by_size \
+                else by_size[size]
+            api.append(sum(counts.get(s, 0) for s in (
+                'baremetal', 'compute', 'placement')))
+            cells.append('%d / %d / %d (+%d disc, +%d ks)' % tuple(
+                counts.get(s, 0) for s in ('baremetal', 'compute',
+                                           'placement', 'discovery',
+                                           'keystone')))
+        flat = all(api[i] <= api[0] * pages(report, size)
+                   for i, size in enumerate(sizes))
+        all_flat &= flat
+        lines.append('| %s | %s | %s |' % (name, ' | '.join(cells),
+                                           'yes' if flat else 'NO'))
+    objects = report['objects']
+    lines += [
+        '', 'Objects in the cloud at each N (bench and seed): %s.' % '; '.join(
+            'N=%s: %s' % (size, ', '.join('%d %s' % (n, kind) for kind, n in
+                                          sorted(objects[size].items())))
+            for size in objects),
+        'Target: independent of N, apart from the pages of listings: '
+        'ironic and nova return at most %d objects a page (their default '
+        '`max_limit`), so a listing of more takes one request per page. '
+        'Verdict (requests at N <= requests at N=%d times the pages of the '
+        'largest collection): %s.' % (PAGE_SIZE, sizes[0],
+                                      verdict(all_flat)),
+    ]
+
+    listing = report['template_list']
+    ratio = listing['ours'] / listing['ironicclient']
+    rows = (('`openstack baremetal deploy template list` (ours)', 'ours'),
+            ('ironicclient\'s standalone `baremetal deploy template list`',
+             'ironicclient'),
+            ('ironicclient\'s `openstack baremetal deploy template list`, '
+             'our plugin not installed', 'ironicclient_osc'))
+    lines += [
+        '', '## 3. `baremetal deploy template list` over %d templates'
+        % report['templates_listed'], '',
+        'Wall time, median of %d interleaved runs, system-scoped cloud '
+        'entry, default table output.' % report['runs'], '',
+        '| | list (s) | `--help`, start-up only (s) | list minus start-up '
+        '(s) |', '|---|---:|---:|---:|',
+    ] + ['| %s | %.3f | %.3f | %.3f |' % (
+        label, listing[key], listing[key + '_startup'],
+        listing[key] - listing[key + '_startup']) for label, key in rows]
+    work = {key: listing[key] - listing[key + '_startup'] for _, key in rows}
+    lines += [
+        '', 'Ratio to the standalone CLI %.3f (target <= 1.0: %s); without '
+        'each CLI\'s start-up %.3f. Ratio to ironicclient\'s command under '
+        '`openstack`: %.3f (%.3f without start-up).' % (
+            ratio, verdict(ratio <= 1.0),
+            work['ours'] / work['ironicclient'],
+            listing['ours'] / listing['ironicclient_osc'],
+            work['ours'] / work['ironicclient_osc']),
+        '`openstack` starts %.3f s slower than `baremetal`, with or without '
+        'our plugin: it loads every installed plugin\'s command modules '
+        '(cliff loads all entry points of every command group), while '
+        '`baremetal` loads ironicclient\'s only.' % (
+            listing['ours_startup'] - listing['ironicclient_startup']),
+    ]
+
+    sync = report['sync']
+    ratio = sync['ours_s'] / sync['floor_s']
+    lines += [
+        '', '## 4. `node deploy-config sync` over %d nodes' % sync['nodes'],
+        '', 'Tagging %d capable enrolled fake-hardware nodes; floor: only '
+        'the %d trait writes, back to back on one session; median of %d '
+        'rounds.' % (sync['nodes'], sync['floor_requests'], sync['rounds']),
+        '', '| | s | requests |', '|---|---:|---:|',
+        '| floor | %.2f | %d |' % (sync['floor_s'], sync['floor_requests']),
+        '| `openstack baremetal node deploy-config sync` | %.2f | %d (%d '
+        'ironic, %d discovery, %d keystone) |' % (
+            sync['ours_s'], sync['requests']['total'],
+            sync['requests'].get('baremetal', 0),
+            sync['requests'].get('discovery', 0),
+            sync['requests'].get('keystone', 0)),
+        '', 'Ratio %.3f. Target <= 1.2x: %s.' % (ratio,
+                                                  verdict(ratio <= 1.2)),
+    ]
+    return '\n'.join(lines) + '\n'

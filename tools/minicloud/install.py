@@ -1,0 +1,110 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""What the mini cloud installs: Debian packages, and the services'
+virtualenvs (rebuilt when their requirements change)."""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from processes import Failure
+from processes import log
+from processes import run_logged
+from services import HERE
+from services import MARIADBD
+from services import RABBITMQ_BIN
+
+# What the mini cloud runs, and what the functional tests use beside it
+# (bash-completion: to complete with the script openstack complete writes).
+DEBIAN_PACKAGES = {'mariadb-server': MARIADBD,
+                   'rabbitmq-server': RABBITMQ_BIN + '/rabbitmq-server',
+                   'bash-completion':
+                       '/usr/share/bash-completion/bash_completion'}
+
+
+def ensure_debian_packages():
+    if all(os.path.exists(path) for path in DEBIAN_PACKAGES.values()):
+        return
+    if os.geteuid() != 0:
+        raise Failure('minicloud needs the Debian packages %s: install them '
+                      '(sudo apt-get install %s) or run as root'
+                      % (', '.join(DEBIAN_PACKAGES),
+                         ' '.join(DEBIAN_PACKAGES)))
+    t0 = time.monotonic()
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    for argv in (['apt-get', 'update', '-qq'],
+                 ['apt-get', 'install', '-y', '-qq',
+                  '--no-install-recommends', *DEBIAN_PACKAGES]):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        if done.returncode:
+            raise Failure('%s failed: %s' % (' '.join(argv), (
+                done.stderr.strip().splitlines() or ['?'])[-1]))
+    log('installed %s in %.1fs' % (' '.join(DEBIAN_PACKAGES),
+                                   time.monotonic() - t0))
+
+
+VENV_INPUTS = ('requirements.txt', 'fake_steps/pyproject.toml',
+               'fake_steps/src/minicloud_fake_steps/__init__.py')
+# Older ironic releases `up --ironic-release` runs instead of the pinned
+# one (in a virtualenv of their own), with the pins their code needs on
+# today's PyPI: ironic-lib 7 dropped the disk_utils 22.1 imports.
+PINNED = 'pinned'
+IRONIC_RELEASES = {
+    '22.1.0': ('ironic==22.1.0', 'ironic-lib==5.5.0', 'PyMySQL==1.2.4'),
+}
+
+
+def _venv_fingerprint(extra=()):
+    digest = hashlib.sha256(sys.version.encode())
+    for name in VENV_INPUTS:
+        with open(os.path.join(HERE, name), 'rb') as f:
+            digest.update(name.encode() + b'\0' + f.read())
+    for line in extra:
+        digest.update(line.encode() + b'\0')
+    return digest.hexdigest()
+
+
+def _install_venv(lay, venv, what, fingerprint, *requirements):
+    """A virtualenv with these requirements, rebuilt when they change."""
+    stamp = venv + '/.minicloud-stamp'
+    try:
+        with open(stamp) as f:
+            if f.read() == fingerprint:
+                return
+    except OSError:
+        pass
+    t0 = time.monotonic()
+    log('installing %s into %s (about a minute)' % (what, venv))
+    shutil.rmtree(venv, ignore_errors=True)
+    os.makedirs(lay.logs, exist_ok=True)
+    pip = venv + '/bin/pip'
+    run_logged(lay, 'pip', [sys.executable, '-m', 'venv', venv])
+    run_logged(lay, 'pip', [pip, 'install', '-q', '-U', 'pip'])
+    run_logged(lay, 'pip', [pip, 'install', '-q', *requirements,
+                      HERE + '/fake_steps'])
+    with open(stamp, 'w') as f:
+        f.write(fingerprint)
+    log('%s installed in %.1fs' % (what, time.monotonic() - t0))
+
+
+def ensure_venv(lay):
+    """The services' virtualenv; and an older ironic's, when asked."""
+    _install_venv(lay, lay.venv, 'the services', _venv_fingerprint(), '-r',
+                  HERE + '/requirements.txt')
+    if lay.ironic_release:
+        pins = IRONIC_RELEASES[lay.ironic_release]
+        _install_venv(lay, lay.ironic_venv, 'ironic ' + lay.ironic_release,
+                      _venv_fingerprint(pins), *pins)
