@@ -81,8 +81,10 @@ class TestTraits(testtools.TestCase):
         self.assertIn("Unknown trait 'HW_CPU_NOPE'", str(exc))
 
     def test_malformed_custom_trait(self):
-        self.assertRaises(exceptions.CommandError,
-                          deploy_config.validate_traits, ['CUSTOM_lower'])
+        exc = self.assertRaises(exceptions.CommandError,
+                                deploy_config.validate_traits,
+                                ['CUSTOM_lower'])
+        self.assertIn("Invalid trait 'CUSTOM_lower'", str(exc))
 
 
 class TestTemplateExtra(testtools.TestCase):

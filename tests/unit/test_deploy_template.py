@@ -264,7 +264,9 @@ class TestList(fakes.TestCommand):
                          [r[0] for r in self.list('--marker', first)[1]])
 
     def test_negative_limit(self):
-        self.assertRaises(exceptions.CommandError, self.list, '--limit', '-1')
+        exc = self.assertRaises(exceptions.CommandError, self.list,
+                                '--limit', '-1')
+        self.assertEqual('Expected non-negative --limit, got -1', str(exc))
         self.assertEqual([], self.ironic.requests)
 
     def test_long_and_fields_exclusive(self):

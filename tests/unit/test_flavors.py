@@ -92,8 +92,9 @@ class TestPlanSet(testtools.TestCase):
         fast = deploy_config.Config('bios', 'fast')
         templates = {**TEMPLATES, fast: template(fast)}
         specs = applied(GOLD, flavors.plan_set(GOLD, [ON], templates))
-        self.assertRaises(exceptions.CommandError, flavors.plan_set, specs,
-                          [fast], templates)
+        exc = self.assertRaises(exceptions.CommandError, flavors.plan_set,
+                                specs, [fast], templates)
+        self.assertIn('bios.apply_configuration', str(exc))
 
     def test_hand_set_specs_are_kept(self):
         specs = dict(GOLD, **{'trait:CUSTOM_MINE': 'required'})
