@@ -29,12 +29,13 @@ from osc_deploy_config import tagging
 
 SPEC_PREFIX = 'deploy-config:'
 REQUIRED = 'required'
+FORBIDDEN = 'forbidden'
 
 SpecChange = collections.namedtuple('SpecChange', ['set', 'unset'])
-# What ``flavor deploy-config show`` tells of a flavor, by config.
+# What ``flavor deploy-config show`` tells of a flavor.
 FlavorReport = collections.namedtuple('FlavorReport', [
-    'configs', 'templates', 'required_traits', 'schedulable_nodes',
-    'drift'])
+    'configs', 'templates', 'required_traits', 'tagged_nodes',
+    'schedulable_nodes', 'drift'])
 
 
 def trait_spec(trait):
@@ -192,12 +193,45 @@ def drift(specs, templates_by_config):
     return found
 
 
-def report(specs, templates_by_config, nodes):
-    """A flavor's configs, their templates and required traits, how many
-    nodes are tagged and schedulable for each, and the drift: extra specs
-    that disagree with the templates, and configs no node can take."""
+def placement_request(flavor):
+    """What nova's scheduler asks placement for a server of this flavor
+    (its unnumbered request group): ``(resources, required, forbidden)``.
+    The flavor's sizes, overridden by ``resources:<class>=<amount>`` (0
+    drops one), and its ``trait:<trait>=required|forbidden``."""
+    specs = flavor.get('extra_specs') or {}
+    swap_gb = -(-int(flavor.get('swap') or 0) // 1024)
+    resources = {
+        'VCPU': flavor.get('vcpus') or 0,
+        'MEMORY_MB': flavor.get('ram') or 0,
+        'DISK_GB': (flavor.get('disk') or 0) + (
+            flavor.get('OS-FLV-EXT-DATA:ephemeral') or 0) + swap_gb,
+    }
+    required, forbidden = set(), set()
+    for key, value in specs.items():
+        if key.startswith('resources:'):
+            resources[key[len('resources:'):]] = int(value)
+        elif key.startswith('trait:') and value in (REQUIRED, FORBIDDEN):
+            (required if value == REQUIRED else forbidden).add(
+                key[len('trait:'):])
+    return ({rc: n for rc, n in resources.items() if n > 0}, required,
+            forbidden)
+
+
+def report(flavor, templates_by_config, nodes, candidates=None, free=None):
+    """A flavor's configs, their templates and required traits, the nodes
+    tagged in ironic for each, the nodes the scheduler can land on now,
+    and the drift: extra specs that disagree with the templates, and tagged
+    nodes placement does not offer, each with the reason.
+
+    ``candidates``: {provider UUID: traits} of placement's allocation
+    candidates for the flavor (None: placement was not read); ``free``: the
+    same for the free providers of the flavor's resource classes.
+    """
+    specs = flavor['extra_specs']
     configs = configs_of(specs)
-    templates, traits, schedulable = {}, {}, {}
+    resources = placement_request(flavor)[0]
+    usable = [n for n in nodes if tagging.resource_class(n) in resources]
+    templates, traits, tagged = {}, {}, {}
     warnings = drift(specs, templates_by_config)
     for config in configs:
         template = templates_by_config.get(config)
@@ -206,14 +240,24 @@ def report(specs, templates_by_config, nodes):
         templates[str(config)] = template['name']
         traits[str(config)] = '%s=%s' % (trait_spec(template['name']),
                                          REQUIRED)
-        schedulable[str(config)] = sum(
-            1 for node in nodes
-            if template['name'] in (node.get('traits') or ())
-            and tagging.capable(node, template))
-        if not schedulable[str(config)]:
-            warnings.append(
-                '%s: no node is tagged and schedulable: servers of this '
-                'flavor will not schedule (openstack baremetal node '
-                'deploy-config sync)' % config)
+        carrying = [n for n in usable
+                    if template['name'] in (n.get('traits') or ())]
+        tagged[str(config)] = len(carrying)
+        offered = [n for n in carrying
+                   if candidates is None or n['uuid'] in candidates]
+        if len(offered) < len(carrying):
+            warnings.append('%s: %d node(s) tagged in ironic, %d '
+                            'schedulable: %s' % (
+                                config, len(carrying), len(offered),
+                                '; '.join('%s %s' % (
+                                    tagging.node_label(n),
+                                    tagging.why_not_offered(n, template,
+                                                            free))
+                                    for n in carrying if n not in offered)))
+    schedulable = None if candidates is None else len(candidates)
+    if configs and schedulable == 0:
+        warnings.append('no node is schedulable for this flavor: its '
+                        'servers will fail with NoValidHost (openstack '
+                        'baremetal node deploy-config sync)')
     return FlavorReport([str(c) for c in configs], templates, traits,
-                        schedulable, warnings)
+                        tagged, schedulable, warnings)

@@ -20,6 +20,7 @@ proxy was pinned to.  Objects are plain dicts, as the API returns them.
 import urllib.parse
 
 from osc_deploy_config import rest
+from osc_deploy_config import versions
 
 
 class Ironic(rest.Api):
@@ -99,6 +100,13 @@ class Ironic(rest.Api):
     def node(self, ident, fields):
         return self._request('GET', '/nodes/%s?fields=%s' % (
             ident, ','.join(fields)))
+
+    def bios_settings(self, node):
+        """{name: value} of the node's BIOS settings, as ironic last read
+        them from the hardware."""
+        found = self._request('GET', '/nodes/%s/bios' % node,
+                              versions.NODE_BIOS)
+        return {s['name']: s['value'] for s in found['bios']}
 
     def service(self, node, steps):
         """Run service steps on an active node (ironic servicing)."""

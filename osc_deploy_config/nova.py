@@ -101,6 +101,20 @@ class NovaServers(Nova):
                                         name_or_id))
         return found[0]
 
+    def runs_on_ironic(self, server):
+        """Whether nova's ironic driver runs the server, from nova's own
+        data (its hypervisor), whatever ironic shows these credentials.
+        None when nova does not tell (a non-admin's view)."""
+        hostname = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+        if not hostname:
+            return None
+        found = self._request('GET', '/os-hypervisors/detail?%s' % (
+            urllib.parse.urlencode({'hypervisor_hostname_pattern':
+                                    hostname})),
+            versions.HYPERVISORS_BY_NAME)['hypervisors']
+        return any(h['hypervisor_hostname'] == hostname
+                   and h['hypervisor_type'] == 'ironic' for h in found)
+
     def create_flavor(self, name, sizes, description):
         """A public flavor without extra specs (see ``finish_flavor``)."""
         return self._request('POST', '/flavors', json={'flavor': {

@@ -10,7 +10,9 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""What placement knows of a server's host: the scheduler's view."""
+"""What placement knows: the scheduler's view of hosts and nodes."""
+
+import urllib.parse
 
 from osc_deploy_config import rest
 from osc_deploy_config import versions
@@ -37,3 +39,42 @@ class Placement(rest.Api):
                 'resources': held['resources'],
             })
         return providers
+
+    def providers(self, required=None):
+        """The UUIDs of every resource provider, or of those that carry the
+        trait ``required``: one request."""
+        path = '/resource_providers'
+        if required:
+            path += '?' + urllib.parse.urlencode({'required': required})
+        found = self._unless_unknown_trait(path, versions.PROVIDERS_BY_TRAIT)
+        return {p['uuid'] for p in found.get('resource_providers', ())}
+
+    def schedulable(self, resources, required=(), forbidden=()):
+        """{provider UUID: its traits} for the providers the scheduler could
+        place these resources on now: placement's allocation candidates
+        (free capacity, so neither reserved nor used; every required trait,
+        no forbidden one).  One request."""
+        query = {'resources': ','.join(
+            '%s:%d' % item for item in sorted(resources.items()))}
+        traits = sorted(required) + ['!' + t for t in sorted(forbidden)]
+        if traits:
+            query['required'] = ','.join(traits)
+        found = self._unless_unknown_trait(
+            '/allocation_candidates?' + urllib.parse.urlencode(query),
+            versions.ALLOCATION_CANDIDATES)
+        return {uuid: set(summary.get('traits') or ())
+                for uuid, summary in found.get(
+                    'provider_summaries', {}).items()}
+
+    def _unless_unknown_trait(self, path, feature):
+        """A listing; empty when it names a trait placement has never seen
+        (it answers 400: no provider has it)."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            return self._request('GET', path, feature)
+        except sdk_exceptions.BadRequestException as exc:
+            said = exc.response.text if exc.response is not None else ''
+            if 'No such trait' not in said:
+                raise
+            return {}

@@ -13,9 +13,12 @@
 """Which nodes can take which config, and the trait changes that say so.
 
 A node is *capable* of a template when it has every capability trait of the
-template and is neither in maintenance nor retired.  A capable node carries
-the template's trait (it is *tagged*); nova's ironic driver copies node
-traits to placement, where the scheduler matches flavors against them.
+template and is not retired.  A capable node carries the template's trait
+(it is *tagged*); nova's ironic driver copies node traits to placement,
+where the scheduler matches flavors against them.  Maintenance does not
+untag: nova reports a node in maintenance as reserved inventory, so the
+scheduler skips it, and its tags are ready when it comes back.  Whether the
+scheduler can land on a node *now* is placement's answer (``schedulable``).
 Plain functions over the node and template dicts of ironic's API.
 """
 
@@ -25,15 +28,16 @@ from osc_deploy_config import deploy_config
 
 # What one node listing must return for all of this.
 NODE_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
-               'provision_state', 'instance_uuid', 'instance_info')
+               'provision_state', 'instance_uuid', 'instance_info',
+               'resource_class')
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',
-    'maintenance', 'provision_state'])
+    'maintenance', 'provision_state', 'schedulable'])
 Change = collections.namedtuple('Change', [
     'node', 'node_uuid', 'template', 'action', 'reason'])
 
-ADD, REMOVE, KEEP = 'add', 'remove', 'keep'
+ADD, REMOVE, KEEP, STALE = 'add', 'remove', 'keep', 'stale'
 
 
 def node_label(node):
@@ -43,7 +47,26 @@ def node_label(node):
 def capable(node, template):
     required = set(deploy_config.capability_traits_of(template.get('extra')))
     return (required <= set(node.get('traits') or ())
-            and not node.get('maintenance') and not node.get('retired'))
+            and not node.get('retired'))
+
+
+def resource_class(node):
+    """The placement resource class nova gives a node, or None."""
+    name = node.get('resource_class')
+    if not name:
+        return None
+    name = deploy_config.normalize(name)
+    return name if name.startswith('CUSTOM_') else 'CUSTOM_' + name
+
+
+def schedulable(node, template, placement_view):
+    """Whether the scheduler can land a flavor requiring the template on
+    the node now: placement has it free (``placement_view``: {provider
+    UUID: traits} of the free providers of its resource class) with the
+    template's trait.  None when placement was not read."""
+    if placement_view is None:
+        return None
+    return template['name'] in placement_view.get(node['uuid'], ())
 
 
 def in_use(node, template):
@@ -53,7 +76,24 @@ def in_use(node, template):
         template['name'] in instance_traits)
 
 
-def statuses(nodes, templates):
+def why_not_offered(node, template, free=None):
+    """Why placement does not offer a node tagged for the template, from
+    ironic's view of it and ``free`` ({provider UUID: traits} of the free
+    providers of its resource class; None when unknown)."""
+    if node.get('maintenance'):
+        return 'reserved (maintenance)'
+    if node.get('instance_uuid'):
+        return 'used (instance %s)' % node['instance_uuid']
+    if node.get('provision_state') != 'available':
+        return 'reserved (%s)' % node.get('provision_state')
+    if free is not None and node['uuid'] not in free:
+        return 'not free in placement'
+    if free is not None and template['name'] not in free[node['uuid']]:
+        return 'tag not yet copied to placement'
+    return "excluded by the flavor's other requirements"
+
+
+def statuses(nodes, templates, placement_view=None):
     """One ``Status`` per node and config template."""
     return [
         Status(node_label(node), template['name'],
@@ -61,7 +101,8 @@ def statuses(nodes, templates):
                capable(node, template),
                template['name'] in (node.get('traits') or ()),
                in_use(node, template), bool(node.get('maintenance')),
-               node.get('provision_state'))
+               node.get('provision_state'),
+               schedulable(node, template, placement_view))
         for node in sorted(nodes, key=node_label)
         for template in templates
     ]
@@ -97,11 +138,34 @@ def plan_sync(nodes, templates):
     return changes
 
 
+def plan_prune(nodes, template_names, prune=False):
+    """Template traits (our ``CUSTOM_DEPLOY_CONFIG_`` prefix only) of
+    templates that no longer exist: reported as ``STALE``, removed with
+    ``prune``, kept where the node's instance was deployed with them."""
+    changes = []
+    for node in sorted(nodes, key=node_label):
+        instance_traits = (node.get('instance_info') or {}).get(
+            'traits') or ()
+        for trait in sorted(node.get('traits') or ()):
+            if (not trait.startswith(deploy_config.TEMPLATE_PREFIX)
+                    or trait in template_names):
+                continue
+            if node.get('instance_uuid') and trait in instance_traits:
+                changes.append(Change(
+                    node_label(node), node['uuid'], trait, KEEP,
+                    'template deleted, but instance %s uses it'
+                    % node['instance_uuid']))
+            else:
+                changes.append(Change(
+                    node_label(node), node['uuid'], trait,
+                    REMOVE if prune else STALE, 'template deleted'
+                    + ('' if prune else ' (--prune removes it)')))
+    return changes
+
+
 def _why_incapable(node, template):
     if node.get('retired'):
         return 'retired'
-    if node.get('maintenance'):
-        return 'in maintenance'
     needed = deploy_config.capability_traits_of(template.get('extra'))
     missing = sorted(set(needed) - set(node.get('traits') or ()))
     return 'lacks %s' % ', '.join(missing)

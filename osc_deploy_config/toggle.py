@@ -25,6 +25,7 @@ import time
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config import effects
 from osc_deploy_config import ironic
 from osc_deploy_config import nova
 from osc_deploy_config import placement
@@ -72,9 +73,11 @@ class Toggle:
                                   versions.DEPLOY_TEMPLATES,
                                   versions.NODE_TRAITS)
         with self.clients.ironic_errors('list deploy templates and nodes'):
+            node = baremetal.node_of_instance(server['id'], NODE_FIELDS)
+            if node is None and servers.runs_on_ironic(server):
+                raise exceptions.CommandError(self.hidden_node(server))
             by_config = baremetal.config_templates(
                 fields=['uuid', 'name', 'steps'])
-            node = baremetal.node_of_instance(server['id'], NODE_FIELDS)
         listed = servers.flavors()
         plan = resize.plan(server, self.configs, by_config, listed)
         wanted = ', '.join(str(c) for c in self.configs)
@@ -115,6 +118,20 @@ class Toggle:
                 '' if plan.target_flavor else ' (to be created)'))
             if not self.dry_run:
                 self.resize(servers, server, plan, listed)
+
+    def hidden_node(self, server):
+        """Why a bare-metal server's node is not found, in one line."""
+        if self.clients.baremetal_scope == 'project':
+            return (
+                'Server %s is a bare-metal server, but ironic does not show '
+                'its node to these credentials: its default policy shows '
+                'nodes to a system-scoped token only, and these credentials '
+                'have no role on the system. Use a cloud entry with '
+                '"system_scope: all", or ask for a system role (openstack '
+                'role add --system all --user USER admin). Nothing was '
+                'changed.' % server['name'])
+        return ('Server %s is a bare-metal server, but ironic shows no node '
+                'with its instance: nothing was changed.' % server['name'])
 
     def plan_lines(self, server, plan, action):
         current = ', '.join(str(c) for c in plan.current.values()) or 'none'
@@ -259,6 +276,7 @@ class Toggle:
                 self.wait_node(node_api, node)
             node_api.service(node['uuid'], steps)
             self.wait_node(node_api, node)
+            self.verify(node_api, node, changed, steps)
             node_api.set_node_extra(node['uuid'], {
                 'deploy_config_%s' % c.type.replace('.', '_'): c.value
                 for c in changed})
@@ -266,6 +284,23 @@ class Toggle:
         self.say('Server %s: node %s serviced, now %s.' % (
             server['name'], node['name'] or node['uuid'],
             ', '.join(str(c) for c in changed)))
+
+    def verify(self, node_api, node, changed, steps):
+        """The node must show what the steps set: ironic reports success
+        for a step the hardware ignored."""
+        raid_config = None
+        if effects.raid_levels(steps) is not None:
+            raid_config = node_api.node(node['uuid'],
+                                        ['raid_config'])['raid_config']
+        missing = effects.missing(steps, node_api.bios_settings(
+            node['uuid']), raid_config)
+        if missing:
+            raise exceptions.CommandError(
+                'Servicing node %s finished, but the hardware does not show '
+                '%s: %s. Nothing was recorded; rerun to retry once the node '
+                'takes the settings.' % (
+                    node['name'] or node['uuid'],
+                    ', '.join(str(c) for c in changed), '; '.join(missing)))
 
     def wait_node(self, node_api, node):
         """Until servicing ends: active, or an error with ironic's reason."""

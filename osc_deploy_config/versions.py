@@ -29,20 +29,29 @@ DEPLOY_TEMPLATES = 'deploy templates'
 NODE_TRAITS = 'node traits'
 NODE_RETIREMENT = 'node retirement'
 NODE_SERVICING = 'node servicing'
+NODE_BIOS = 'node BIOS settings'
 LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
 SERVER_FLAVOR_DETAILS = 'server flavor details'
 ACTION_EVENT_DETAILS = 'instance action event details'
+HYPERVISORS_BY_NAME = 'hypervisor search in listings'
 PROVIDER_TRAITS = 'resource provider traits'
+PROVIDERS_BY_TRAIT = 'resource providers by trait'
+ALLOCATION_CANDIDATES = 'allocation candidates with traits'
 # feature: (service type, minimum microversion)
 NEEDS = {
     DEPLOY_TEMPLATES: ('baremetal', '1.55'),
     NODE_TRAITS: ('baremetal', '1.37'),
     NODE_RETIREMENT: ('baremetal', '1.61'),
     NODE_SERVICING: ('baremetal', '1.87'),
+    NODE_BIOS: ('baremetal', '1.40'),
     LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
     ACTION_EVENT_DETAILS: ('compute', '2.84'),
+    HYPERVISORS_BY_NAME: ('compute', '2.53'),
     PROVIDER_TRAITS: ('placement', '1.6'),
+    PROVIDERS_BY_TRAIT: ('placement', '1.18'),
+    # traits in provider summaries (1.17), forbidden traits (1.22)
+    ALLOCATION_CANDIDATES: ('placement', '1.22'),
 }
 _MAXIMUM_HEADERS = ('X-OpenStack-Ironic-API-Maximum-Version',)
 _MAXIMUM_IN_TEXT = re.compile(r'maximum is (\d+\.\d+)|, (\d+\.\d+)\]')

@@ -267,8 +267,9 @@ def story(demo, workdir):
     capable = {r['Node'] for r in demo.query(
         'baremetal', 'node', 'deploy-config', 'list', '--config',
         'hyperthreading=enabled') if r['Capable']}
-    demo.check('bm-0 and bm-1 only (bm-2 lacks the trait, bm-3 is in '
-               'maintenance)', capable == {'bm-0', 'bm-1'})
+    demo.check('bm-0, bm-1 and bm-3 (in maintenance: capable all the '
+               'same); bm-2 lacks the trait', capable == {'bm-0', 'bm-1',
+                                                          'bm-3'})
 
     demo.step('Tag the capable nodes: sync (dry run first)')
     demo.run('baremetal', 'node', 'deploy-config', 'sync', '--dry-run')
@@ -276,12 +277,18 @@ def story(demo, workdir):
         set(DEMO_TEMPLATES) & t for t in node_traits(demo).values()))
     demo.run('baremetal', 'node', 'deploy-config', 'sync')
     traits = node_traits(demo)
-    demo.check('bm-0 and bm-1 carry every template trait',
+    demo.check('bm-0, bm-1 and bm-3 carry every template trait',
                all(set(DEMO_TEMPLATES) <= traits[n] for n in ('bm-0',
-                                                              'bm-1')))
-    demo.check('bm-2 carries only the RAID profile, bm-3 nothing',
-               set(DEMO_TEMPLATES) & traits['bm-2'] == {RAID1}
-               and not set(DEMO_TEMPLATES) & traits['bm-3'])
+                                                              'bm-1', 'bm-3')))
+    demo.check('bm-2 carries only the RAID profile',
+               set(DEMO_TEMPLATES) & traits['bm-2'] == {RAID1})
+    listed = {r['Node']: r for r in demo.query(
+        'baremetal', 'node', 'deploy-config', 'list', '--config',
+        'hyperthreading=enabled')}
+    demo.check('sync returned once placement showed the tags: bm-0 and '
+               'bm-1 schedulable, bm-3 tagged but reserved (maintenance)',
+               [n for n in sorted(listed) if listed[n]['Schedulable']]
+               == ['bm-0', 'bm-1'] and listed['bm-3']['Tagged'])
     demo.run('baremetal', 'node', 'deploy-config', 'sync')
     demo.check('a rerun changes nothing', node_traits(demo) == traits)
 
@@ -294,12 +301,15 @@ def story(demo, workdir):
                and 'trait:HW_CPU_HYPERTHREADING' not in specs
                and specs.get('deploy-config:hyperthreading') == 'enabled')
     demo.run('flavor', 'deploy-config', 'show', 'bm.gold')
-    demo.check('two nodes can take it', demo.query(
-        'flavor', 'deploy-config', 'show', 'bm.gold')['schedulable_nodes']
-        == {'hyperthreading=enabled': 2})
+    shown = demo.query('flavor', 'deploy-config', 'show', 'bm.gold')
+    demo.check('three nodes tagged, two schedulable now (placement), bm-3 '
+               'reserved', shown['tagged_nodes'] == {
+                   'hyperthreading=enabled': 3}
+               and shown['schedulable_nodes'] == 2
+               and 'bm-3 reserved (maintenance)' in ' '.join(shown['drift']))
 
-    demo.step('Boot from bm.gold: a capable node, BIOS set at deploy')
-    demo.wait_schedulable(('bm-0', 'bm-1'), HT_ON)
+    demo.step('Boot from bm.gold at once: a capable node, BIOS set at '
+              'deploy')
     demo.run('server', 'create', '--flavor', 'bm.gold', '--image', 'tiny',
              '--nic', 'none', '--wait', SERVER, '-c', 'name', '-c',
              'status', cloud='minicloud-demo')

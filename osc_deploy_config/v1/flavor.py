@@ -163,8 +163,9 @@ class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
 
 
 class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):
-    _description = ("Show a flavor's deploy configs, their templates, how "
-                    'many nodes can take each, and any drift')
+    _description = ("Show a flavor's deploy configs, their templates, the "
+                    'nodes tagged for each in ironic, the nodes the '
+                    'scheduler can land on now (placement), and any drift')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -186,7 +187,8 @@ class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):
             nodes = ironic.nodes(tagging.NODE_FIELDS) if configs else []
         if configs:
             clients.warn_if_nodes_hidden(nodes)
-        report = flavors.report(flavor['extra_specs'], by_config, nodes)
+        candidates, free = _placement_view(clients, flavor)
+        report = flavors.report(flavor, by_config, nodes, candidates, free)
         for warning in report.drift:
             LOG.warning('%s', warning)
         data = {
@@ -196,11 +198,36 @@ class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):
             'templates': format_columns.DictColumn(report.templates),
             'required_traits': format_columns.DictColumn(
                 report.required_traits),
-            'schedulable_nodes': format_columns.DictColumn(
-                report.schedulable_nodes),
+            'tagged_nodes': format_columns.DictColumn(report.tagged_nodes),
+            'schedulable_nodes': report.schedulable_nodes,
             'drift': format_columns.ListColumn(report.drift),
         }
         return tuple(data), tuple(data.values())
+
+
+def _placement_view(clients, flavor):
+    """What the scheduler can do for the flavor now, from placement: its
+    allocation candidates, and the free providers of its custom resource
+    classes; (None, None), with a warning, when placement cannot be read.
+    """
+    from openstack import exceptions as sdk_exceptions
+
+    from osc_deploy_config import flavors
+    from osc_deploy_config import placement
+
+    resources, required, forbidden = flavors.placement_request(flavor)
+    try:
+        api = placement.Placement(clients.placement)
+        candidates = api.schedulable(resources, required, forbidden)
+        free = {}
+        for resource_class in sorted(resources):
+            if resource_class.startswith('CUSTOM_'):
+                free.update(api.schedulable({resource_class: 1}))
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('Schedulable nodes are unknown: placement could not be '
+                    'read (%s)', getattr(exc, 'details', None) or exc)
+        return None, None
+    return candidates, free
 
 
 class ListFlavorDeployConfig(cli.OneLineErrors, command.Lister):

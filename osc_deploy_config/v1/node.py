@@ -21,23 +21,52 @@ from osc_lib.command import command
 from osc_deploy_config.v1 import cli
 
 LOG = logging.getLogger(__name__)
+# How long sync waits for placement by default: nova's ironic compute
+# copies node traits every 60 s by default, and a run may take as long.
+WAIT_TIMEOUT = 300
 
 
 def _load(app):
-    """The config templates and every node: two listings, nothing more."""
+    """The config templates, the names of every template, and every node:
+    two listings, nothing more."""
     from osc_deploy_config import ironic
     from osc_deploy_config import tagging
+    from osc_deploy_config import templates
     from osc_deploy_config import versions
 
     clients = app.client_manager.deploy_config
     api = ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES,
                         versions.NODE_TRAITS, versions.NODE_RETIREMENT)
     with clients.ironic_errors('list deploy templates and nodes'):
-        templates = sorted(api.config_templates().values(),
-                           key=lambda t: t['name'])
+        every = api.deploy_templates(fields=['uuid', 'name', 'extra'],
+                                     limit=0)
         nodes = api.nodes(tagging.NODE_FIELDS)
     clients.warn_if_nodes_hidden(nodes)
-    return clients, api, templates, nodes
+    annotated = sorted(templates.by_config(every).values(),
+                       key=lambda t: t['name'])
+    return clients, api, annotated, {t['name'] for t in every}, nodes
+
+
+def _placement_view(clients, nodes):
+    """{provider UUID: traits} of the providers placement has free for the
+    nodes' resource classes (one request per class); None, with a warning,
+    when placement cannot be read."""
+    from openstack import exceptions as sdk_exceptions
+
+    from osc_deploy_config import placement
+    from osc_deploy_config import tagging
+
+    classes = sorted({tagging.resource_class(n) for n in nodes} - {None})
+    view = {}
+    try:
+        api = placement.Placement(clients.placement)
+        for resource_class in classes:
+            view.update(api.schedulable({resource_class: 1}))
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('Schedulable is unknown: placement could not be read '
+                    '(%s)', getattr(exc, 'details', None) or exc)
+        return None
+    return view
 
 
 def _select_templates(templates, names):
@@ -72,7 +101,7 @@ class ListNodeDeployConfig(cli.OneLineErrors, command.Lister):
 
         config = deploy_config.parse_config(parsed_args.config) \
             if parsed_args.config else None
-        _, _, templates, nodes = _load(self.app)
+        _, _, templates, _, nodes = _load(self.app)
         if config:
             templates = [t for t in templates
                          if deploy_config.config_of(t['extra']) == config]
@@ -87,9 +116,11 @@ class ListNodeDeployConfig(cli.OneLineErrors, command.Lister):
                 raise exceptions.CommandError(
                     'Node %s not found' % parsed_args.node)
         columns = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
-                   'In Use', 'Maintenance', 'Provision State')
-        return columns, [tuple(s) for s in tagging.statuses(nodes,
-                                                            templates)]
+                   'In Use', 'Maintenance', 'Provision State',
+                   'Schedulable')
+        view = _placement_view(self.app.client_manager.deploy_config, nodes)
+        return columns, [tuple(s) for s in tagging.statuses(
+            nodes, templates, view)]
 
 
 class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
@@ -112,22 +143,50 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
                  'every template with a deploy config.')
         parser.add_argument('--dry-run', action='store_true',
                             help='Show the changes, make none.')
+        parser.add_argument(
+            '--prune', action='store_true',
+            help='Also remove the traits of deleted templates (named '
+                 'CUSTOM_DEPLOY_CONFIG_*) from the nodes, except where the '
+                 'node\'s instance was deployed with them; without it, they '
+                 'are reported as stale. Only when no template is named.')
+        parser.add_argument(
+            '--no-wait', action='store_true',
+            help='Return once ironic has the tags. By default sync waits '
+                 'until placement, which the scheduler reads, shows them: '
+                 'nova\'s ironic compute copies node traits there on its '
+                 'periodic task.')
+        parser.add_argument(
+            '--wait-timeout', metavar='<seconds>', type=int,
+            default=WAIT_TIMEOUT,
+            help='How long to wait for placement (default %d); then fail '
+                 'naming the changes it does not show.' % WAIT_TIMEOUT)
         return parser
 
     def take_action(self, parsed_args):
         from openstack import exceptions as sdk_exceptions
 
+        from osc_deploy_config import converge
+        from osc_deploy_config import placement
         from osc_deploy_config import tagging
 
-        clients, api, templates, nodes = _load(self.app)
-        templates = _select_templates(templates, parsed_args.templates)
-        changes = tagging.plan_sync(nodes, templates)
-        rows, failures = [], []
+        if parsed_args.wait_timeout < 0:
+            raise exceptions.CommandError(
+                'Expected non-negative --wait-timeout, got %d'
+                % parsed_args.wait_timeout)
+
+        clients, api, templates, names, nodes = _load(self.app)
+        changes = tagging.plan_sync(
+            nodes, _select_templates(templates, parsed_args.templates))
+        if not parsed_args.templates:
+            changes += tagging.plan_prune(nodes, names, parsed_args.prune)
+        rows, failures, written = [], [], []
         for change in changes:
             action = change.action
-            if parsed_args.dry_run and action != tagging.KEEP:
+            if action in (tagging.KEEP, tagging.STALE):
+                pass
+            elif parsed_args.dry_run:
                 action = 'would %s' % action
-            elif action != tagging.KEEP:
+            else:
                 write = (api.add_node_trait if action == tagging.ADD
                          else api.remove_node_trait)
                 try:
@@ -139,14 +198,25 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
                         exc.details or exc))
                     action = 'failed to %s' % action
                 else:
+                    written.append(change)
                     action = 'added' if action == tagging.ADD else 'removed'
             rows.append((change.node, change.template, action,
                          change.reason))
         if failures:
             for failure in failures:
                 LOG.error('Failed to %s', failure)
-            writes = sum(1 for c in changes if c.action != tagging.KEEP)
+            writes = sum(1 for c in changes
+                         if c.action in (tagging.ADD, tagging.REMOVE))
             raise exceptions.CommandError(
                 '%d of %d trait changes failed; rerun to retry'
                 % (len(failures), writes))
+        if written and not parsed_args.no_wait:
+            converge.wait_for_placement(
+                placement.Placement(clients.placement), written,
+                parsed_args.wait_timeout, self.say)
         return ('Node', 'Template', 'Action', 'Reason'), rows
+
+    def say(self, text):
+        """Progress: on stderr, never in the command's output."""
+        self.app.stderr.write(text + '\n')
+        self.app.stderr.flush()

@@ -140,16 +140,18 @@ class TestIronicclientParity(DeployConfigTestCase):
 
 class TestAppliedAtDeploy(DeployConfigTestCase):
     def test_template_trait_flavor_changes_bios(self):
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)     # an earlier server has left
         config, template = self.new_config()
         value = config.split('=')[1]
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
                                 template['name'])
-        self.assertEqual({('bm-0', 'added'), ('bm-1', 'added')},
+        self.assertEqual({('bm-0', 'added'), ('bm-1', 'added'),
+                          ('bm-3', 'added')},
                          {(r['Node'], r['Action']) for r in synced})
         flavor = self.create_baremetal_flavor(template['name'])
-        for node in self.free_nodes('bm-0', 'bm-1'):
-            self.wait_schedulable(node, traits=[template['name']])
 
+        # no wait: sync returned once placement showed the tags
         server = self.create_server(flavor)
 
         node = self.server_details(server['id'])[
@@ -175,7 +177,8 @@ class TestSync(DeployConfigTestCase):
                               if name in t])
 
         self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
-        self.assertEqual(['bm-0', 'bm-1'], sorted(
+        # bm-3 is capable though in maintenance: tagged, not schedulable
+        self.assertEqual(['bm-0', 'bm-1', 'bm-3'], sorted(
             n for n, t in self.node_traits().items() if name in t))
         rerun = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
                                name)
@@ -183,11 +186,14 @@ class TestSync(DeployConfigTestCase):
 
         listed = self.openstack('baremetal', 'node', 'deploy-config', 'list',
                                 '--config', config)
+        free = set(self.free_nodes('bm-0', 'bm-1'))
         self.assertEqual(
-            {'bm-0': (True, True, False), 'bm-1': (True, True, False),
-             'bm-2': (False, False, False), 'bm-3': (False, False, True)},
-            {r['Node']: (r['Capable'], r['Tagged'], r['Maintenance'])
-             for r in listed})
+            {'bm-0': (True, True, False, 'bm-0' in free),
+             'bm-1': (True, True, False, 'bm-1' in free),
+             'bm-2': (False, False, False, False),
+             'bm-3': (True, True, True, False)},
+            {r['Node']: (r['Capable'], r['Tagged'], r['Maintenance'],
+                         r['Schedulable']) for r in listed})
 
     def test_untags_a_node_that_lost_its_capability(self):
         _, template = self.new_config()
@@ -203,6 +209,33 @@ class TestSync(DeployConfigTestCase):
                          [(r['Node'], r['Action'], r['Reason'])
                           for r in synced])
         self.assertNotIn(name, self.node_traits()['bm-1'])
+
+
+    def test_prune_removes_the_traits_of_a_deleted_template(self):
+        _, template = self.new_config()
+        name = template['name']
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
+        tagged = sorted(n for n, t in self.node_traits().items() if name in t)
+        self.assertEqual(['bm-0', 'bm-1', 'bm-3'], tagged)
+        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
+                       parse=False)
+
+        reported = self.openstack('baremetal', 'node', 'deploy-config',
+                                  'sync')
+        self.assertEqual([(n, 'stale') for n in tagged],
+                         [(r['Node'], r['Action']) for r in reported
+                          if r['Template'] == name])
+        pruned = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                                '--prune')
+        self.assertEqual([(n, 'removed') for n in tagged],
+                         [(r['Node'], r['Action']) for r in pruned
+                          if r['Template'] == name])
+        self.assertEqual([], [n for n, t in self.node_traits().items()
+                              if name in t])
+        # sync returned once placement showed it: no provider keeps it
+        self.assertEqual([], self.sdk(base.ADMIN).placement.get(
+            '/resource_providers?required=%s' % name,
+            microversion='1.18').json()['resource_providers'])
 
 
 class TestLegacyPolicy(DeployConfigTestCase):

@@ -29,6 +29,21 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
         return self.openstack('flavor', 'deploy-config', 'set',
                               base.BAREMETAL_FLAVOR, *configs)
 
+    def allocation_candidates(self, flavor):
+        """How many nodes placement offers for the flavor, asked as nova's
+        scheduler asks (the flavor's resources and required traits)."""
+        specs = self.specs(flavor)
+        resources = ','.join('%s:%s' % (k.split(':', 1)[1], v)
+                             for k, v in sorted(specs.items())
+                             if k.startswith('resources:') and v != '0')
+        required = ','.join(k.split(':', 1)[1] for k, v in specs.items()
+                            if k.startswith('trait:') and v == 'required')
+        found = self.sdk(base.ADMIN).placement.get(
+            '/allocation_candidates?resources=%s&required=%s'
+            % (resources, required), microversion='1.22')
+        self.assertEqual(200, found.status_code, found.text)
+        return len(found.json()['provider_summaries'])
+
     def restore_specs(self, flavor, specs):
         now = self.specs(flavor)
         for key in set(now) - set(specs):
@@ -42,6 +57,9 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
         self.assertEqual(specs, self.specs(flavor))
 
     def test_boot_lands_on_tagged_node_and_applies_the_config(self):
+        free = self.free_nodes('bm-0', 'bm-1')
+        for node in free:   # an earlier test's server may still be leaving
+            self.wait_schedulable(node)
         config, template = self.new_config()
         value = config.split('=')[1]
         self.openstack('baremetal', 'node', 'deploy-config', 'sync',
@@ -63,11 +81,16 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
         self.assertNotIn('trait:HW_CPU_HYPERTHREADING', specs)
         shown = self.openstack('flavor', 'deploy-config', 'show',
                                base.BAREMETAL_FLAVOR)
-        self.assertEqual({config: 2}, shown['schedulable_nodes'])
-        self.assertEqual([], shown['drift'])
-        for node in self.free_nodes('bm-0', 'bm-1'):
-            self.wait_schedulable(node, traits=[template['name']])
+        # bm-3 is tagged too (capable), but in maintenance: reserved
+        self.assertEqual({config: 3}, shown['tagged_nodes'])
+        self.assertEqual(len(free), shown['schedulable_nodes'])
+        self.assertEqual(self.allocation_candidates(base.BAREMETAL_FLAVOR),
+                         shown['schedulable_nodes'])
+        self.assertEqual(['%s: 3 node(s) tagged in ironic, %d schedulable: '
+                          'bm-3 reserved (maintenance)' % (config, len(free))],
+                         shown['drift'])
 
+        # no wait: sync returned once placement showed the tags
         server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO)
 
         node = self.node(self.server_details(server['id'])[
@@ -97,7 +120,7 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
         shown = self.openstack('flavor', 'deploy-config', 'show', flavor,
                                fail_ok=True)
         self.assertEqual(0, shown.returncode)
-        self.assertIn('no node is tagged and schedulable', shown.stderr)
+        self.assertIn('no node is schedulable for this flavor', shown.stderr)
 
         name = self.unique_name('fn')
         done = self.openstack('server', 'create', '--flavor', flavor,

@@ -81,7 +81,9 @@ class TestRaces(test_resize.VirtualToggleTestCase):
                 'baremetal', 'node', 'list', '--fields', 'name', 'traits',
                 cloud=base.SYSTEM_ADMIN) if name in n['traits'])
 
-        sync = ('baremetal', 'node', 'deploy-config', 'sync', name)
+        # the race is ironic's: placement's copy is test_deploy_template's
+        sync = ('baremetal', 'node', 'deploy-config', 'sync', '--no-wait',
+                name)
         for _ in range(ROUNDS):
             done = self.at_once(sync, sync)
             self.assertEqual([0, 0], [rc for rc, _, _ in done],

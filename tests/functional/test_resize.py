@@ -166,6 +166,8 @@ class TestBaremetalToggle(ToggleTestCase):
 
     def deployed(self):
         """A server deployed on a node with config <type>=on."""
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)     # an earlier server has left
         config_type, made = self.new_pair()
         for template in made.values():
             self.openstack('baremetal', 'node', 'deploy-config', 'sync',
@@ -173,14 +175,30 @@ class TestBaremetalToggle(ToggleTestCase):
         flavor = self.create_baremetal_flavor()
         self.openstack('flavor', 'deploy-config', 'set', flavor,
                        '%s=on' % config_type)
-        nodes = self.free_nodes('bm-0', 'bm-1')
-        for node in nodes:
-            self.wait_schedulable(node, traits=[made['on']['name']])
+        # sync returned once placement showed the tags
         server = self.create_server(flavor)
         node = self.node(self.server_details(server['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
         self.assertEqual({'FnToggle': 'on'}, self.bios(node))
         return config_type, server, node
+
+    def project_admin_without_system_role(self):
+        """A clouds.yaml whose cloud project-only is an admin of project
+        admin with no role on the system; the user is deleted at clean-up."""
+        import secrets
+
+        import yaml
+
+        user, password = self.unique_name('fn-proj'), secrets.token_hex(12)
+        self.openstack('user', 'create', '--domain', 'Default', '--password',
+                       password, user)
+        self.addCleanup(self.openstack, 'user', 'delete', user, parse=False)
+        self.openstack('role', 'add', '--user', user, '--project', 'admin',
+                       'admin', parse=False)
+        with open(self.clouds_yaml) as f:
+            auth = yaml.safe_load(f)['clouds'][base.ADMIN]['auth']
+        return self.clouds_with('project-only', base.ADMIN, auth=dict(
+            auth, username=user, password=password))
 
     def test_without_servicing_the_toggle_says_so(self):
         if self.servicing:
@@ -203,6 +221,20 @@ class TestBaremetalToggle(ToggleTestCase):
                           % self.ironic_max)
         config_type, server, node = self.deployed()
 
+        # a project admin without a role on the system: never taken for a
+        # virtual server; one line says which role is missing, and nothing
+        # changes (ironic's secure RBAC refuses it the listing here; where
+        # it only hides the node, nova's hypervisor says bare metal)
+        refused = self.openstack(
+            'server', 'resize', '--deploy-config', '%s=off' % config_type,
+            server['id'], cloud='project-only', parse=False, fail_ok=True,
+            clouds_yaml=self.project_admin_without_system_role())
+        self.assertEqual(1, refused.returncode)
+        self.assertEqual(1, len(refused.stderr.splitlines()), refused.stderr)
+        self.assertIn('(openstack role add --system all --user USER admin)',
+                      refused.stderr)
+        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+
         done = self.toggle(server['id'], '%s=off' % config_type)
 
         self.assertIn('node %s serviced' % node, done)
@@ -217,6 +249,26 @@ class TestBaremetalToggle(ToggleTestCase):
             'deploy-config:%s' % config_type])
         self.assertIn('already runs', self.toggle(
             server['id'], '%s=off' % config_type))
+
+        # a BIOS that ignores its settings: ironic says the servicing
+        # succeeded, the toggle reads the node back and says otherwise
+        self.openstack('baremetal', 'node', 'set', node, '--extra',
+                       'minicloud_bios_ignores_steps=true', parse=False,
+                       cloud=base.SYSTEM_ADMIN)
+        ignored = self.toggle(server['id'], '%s=on' % config_type,
+                              fail_ok=True)
+        self.openstack('baremetal', 'node', 'unset', node, '--extra',
+                       'minicloud_bios_ignores_steps', parse=False,
+                       cloud=base.SYSTEM_ADMIN)
+        self.assertEqual(1, ignored.returncode)
+        self.assertEqual(
+            ['Servicing node %s finished, but the hardware does not show '
+             '%s=on: BIOS FnToggle=on (the node has off). Nothing was '
+             'recorded; rerun to retry once the node takes the settings.'
+             % (node, config_type)], ignored.stderr.splitlines())
+        self.assertEqual({'FnToggle': 'off'}, self.bios(node))
+        self.assertEqual('off', self.server_details(server['id'])[
+            'properties']['deploy-config:%s' % config_type])
 
         self.openstack('baremetal', 'node', 'maintenance', 'set', node,
                        parse=False, cloud=base.SYSTEM_ADMIN)

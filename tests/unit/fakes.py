@@ -17,6 +17,7 @@ for real, and every request they make is recorded in ``requests``.
 """
 
 import copy
+import io
 import json
 from unittest import mock
 import urllib.parse
@@ -119,7 +120,8 @@ class FakeIronic(FakeService):
         return template
 
     def add_node(self, name, traits=(), maintenance=False, retired=False,
-                 instance_uuid=None, instance_traits=()):
+                 instance_uuid=None, instance_traits=(),
+                 resource_class='baremetal-gold'):
         node = {
             'uuid': str(uuid.uuid4()), 'name': name, 'traits': list(traits),
             'maintenance': maintenance, 'retired': retired,
@@ -128,7 +130,7 @@ class FakeIronic(FakeService):
             'instance_uuid': instance_uuid,
             'instance_info': ({'traits': list(instance_traits)}
                               if instance_uuid else {}),
-            'extra': {}, 'bios': {},
+            'extra': {}, 'bios': {}, 'resource_class': resource_class,
         }
         self.nodes[node['uuid']] = node
         return node
@@ -250,6 +252,10 @@ class FakeIronic(FakeService):
                                   for k in fields or node})
         if rest[1:] == ['states', 'provision']:
             return self._service(node, body)
+        if rest[1:] == ['bios']:
+            return response(200, {'bios': [
+                {'name': name, 'value': value}
+                for name, value in sorted(node['bios'].items())]})
         trait = rest[2]
         if node['uuid'] in self.locked_nodes:
             return error(409, 'Node %s is locked by host conductor-1, '
@@ -295,6 +301,7 @@ class FakeNova(FakeService):
         self.servers = {}
         self.actions = {}
         self.no_valid_host = False
+        self.hypervisors = {'fake-compute': 'fake'}
 
     def add_flavor(self, name, extra_specs=None, description=None):
         flavor = {'id': str(uuid.uuid4()), 'name': name, 'vcpus': 1,
@@ -304,9 +311,11 @@ class FakeNova(FakeService):
         self.flavors[flavor['id']] = flavor
         return flavor
 
-    def add_server(self, name, flavor, status='ACTIVE', metadata=None):
+    def add_server(self, name, flavor, status='ACTIVE', metadata=None,
+                   hypervisor='fake-compute'):
         server = {'id': str(uuid.uuid4()), 'name': name, 'status': status,
                   'OS-EXT-STS:task_state': None,
+                  'OS-EXT-SRV-ATTR:hypervisor_hostname': hypervisor,
                   'metadata': dict(metadata or {}),
                   'flavor': self.embedded(flavor)}
         self.servers[server['id']] = server
@@ -331,6 +340,12 @@ class FakeNova(FakeService):
     def route(self, method, segments, query, json, microversion):
         if segments[0] == 'servers':
             return self._servers(method, segments[1:], query, json)
+        if segments == ['os-hypervisors', 'detail']:
+            pattern = query['hypervisor_hostname_pattern']
+            return response(200, {'hypervisors': [
+                {'hypervisor_hostname': name, 'hypervisor_type': kind}
+                for name, kind in self.hypervisors.items()
+                if pattern in name]})
         if segments == ['flavors'] and method == 'POST':
             return self._create_flavor(json['flavor'])
         if segments[:2] == ['flavors', 'detail']:
@@ -426,6 +441,24 @@ class FakePlacement(FakeService):
         super().__init__(placement_proxy.Proxy, (1, 39), 1000)
         self.providers = {}
         self.allocations = {}
+        self.nova_copies_from = None
+
+    def copy_traits_like_nova(self, ironic, after_polls=1):
+        """Listings by trait after the first ``after_polls`` find the
+        traits of the ironic nodes of the same UUIDs copied, as nova's
+        periodic task copies them (a while after the writes)."""
+        self.nova_copies_from = ironic
+        self.polls_before_copy = after_polls
+
+    def _copy_traits(self):
+        if self.nova_copies_from is None:
+            return
+        self.polls_before_copy -= 1
+        if self.polls_before_copy >= 0:
+            return
+        for node_uuid, node in self.nova_copies_from.nodes.items():
+            if node_uuid in self.providers:
+                self.providers[node_uuid]['traits'] = list(node['traits'])
 
     def add_provider(self, name, traits=(), uuid_=None, reserved=0,
                      resource_class='VCPU'):
@@ -440,10 +473,61 @@ class FakePlacement(FakeService):
         self.allocations[consumer] = {
             provider['uuid']: {'resources': dict(resources)}}
 
+    def used(self, provider, resource_class):
+        return sum(held['resources'].get(resource_class, 0)
+                   for allocation in self.allocations.values()
+                   for uuid, held in allocation.items()
+                   if uuid == provider['uuid'])
+
+    def known_traits(self):
+        return {t for p in self.providers.values() for t in p['traits']}
+
+    def _unknown(self, traits):
+        unknown = sorted(set(traits) - self.known_traits())
+        if unknown:
+            return response(400, {'errors': [{
+                'status': 400, 'title': 'Bad Request',
+                'detail': 'No such trait(s): %s.' % ', '.join(unknown)}]})
+        return None
+
+    def _candidates(self, query):
+        wanted = {rc: int(n) for rc, n in (
+            item.split(':') for item in query['resources'].split(','))}
+        traits = [t for t in query.get('required', '').split(',') if t]
+        required = {t for t in traits if not t.startswith('!')}
+        forbidden = {t[1:] for t in traits if t.startswith('!')}
+        refused = self._unknown(required | forbidden)
+        if refused:
+            return refused
+        summaries = {}
+        for provider in self.providers.values():
+            inventories = provider['inventories']
+            free = all(
+                rc in inventories and inventories[rc]['total']
+                - inventories[rc]['reserved'] - self.used(provider, rc) >= n
+                for rc, n in wanted.items())
+            have = set(provider['traits'])
+            if free and required <= have and not forbidden & have:
+                summaries[provider['uuid']] = {'traits': sorted(have)}
+        return response(200, {'allocation_requests': [],
+                              'provider_summaries': summaries})
+
     def route(self, method, segments, query, json, microversion):
         if segments[0] == 'allocations':
             return response(200, {'allocations': copy.deepcopy(
                 self.allocations.get(segments[1], {}))})
+        if segments[0] == 'allocation_candidates':
+            return self._candidates(query)
+        if segments == ['resource_providers']:
+            if 'required' in query:
+                self._copy_traits()
+                refused = self._unknown([query['required']])
+                if refused:
+                    return refused
+            return response(200, {'resource_providers': [
+                {'uuid': p['uuid'], 'name': p['name']}
+                for p in self.providers.values()
+                if query.get('required') in (None, *p['traits'])]})
         provider = self.providers[segments[1]]
         if len(segments) == 2:
             return response(200, {'uuid': provider['uuid'],
@@ -457,6 +541,8 @@ class TestCommand(base.TestCommand):
 
     def setUp(self):
         super().setUp()
+        self.fake_stderr = io.StringIO()
+        self.app.stderr = self.fake_stderr
         self.ironic = FakeIronic()
         self.conn = mock.create_autospec(connection.Connection,
                                          instance=True)

@@ -19,6 +19,10 @@ from tests.unit.fakes import HT
 from tests.unit.fakes import OFF_T
 from tests.unit.fakes import ON_T
 
+# bm.gold as the mini cloud seeds it: a whole node, nothing else.
+BM_GOLD = dict(GOLD, **{'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                        'resources:DISK_GB': '0'})
+
 
 def annotation(config_type, value, traits=HT):
     return {'deploy_config_type': config_type,
@@ -33,7 +37,7 @@ class FlavorCommandTest(fakes.TestCommand):
                                                       'enabled'))
         self.ironic.add_template(OFF_T, extra=annotation('hyperthreading',
                                                        'disabled'))
-        self.gold = self.nova.add_flavor('bm.gold', GOLD)
+        self.gold = self.nova.add_flavor('bm.gold', BM_GOLD)
 
     def rows(self, command, *args):
         columns, rows = self.run_command(command, list(args))
@@ -44,7 +48,7 @@ class TestSet(FlavorCommandTest):
     def test_writes_config_and_template_trait(self):
         rows = self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                          'hyperthreading=enabled')
-        self.assertEqual(dict(GOLD, **{
+        self.assertEqual(dict(BM_GOLD, **{
             'deploy-config:hyperthreading': 'enabled',
             'trait:%s' % ON_T: 'required'}), self.gold['extra_specs'])
         self.assertEqual({'set'}, {r['Action'] for r in rows})
@@ -76,7 +80,7 @@ class TestSet(FlavorCommandTest):
                          'hyperthreading: it now asks for '
                          'hyperthreading=disabled', str(exc))
         # our trait, stray beside theirs, is gone
-        self.assertEqual(dict(GOLD, **{
+        self.assertEqual(dict(BM_GOLD, **{
             'deploy-config:hyperthreading': 'disabled',
             'trait:%s' % OFF_T: 'required'}), self.gold['extra_specs'])
 
@@ -85,7 +89,7 @@ class TestSet(FlavorCommandTest):
                   'hyperthreading=enabled')
         rows = self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                          'hyperthreading=disabled')
-        self.assertEqual(dict(GOLD, **{
+        self.assertEqual(dict(BM_GOLD, **{
             'deploy-config:hyperthreading': 'disabled',
             'trait:%s' % OFF_T: 'required'}), self.gold['extra_specs'])
         self.assertIn(('unset', 'trait:%s' % ON_T, 'required'),
@@ -96,7 +100,7 @@ class TestSet(FlavorCommandTest):
         rows = self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                          'hyperthreading=enabled', '--dry-run')
         self.assertEqual({'would set'}, {r['Action'] for r in rows})
-        self.assertEqual(GOLD, self.gold['extra_specs'])
+        self.assertEqual(BM_GOLD, self.gold['extra_specs'])
         self.assertEqual([], self.nova.writes)
 
     def test_refusals_write_nothing(self):
@@ -139,30 +143,56 @@ class TestUnset(FlavorCommandTest):
 
 
 class TestShowList(FlavorCommandTest):
-    def test_show_counts_schedulable_nodes_and_drift(self):
-        self.ironic.add_node('bm-0', [HT, ON_T])
-        self.ironic.add_node('bm-3', [HT, ON_T], maintenance=True)
+    def node(self, name, traits, in_placement=(), reserved=0, **options):
+        """An ironic node and its resource provider, whose traits are those
+        nova copied (``in_placement``)."""
+        node = self.ironic.add_node(name, traits, **options)
+        self.placement.add_provider(
+            node['uuid'], traits=in_placement, uuid_=node['uuid'],
+            reserved=reserved, resource_class='CUSTOM_BAREMETAL_GOLD')
+        return node
+
+    def show(self):
+        columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
+                                         ['bm.gold'])
+        return dict(zip(columns, data, strict=True))
+
+    def test_show_asks_placement_what_the_scheduler_asks(self):
+        self.node('bm-0', [HT, ON_T], in_placement=[HT, ON_T])
+        self.node('bm-1', [HT, ON_T], in_placement=[HT])
+        self.node('bm-3', [HT, ON_T], in_placement=[HT, ON_T], reserved=1,
+                  maintenance=True)
+        self.node('bm-2', [HT], in_placement=[HT])
         self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                   'hyperthreading=enabled')
-        columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
-                                         ['bm.gold'])
-        shown = dict(zip(columns, data, strict=True))
+        self.placement.requests.clear()
+        shown = self.show()
         self.assertEqual(['hyperthreading=enabled'],
                          list(shown['deploy_configs'].machine_readable()))
-        self.assertEqual({'hyperthreading=enabled': 1},
-                         shown['schedulable_nodes'].machine_readable())
         self.assertEqual({'hyperthreading=enabled': ON_T},
                          shown['templates'].machine_readable())
-        self.assertEqual([], list(shown['drift'].machine_readable()))
+        self.assertEqual({'hyperthreading=enabled': 3},
+                         shown['tagged_nodes'].machine_readable())
+        self.assertEqual(1, shown['schedulable_nodes'])
+        self.assertEqual(
+            ['hyperthreading=enabled: 3 node(s) tagged in ironic, 1 '
+             'schedulable: bm-1 tag not yet copied to placement; bm-3 '
+             'reserved (maintenance)'],
+            list(shown['drift'].machine_readable()))
+        self.assertEqual(
+            ['/allocation_candidates?resources=CUSTOM_BAREMETAL_GOLD%3A1&'
+             'required=' + ON_T,
+             '/allocation_candidates?resources=CUSTOM_BAREMETAL_GOLD%3A1'],
+            [r[1] for r in self.placement.requests])
 
     def test_show_warns_when_no_node_can_take_it(self):
+        self.node('bm-0', [HT, ON_T], in_placement=[HT, ON_T])
         self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
                   'hyperthreading=disabled')
-        columns, data = self.run_command(cmds.ShowFlavorDeployConfig,
-                                         ['bm.gold'])
-        (warning,) = dict(zip(columns, data, strict=True))[
-            'drift'].machine_readable()
-        self.assertIn('no node is tagged and schedulable', warning)
+        shown = self.show()
+        self.assertEqual(0, shown['schedulable_nodes'])
+        (warning,) = shown['drift'].machine_readable()
+        self.assertIn('no node is schedulable for this flavor', warning)
 
     def test_list_is_one_request_for_any_number_of_flavors(self):
         for n in range(150):

@@ -44,6 +44,13 @@ class NodeCommandTest(fakes.TestCommand):
         return [dict(zip(columns, r, strict=True)) for r in rows]
 
 
+    def provide(self, node, reserved=0):
+        """The node as nova makes it a resource provider."""
+        return self.placement.add_provider(
+            node['uuid'], traits=node['traits'], uuid_=node['uuid'],
+            reserved=reserved, resource_class='CUSTOM_BAREMETAL_GOLD')
+
+
 class TestList(NodeCommandTest):
     def test_every_node_and_config(self):
         rows = self.rows(cmds.ListNodeDeployConfig)
@@ -51,11 +58,39 @@ class TestList(NodeCommandTest):
         by = {(r['Node'], r['Template']): r for r in rows}
         self.assertTrue(by['bm-0', ON_T]['Capable'])
         self.assertFalse(by['bm-0', ON_T]['Tagged'])
-        self.assertFalse(by['bm-3', ON_T]['Capable'])
+        self.assertTrue(by['bm-3', ON_T]['Capable'])
         self.assertTrue(by['bm-3', ON_T]['Maintenance'])
         self.assertTrue(by['bm-4', ON_T]['In Use'])
         self.assertEqual(['GET', 'GET'], [r[0] for r in self.ironic.requests])
         self.assertEqual({'1.61'}, {r[2] for r in self.ironic.requests})
+
+    def test_schedulable_from_placement_in_one_request(self):
+        self.bm0['traits'].append(ON_T)
+        self.bm3['traits'].append(ON_T)
+        self.provide(self.bm0)
+        self.provide(self.bm3, reserved=1)      # in maintenance
+        self.provide(self.bm2)
+        self.bm2['traits'].remove(ON_T)         # not yet copied
+        rows = self.rows(cmds.ListNodeDeployConfig, '--config',
+                         'hyperthreading=enabled')
+        self.assertEqual(
+            [('bm-0', True, True), ('bm-2', False, True),
+             ('bm-3', True, False), ('bm-4', True, False)],
+            [(r['Node'], r['Tagged'], r['Schedulable']) for r in rows])
+        self.assertEqual(['/allocation_candidates?resources='
+                          'CUSTOM_BAREMETAL_GOLD%3A1'],
+                         [r[1] for r in self.placement.requests])
+
+    def test_unreadable_placement_leaves_schedulable_unknown(self):
+        logged = self.useFixture(fixtures.FakeLogger(
+            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+        self.placement.proxy.request.side_effect = None
+        self.placement.proxy.request.return_value = fakes.error(
+            403, 'Access was denied to this resource.')
+        rows = self.rows(cmds.ListNodeDeployConfig)
+        self.assertEqual({None}, {r['Schedulable'] for r in rows})
+        self.assertIn('WARNING Schedulable is unknown: placement could not '
+                      'be read', logged.output)
 
     def test_filters(self):
         rows = self.rows(cmds.ListNodeDeployConfig, '--node', 'bm-2',
@@ -80,14 +115,69 @@ class TestSync(NodeCommandTest):
         rows = self.rows(cmds.SyncNodeDeployConfig)
         self.assertEqual(
             [('bm-0', OFF_T, 'added'), ('bm-0', ON_T, 'added'),
-             ('bm-2', ON_T, 'removed'), ('bm-4', ON_T, 'keep')],
+             ('bm-2', ON_T, 'removed'), ('bm-3', OFF_T, 'added'),
+             ('bm-3', ON_T, 'added'), ('bm-4', ON_T, 'keep')],
             [(r['Node'], r['Template'], r['Action']) for r in rows])
         self.assertEqual(sorted([HT, ON_T, OFF_T]), sorted(self.bm0['traits']))
         self.assertEqual([], self.bm2['traits'])
         self.assertEqual([ON_T], self.bm4['traits'])
-        self.assertEqual([HT], self.bm3['traits'])
-        self.assertEqual(3, len(self.ironic.writes))
-        self.assertEqual(2, len(self.ironic.requests) - 3, 'two listings')
+        # in maintenance, yet tagged: placement keeps the scheduler away
+        self.assertEqual(sorted([HT, ON_T, OFF_T]), sorted(self.bm3['traits']))
+        self.assertEqual(5, len(self.ironic.writes))
+        self.assertEqual(2, len(self.ironic.requests) - 5, 'two listings')
+
+    def test_waits_until_placement_shows_the_tags(self):
+        for node in (self.bm0, self.bm2, self.bm3):
+            self.provide(node)
+        self.placement.copy_traits_like_nova(self.ironic, after_polls=2)
+        self.useFixture(fixtures.MockPatch('time.sleep'))
+        self.rows(cmds.SyncNodeDeployConfig, ON_T)
+        self.assertEqual(sorted([HT, ON_T]), sorted(self.placement.providers[
+            self.bm0['uuid']]['traits']))
+        said = self.fake_stderr.getvalue().splitlines()
+        self.assertEqual([
+            'Waiting for placement to show 3 trait change(s) (nova copies '
+            'node traits on its periodic task)...',
+            'Placement shows all 3 trait change(s) after 0 s'], said)
+        # one provider listing, then one listing by trait a poll
+        self.assertEqual(['/resource_providers'] + [
+            '/resource_providers?required=' + ON_T] * 3,
+            [r[1] for r in self.placement.requests])
+
+    def test_names_what_placement_does_not_show_in_time(self):
+        self.provide(self.bm0)
+        exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                cmds.SyncNodeDeployConfig, ON_T,
+                                '--wait-timeout', '0')
+        self.assertEqual(
+            'Placement does not show 1 of 1 trait change(s) after 0 s: '
+            'bm-0 +%s. Ironic has them; nova\'s ironic compute copies them '
+            'on its periodic task (is it running?). See openstack baremetal '
+            'node deploy-config list, column Schedulable.' % ON_T, str(exc))
+        self.assertIn(ON_T, self.bm0['traits'])   # rerun is safe
+        self.assertIn('Not waiting for bm-2, bm-3: not resource providers',
+                      self.fake_stderr.getvalue())
+
+    def test_stale_traits_reported_then_pruned(self):
+        gone = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_AUTO'
+        self.bm0['traits'].append(gone)
+        self.bm2['traits'].append('CUSTOM_UNRELATED')   # a template's
+        rows = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertIn(('bm-0', gone, 'stale'),
+                      [(r['Node'], r['Template'], r['Action']) for r in rows])
+        self.assertIn(gone, self.bm0['traits'])
+        rows = self.rows(cmds.SyncNodeDeployConfig, '--no-wait', '--prune')
+        self.assertEqual([('bm-0', gone, 'removed')],
+                         [(r['Node'], r['Template'], r['Action'])
+                          for r in rows if r['Action'] != 'keep'])
+        self.assertNotIn(gone, self.bm0['traits'])
+        self.assertIn('CUSTOM_UNRELATED', self.bm2['traits'])
+
+    def test_no_wait_asks_placement_nothing(self):
+        self.provide(self.bm0)
+        self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertIn(ON_T, self.bm0['traits'])
+        self.assertEqual([], self.placement.requests)
 
     def test_rerun_changes_nothing(self):
         self.rows(cmds.SyncNodeDeployConfig)
@@ -99,13 +189,14 @@ class TestSync(NodeCommandTest):
 
     def test_dry_run(self):
         rows = self.rows(cmds.SyncNodeDeployConfig, '--dry-run')
-        self.assertEqual(['would add', 'would add', 'would remove', 'keep'],
+        self.assertEqual(['would add', 'would add', 'would remove',
+                          'would add', 'would add', 'keep'],
                          [r['Action'] for r in rows])
         self.assertEqual([], self.ironic.writes)
 
     def test_only_named_templates(self):
         rows = self.rows(cmds.SyncNodeDeployConfig, OFF_T)
-        self.assertEqual([('bm-0', OFF_T, 'added')],
+        self.assertEqual([('bm-0', OFF_T, 'added'), ('bm-3', OFF_T, 'added')],
                          [(r['Node'], r['Template'], r['Action'])
                           for r in rows])
 
@@ -122,7 +213,7 @@ class TestSync(NodeCommandTest):
         self.ironic.locked_nodes.add(self.bm2['uuid'])
         exc = self.assertRaises(exceptions.CommandError, self.rows,
                                 cmds.SyncNodeDeployConfig)
-        self.assertEqual('1 of 3 trait changes failed; rerun to retry',
+        self.assertEqual('1 of 5 trait changes failed; rerun to retry',
                          str(exc))
         self.assertIn('ERROR Failed to remove %s on bm-2: Node %s is locked'
                       % (ON_T, self.bm2['uuid']), logged.output)

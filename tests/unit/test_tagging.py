@@ -40,11 +40,20 @@ class TestCapable(testtools.TestCase):
         self.assertTrue(tagging.capable(node('a', [HT, 'CUSTOM_X']), two))
         self.assertFalse(tagging.capable(node('a', [HT]), two))
 
-    def test_not_in_maintenance_nor_retired(self):
-        self.assertFalse(tagging.capable(node('a', [HT], maintenance=True),
-                                         template()))
+    def test_maintenance_does_not_matter_retirement_does(self):
+        # nova reserves a node in maintenance: placement keeps the
+        # scheduler away, the tag stays for the node's return
+        self.assertTrue(tagging.capable(node('a', [HT], maintenance=True),
+                                        template()))
         self.assertFalse(tagging.capable(node('a', [HT], retired=True),
                                          template()))
+
+    def test_resource_class_as_nova_names_it(self):
+        self.assertEqual('CUSTOM_BAREMETAL_GOLD', tagging.resource_class(
+            node('a', resource_class='baremetal-gold')))
+        self.assertEqual('CUSTOM_GOLD', tagging.resource_class(
+            node('a', resource_class='CUSTOM_GOLD')))
+        self.assertIsNone(tagging.resource_class(node('a')))
 
     def test_no_capability_traits_means_any_node(self):
         self.assertTrue(tagging.capable(node('a'), template(traits=())))
@@ -68,12 +77,14 @@ class TestCapable(testtools.TestCase):
 class TestPlanSync(testtools.TestCase):
     def test_tags_capable_untags_incapable(self):
         nodes = [node('bm-0', [HT]), node('bm-2', [ON_T]),
-                 node('bm-3', [HT, ON_T], maintenance=True)]
+                 node('bm-3', [HT], maintenance=True),
+                 node('bm-5', [HT, ON_T], retired=True)]
         plan = tagging.plan_sync(nodes, [template()])
         self.assertEqual(
             [('bm-0', ON_T, 'add', 'capable'),
              ('bm-2', ON_T, 'remove', 'lacks %s' % HT),
-             ('bm-3', ON_T, 'remove', 'in maintenance')],
+             ('bm-3', ON_T, 'add', 'capable'),
+             ('bm-5', ON_T, 'remove', 'retired')],
             [(c.node, c.template, c.action, c.reason) for c in plan])
 
     def test_keeps_a_tag_an_instance_uses(self):
@@ -95,6 +106,28 @@ class TestPlanSync(testtools.TestCase):
             [node('bm-0', [HT, ON_T]), node('bm-2')], [template()]))
 
 
+class TestPlanPrune(testtools.TestCase):
+    GONE = 'CUSTOM_DEPLOY_CONFIG_GONE_X'
+
+    def test_traits_of_deleted_templates_only_ours(self):
+        nodes = [node('bm-0', [HT, ON_T, self.GONE, 'CUSTOM_MINE']),
+                 node('bm-1', [self.GONE], instance_uuid='srv',
+                      instance_info={'traits': [self.GONE]})]
+        self.assertEqual(
+            [('bm-0', self.GONE, 'stale',
+              'template deleted (--prune removes it)'),
+             ('bm-1', self.GONE, 'keep',
+              'template deleted, but instance srv uses it')],
+            [(c.node, c.template, c.action, c.reason) for c in
+             tagging.plan_prune(nodes, {ON_T})])
+        self.assertEqual(['remove', 'keep'], [
+            c.action for c in tagging.plan_prune(nodes, {ON_T}, True)])
+
+    def test_an_unannotated_template_is_not_deleted(self):
+        self.assertEqual([], tagging.plan_prune(
+            [node('bm-0', [self.GONE])], {self.GONE}, True))
+
+
 class TestStatuses(testtools.TestCase):
     def test_one_row_per_node_and_template(self):
         off = template('CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED',
@@ -108,3 +141,15 @@ class TestStatuses(testtools.TestCase):
              ('bm-1', ON_T, True, True)],
             [(r.node, r.template, r.capable, r.tagged) for r in rows])
         self.assertEqual('hyperthreading=enabled', rows[-1].config)
+        self.assertEqual({None}, {r.schedulable for r in rows})
+
+    def test_schedulable_is_placements_answer(self):
+        free = {'bm-1-uuid': {HT, ON_T}, 'bm-0-uuid': {HT}}
+        rows = tagging.statuses([node('bm-1', [HT, ON_T]),
+                                 node('bm-0', [HT, ON_T]),
+                                 node('bm-3', [HT, ON_T], maintenance=True)],
+                                [template()], free)
+        # bm-0: tagged in ironic, not yet in placement; bm-3: reserved
+        self.assertEqual([('bm-0', True, False), ('bm-1', True, True),
+                          ('bm-3', True, False)],
+                         [(r.node, r.tagged, r.schedulable) for r in rows])

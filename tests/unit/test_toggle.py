@@ -13,6 +13,7 @@
 """A deploy-config toggle carried out against in-memory nova, ironic and
 placement: what it leaves on the cloud and what it says."""
 
+import fixtures
 from osc_lib import exceptions
 
 from osc_deploy_config import deploy_config
@@ -186,6 +187,10 @@ class TestBaremetal(ToggleTestCase):
         self.server = self.nova.add_server('db-1', gold)
         self.node = self.ironic.add_node(
             'bm-0', [HT, ON_T, OFF_T], instance_uuid=self.server['id'])
+        # nova's ironic driver names a node's hypervisor by its UUID
+        self.nova.servers[self.server['id']][
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'] = self.node['uuid']
+        self.nova.hypervisors[self.node['uuid']] = 'ironic'
         self.node['bios'] = {'HyperThreading': 'Enabled'}
         provider = self.placement.add_provider(
             self.node['uuid'], traits=[HT, ON_T, OFF_T],
@@ -233,6 +238,33 @@ class TestBaremetal(ToggleTestCase):
         self.assertIn('node bm-0 lacks %s' % OFF_T,
                       self.refused(self.server, OFF))
         self.assertEqual([], self.ironic.writes)
+
+    def test_a_bios_that_ignores_the_step_fails_the_toggle(self):
+        # ironic reports success: only the node's settings tell
+        self.ironic.bios_ignores_steps = True
+        self.assertEqual(
+            'Servicing node bm-0 finished, but the hardware does not show '
+            'hyperthreading=disabled: BIOS HyperThreading=Disabled (the node '
+            'has Enabled). Nothing was recorded; rerun to retry once the '
+            'node takes the settings.', self.refused(self.server, OFF))
+        self.assertEqual({}, self.nova.servers[self.server['id']][
+            'metadata'])
+        self.assertEqual({}, self.node['extra'])
+        self.ironic.bios_ignores_steps = False
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_a_node_ironic_hides_is_bare_metal_all_the_same(self):
+        # a project-scoped token under ironic's secure RBAC sees no node
+        self.conn.config.config['auth'] = {'project_name': 'admin'}
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.clients.system_scoped', return_value=None))
+        self.ironic.nodes.clear()
+        why = self.refused(self.server, OFF)
+        self.assertIn('Server db-1 is a bare-metal server, but ironic does '
+                      'not show its node to these credentials', why)
+        self.assertIn('openstack role add --system all', why)
+        self.assertEqual([], self.nova.writes)
 
     def test_failed_servicing_says_why_and_a_rerun_retries(self):
         self.ironic.service_error = 'BIOS interface timed out'
