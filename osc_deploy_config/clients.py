@@ -110,6 +110,10 @@ class Clients:
         return proxy_of(self.connection, 'placement')
 
     @property
+    def image(self):
+        return proxy_of(self.connection, 'image')
+
+    @property
     def baremetal(self):
         """Ironic, system-scoped when the credentials allow it."""
         if self._baremetal is None:

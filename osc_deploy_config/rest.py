@@ -34,6 +34,7 @@ SERVICE_NAMES = {
     'baremetal': 'baremetal service (ironic)',
     'compute': 'compute service (nova)',
     'placement': 'placement service',
+    'image': 'image service (glance)',
 }
 
 

@@ -35,6 +35,7 @@ SERVER_FLAVOR_DETAILS = 'server flavor details'
 ACTION_EVENT_DETAILS = 'instance action event details'
 HYPERVISORS_BY_NAME = 'hypervisor search in listings'
 PROVIDER_TRAITS = 'resource provider traits'
+IMAGE_PROPERTIES = 'image properties'
 PROVIDERS_BY_TRAIT = 'resource providers by trait'
 ALLOCATION_CANDIDATES = 'allocation candidates with traits'
 # feature: (service type, minimum microversion)
@@ -49,6 +50,8 @@ NEEDS = {
     ACTION_EVENT_DETAILS: ('compute', '2.84'),
     HYPERVISORS_BY_NAME: ('compute', '2.53'),
     PROVIDER_TRAITS: ('placement', '1.6'),
+    # glance has no microversions: its v2 API
+    IMAGE_PROPERTIES: ('image', '2.0'),
     PROVIDERS_BY_TRAIT: ('placement', '1.18'),
     # traits in provider summaries (1.17), forbidden traits (1.22)
     ALLOCATION_CANDIDATES: ('placement', '1.22'),

@@ -343,6 +343,12 @@ def story(demo, workdir):
                and shown['status'] == 'ACTIVE'
                and shown['properties'].get('deploy-config:hyperthreading')
                == 'disabled')
+    demo.run('server', 'deploy-config', 'show', server_id)
+    (row,) = demo.query('server', 'deploy-config', 'show', server_id)
+    demo.check('wanted (from the toggle) and in effect on the hardware',
+               (row['Wanted'], row['Source'], row['Actual'],
+                row['In Effect']) == ('disabled', 'toggle',
+                                      'HyperThreading=Disabled', 'yes'))
 
     demo.step('A bare-metal server on a node not capable is refused')
     demo.run('baremetal', 'node', 'add', 'trait', 'bm-2', PLAIN_TRAIT,

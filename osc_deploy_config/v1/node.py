@@ -148,7 +148,7 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
             help='Also remove the traits of deleted templates (named '
                  'CUSTOM_DEPLOY_CONFIG_*) from the nodes, except where the '
                  'node\'s instance was deployed with them; without it, they '
-                 'are reported as stale. Only when no template is named.')
+                 'are reported as stale. Not with template names.')
         parser.add_argument(
             '--no-wait', action='store_true',
             help='Return once ironic has the tags. By default sync waits '
@@ -169,6 +169,10 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
         from osc_deploy_config import placement
         from osc_deploy_config import tagging
 
+        if parsed_args.prune and parsed_args.templates:
+            raise exceptions.CommandError(
+                '--prune removes the traits of deleted templates from every '
+                'node: give it no template names')
         if parsed_args.wait_timeout < 0:
             raise exceptions.CommandError(
                 'Expected non-negative --wait-timeout, got %d'

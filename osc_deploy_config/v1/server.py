@@ -24,7 +24,14 @@ with the target templates' steps instead.  Either way the host must pass
 the scheduler check in placement before anything changes.
 """
 
+import logging
+
 from cliff import hooks
+from osc_lib.command import command
+
+from osc_deploy_config.v1 import cli
+
+LOG = logging.getLogger(__name__)
 
 
 class ResizeDeployConfigHook(hooks.CommandHook):
@@ -112,3 +119,96 @@ class ResizeDeployConfigHook(hooks.CommandHook):
         stdout = self.cmd.app.stdout
         stdout.write(text + '\n')
         stdout.flush()
+
+
+class RebuildDeployConfigHook(hooks.CommandHook):
+    """``server rebuild`` of a toggled bare-metal server says, before
+    anything happens, which configs will revert.
+
+    A rebuild redeploys the node with the instance traits of the server's
+    flavor and image, so ironic applies their templates, not the ones a
+    toggle applied later; the server's record of the toggle stays, and
+    ``server deploy-config show`` then reports it as not in effect.  The
+    hook warns rather than re-applying the toggle after the rebuild: a
+    rebuild is the operator's request for a fresh deployment, and a second
+    servicing right after it would be a change nobody asked for.  It never
+    blocks a rebuild: when it cannot tell, it says nothing.
+    """
+
+    def get_parser(self, parser):
+        return parser
+
+    def get_epilog(self):
+        return ''
+
+    def before(self, parsed_args):
+        from osc_deploy_config import nova
+        from osc_deploy_config import server_configs
+
+        try:
+            server = nova.NovaServers(
+                self.cmd.app.client_manager.deploy_config.compute
+            ).find_server(parsed_args.server)
+            reverting = server_configs.reverted_by_rebuild(server)
+        except Exception as exc:    # noqa: BLE001 - never block a rebuild
+            LOG.debug('deploy-config rebuild check skipped: %s', exc)
+            return parsed_args
+        if reverting:
+            LOG.warning(
+                'Rebuilding server %s redeploys it with its flavor\'s '
+                'deploy configs, so %s; toggle again afterwards '
+                '(openstack server resize --deploy-config %s %s).',
+                server['name'], '; '.join(
+                    '%s reverts from %s (a toggle) to %s' % (
+                        toggled.type, toggled.value,
+                        deployed.value if deployed else 'none')
+                    for toggled, deployed in reverting),
+                ' --deploy-config '.join(str(t) for t, _ in reverting),
+                server['id'])
+        return parsed_args
+
+    def after(self, parsed_args, return_code):
+        return return_code
+
+
+class ShowServerDeployConfig(cli.OneLineErrors, command.Lister):
+    _description = ('Show the deploy configs a server asks for (from its '
+                    'flavor, its image, or a toggle), their templates, what '
+                    'its node reports, and whether each is in effect')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('server', metavar='<server>',
+                            help='Server (name or ID).')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import glance
+        from osc_deploy_config import ironic
+        from osc_deploy_config import nova
+        from osc_deploy_config import server_configs
+        from osc_deploy_config import versions
+
+        clients = self.app.client_manager.deploy_config
+        servers = nova.NovaServers(clients.compute)
+        server = servers.find_server(parsed_args.server)
+        image_id = (server.get('image') or {}).get('id')
+        image = glance.Glance(clients.image).image_properties(
+            image_id) if image_id else {}
+        baremetal = ironic.Ironic(clients.baremetal,
+                                  versions.DEPLOY_TEMPLATES,
+                                  versions.NODE_TRAITS, versions.NODE_BIOS)
+        with clients.ironic_errors('list deploy templates and nodes'):
+            by_config = baremetal.config_templates(
+                fields=['uuid', 'name', 'steps'])
+            node = baremetal.node_of_instance(
+                server['id'], ['uuid', 'name', 'raid_config'])
+            bios = baremetal.bios_settings(node['uuid']) if node else None
+        reason = 'a virtual server: no hardware to read'
+        if node is None and servers.runs_on_ironic(server):
+            reason = ('ironic does not show its node to these credentials: '
+                      'a role on the system is needed')
+        rows = server_configs.rows(
+            server, by_config, image, node, bios,
+            node and node.get('raid_config'), reason)
+        return server_configs.COLUMNS, [tuple(r) for r in rows]

@@ -153,6 +153,12 @@ class TestBadInput(base.FunctionalTestCase):
             ((*NODE, 'list', '--config', 'fnbad=nosuch'), 'No deploy'),
             ((*NODE, 'sync', 'CUSTOM_FN_NO_SUCH'), 'No deploy template'),
             ((*NODE, 'sync', '--bogus'), 'unrecognized'),
+            ((*NODE, 'sync', '--prune', self.template), 'no template names'),
+            ((*NODE, 'sync', '--wait-timeout', '-1'), 'non-negative'),
+            ((*NODE, 'sync', '--wait-timeout', 'soon'), 'invalid int'),
+            (('server', 'deploy-config', 'show', 'fn-no-such-server'),
+             'No server'),
+            (('server', 'deploy-config', 'show'), 'required'),
             # flavor deploy-config
             ((*FLAVOR, 'set', 'fn-no-such-flavor', self.config),
              'No flavor'),

@@ -182,6 +182,27 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual({'FnToggle': 'on'}, self.bios(node))
         return config_type, server, node
 
+    def configs_shown(self, server_id):
+        """server deploy-config show: (type, wanted, source, actual, in
+        effect) per row."""
+        return [(r['Type'], r['Wanted'], r['Source'], r['Actual'],
+                 r['In Effect']) for r in self.openstack(
+                     'server', 'deploy-config', 'show', server_id)]
+
+    def service_behind_its_back(self, node, name, value):
+        """Set a BIOS setting by servicing the node through ironic."""
+        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
+        done = ironic.put(
+            '/nodes/%s/states/provision' % self.node(node)['uuid'],
+            json={'target': 'service', 'service_steps': [{
+                'interface': 'bios', 'step': 'apply_configuration',
+                'args': {'settings': [{'name': name, 'value': value}]}}]},
+            microversion='1.87')
+        self.assertEqual(202, done.status_code, done.text)
+        self.wait_for('%s serviced with %s=%s' % (node, name, value),
+                      lambda: self.bios(node).get(name) == value
+                      and self.node(node)['provision_state'] == 'active')
+
     def project_admin_without_system_role(self):
         """A clouds.yaml whose cloud project-only is an admin of project
         admin with no role on the system; the user is deleted at clean-up."""
@@ -220,6 +241,8 @@ class TestBaremetalToggle(ToggleTestCase):
             self.skipTest('ironic %s has no servicing (API 1.87)'
                           % self.ironic_max)
         config_type, server, node = self.deployed()
+        self.assertEqual([(config_type, 'on', 'flavor', 'FnToggle=on',
+                           'yes')], self.configs_shown(server['id']))
 
         # a project admin without a role on the system: never taken for a
         # virtual server; one line says which role is missing, and nothing
@@ -249,6 +272,8 @@ class TestBaremetalToggle(ToggleTestCase):
             'deploy-config:%s' % config_type])
         self.assertIn('already runs', self.toggle(
             server['id'], '%s=off' % config_type))
+        self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=off',
+                           'yes')], self.configs_shown(server['id']))
 
         # a BIOS that ignores its settings: ironic says the servicing
         # succeeded, the toggle reads the node back and says otherwise
@@ -270,6 +295,24 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual('off', self.server_details(server['id'])[
             'properties']['deploy-config:%s' % config_type])
 
+        # a rebuild redeploys with the flavor's config: the hook says so
+        # first, and show tells the truth after (compute API 2.92: from
+        # 2.93 nova's ironic driver refuses every rebuild)
+        rebuilt = self.openstack(
+            '--os-compute-api-version', '2.92', 'server', 'rebuild',
+            '--wait', server['id'], parse=False, fail_ok=True)
+        self.assertEqual(0, rebuilt.returncode, rebuilt.stderr)
+        self.assertIn('%s reverts from off (a toggle) to on' % config_type,
+                      rebuilt.stderr)
+        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=on',
+                           'no')], self.configs_shown(server['id']))
+
+        # the BIOS changed behind the plugin's back: show reads it
+        self.service_behind_its_back(node, 'FnToggle', 'other')
+        self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=other',
+                           'no')], self.configs_shown(server['id']))
+
         self.openstack('baremetal', 'node', 'maintenance', 'set', node,
                        parse=False, cloud=base.SYSTEM_ADMIN)
         self.addCleanup(self.openstack, 'baremetal', 'node', 'maintenance',
@@ -278,7 +321,7 @@ class TestBaremetalToggle(ToggleTestCase):
                               fail_ok=True)
         self.assertEqual(1, refused.returncode)
         self.assertIn('node %s is in maintenance' % node, refused.stderr)
-        self.assertEqual({'FnToggle': 'off'}, self.bios(node))
+        self.assertEqual({'FnToggle': 'other'}, self.bios(node))
 
 
 class TestCompletion(base.FunctionalTestCase):

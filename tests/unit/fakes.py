@@ -26,6 +26,7 @@ import uuid
 from openstack import connection
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from openstack.compute.v2 import _proxy as compute_proxy
+from openstack.image.v2 import _proxy as image_proxy
 from openstack.placement.v1 import _proxy as placement_proxy
 from osc_lib.test import base
 import requests
@@ -131,6 +132,7 @@ class FakeIronic(FakeService):
             'instance_info': ({'traits': list(instance_traits)}
                               if instance_uuid else {}),
             'extra': {}, 'bios': {}, 'resource_class': resource_class,
+            'raid_config': {},
         }
         self.nodes[node['uuid']] = node
         return node
@@ -312,8 +314,9 @@ class FakeNova(FakeService):
         return flavor
 
     def add_server(self, name, flavor, status='ACTIVE', metadata=None,
-                   hypervisor='fake-compute'):
+                   hypervisor='fake-compute', image=None):
         server = {'id': str(uuid.uuid4()), 'name': name, 'status': status,
+                  'image': {'id': image} if image else '',
                   'OS-EXT-STS:task_state': None,
                   'OS-EXT-SRV-ATTR:hypervisor_hostname': hypervisor,
                   'metadata': dict(metadata or {}),
@@ -536,6 +539,25 @@ class FakePlacement(FakeService):
             provider[segments[2]])})
 
 
+class FakeGlance(FakeService):
+    """glance's image show: properties as top-level keys."""
+
+    def __init__(self):
+        super().__init__(image_proxy.Proxy, (2, 0), 1000)
+        self.images = {}
+
+    def add_image(self, name, **properties):
+        image = dict(properties, id=str(uuid.uuid4()), name=name)
+        self.images[image['id']] = image
+        return image
+
+    def route(self, method, segments, query, json, microversion):
+        image = self.images.get(segments[1])
+        if image is None:
+            return error(404, 'No image found with ID %s' % segments[1])
+        return response(200, copy.deepcopy(image))
+
+
 class TestCommand(base.TestCommand):
     """A command test with the fake services behind our real Clients."""
 
@@ -554,6 +576,8 @@ class TestCommand(base.TestCommand):
         self.conn.compute = self.nova.proxy
         self.placement = FakePlacement()
         self.conn.placement = self.placement.proxy
+        self.glance = FakeGlance()
+        self.conn.image = self.glance.proxy
         instance = mock.Mock(spec=['sdk_connection'],
                              sdk_connection=self.conn)
         self.app.client_manager.deploy_config = clients.Clients(instance)

@@ -173,6 +173,12 @@ class TestSync(NodeCommandTest):
         self.assertNotIn(gone, self.bm0['traits'])
         self.assertIn('CUSTOM_UNRELATED', self.bm2['traits'])
 
+    def test_prune_is_for_every_template(self):
+        exc = self.assertRaises(exceptions.CommandError, self.rows,
+                                cmds.SyncNodeDeployConfig, '--prune', ON_T)
+        self.assertIn('give it no template names', str(exc))
+        self.assertEqual([], self.ironic.requests)
+
     def test_no_wait_asks_placement_nothing(self):
         self.provide(self.bm0)
         self.rows(cmds.SyncNodeDeployConfig, '--no-wait')

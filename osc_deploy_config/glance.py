@@ -1,0 +1,36 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A thin wrapper of glance's image API over the SDK's image proxy: an
+image's properties, where it can ask for deploy configs as a flavor does
+(nova hands its ``trait:*=required`` to ironic with the flavor's)."""
+
+import urllib.parse
+
+from osc_deploy_config import rest
+from osc_deploy_config import versions
+
+
+class Glance(rest.Api):
+    def __init__(self, proxy):
+        super().__init__(proxy, versions.IMAGE_PROPERTIES)
+
+    def image_properties(self, image_id):
+        """An image's properties (glance returns them as top-level keys);
+        {} when the image is gone."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            return self._request('GET', '/images/%s' % urllib.parse.quote(
+                image_id, safe=''))
+        except sdk_exceptions.NotFoundException:
+            return {}

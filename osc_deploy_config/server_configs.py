@@ -1,0 +1,100 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""What a server asks for, and what its hardware runs.
+
+A server *wants* the configs of its flavor and of its image (nova hands
+both to ironic as instance traits at deploy), and over them the ones a
+bare-metal toggle last applied (recorded in the server's metadata).  What
+is *in effect* is what the node reports of the template's steps: its BIOS
+settings and RAID configuration (``effects``).  A virtual server has no
+hardware to read, and some steps report no effect: those say ``unknown``
+and why, never ``yes``.  Plain functions over the APIs' dicts.
+"""
+
+import collections
+
+from osc_deploy_config import effects
+from osc_deploy_config import flavors
+
+FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
+COLUMNS = ('Type', 'Wanted', 'Source', 'Template', 'Actual', 'In Effect')
+Row = collections.namedtuple('Row', ['type', 'wanted', 'source', 'template',
+                                     'actual', 'in_effect'])
+
+
+def wanted(server, image_properties=None):
+    """{type: (Config, source)}: the flavor's and the image's configs, and
+    over them the configs a toggle recorded."""
+    found = {}
+    for config in flavors.configs_of(
+            server['flavor'].get('extra_specs') or {}):
+        found[config.type] = (config, FLAVOR)
+    for config in flavors.configs_of(image_properties or {}):
+        found.setdefault(config.type, (config, IMAGE))
+    for config in flavors.configs_of(server.get('metadata') or {}):
+        found[config.type] = (config, TOGGLE)
+    return found
+
+
+def reverted_by_rebuild(server):
+    """[(toggled Config, the flavor's Config or None)] for each config a
+    toggle applied that a rebuild (a deploy with the flavor's traits)
+    would revert."""
+    deployed = {c.type: c for c in flavors.configs_of(
+        server['flavor'].get('extra_specs') or {})}
+    return [(config, deployed.get(config.type))
+            for config in flavors.configs_of(server.get('metadata') or {})
+            if deployed.get(config.type) != config]
+
+
+def rows(server, templates_by_config, image_properties=None, node=None,
+         bios=None, raid_config=None, no_node_reason='a virtual server'):
+    """One ``Row`` per config type the server wants.  ``node``: its ironic
+    node, with ``bios`` ({name: value}) and ``raid_config``; without one,
+    ``no_node_reason`` says why nothing can be read."""
+    found = []
+    for config_type, (config, source) in sorted(
+            wanted(server, image_properties).items()):
+        template = templates_by_config.get(config)
+        if template is None:
+            found.append(Row(config_type, config.value, source, None, None,
+                             'unknown (no template realises %s)' % config))
+            continue
+        if node is None:
+            found.append(Row(config_type, config.value, source,
+                             template['name'], None,
+                             'unknown (%s)' % no_node_reason))
+            continue
+        actual, in_effect = _read_back(template['steps'], bios or {},
+                                       raid_config)
+        found.append(Row(config_type, config.value, source,
+                         template['name'], actual, in_effect))
+    return found
+
+
+def _read_back(steps, bios, raid_config):
+    """(what the node shows of the steps' effect, whether it is all of
+    it: yes, no, or unknown and why)."""
+    settings = effects.bios_settings(steps)
+    levels = effects.raid_levels(steps)
+    shown = ['%s=%s' % (name, bios.get(name, '(none)'))
+             for name in sorted(settings)]
+    if levels is not None:
+        have = sorted(str(d.get('raid_level')) for d in
+                      (raid_config or {}).get('logical_disks') or ())
+        shown.append('RAID %s' % ('+'.join(have) or 'none'))
+    if not settings and levels is None:
+        return None, 'unknown (ironic reports no effect of %s)' % ', '.join(
+            '%s.%s' % (s['interface'], s['step']) for s in steps)
+    missing = effects.missing(steps, bios, raid_config)
+    return ', '.join(shown), 'no' if missing else 'yes'

@@ -1,0 +1,132 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""openstack server deploy-config show: wanted against actual; the
+warning before a rebuild reverts a toggle."""
+
+import argparse
+from unittest import mock
+
+import fixtures
+
+from osc_deploy_config import deploy_config
+from osc_deploy_config import resize
+from osc_deploy_config import steps
+from osc_deploy_config.v1 import server as cmds
+from tests.unit import fakes
+from tests.unit.fakes import GOLD
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON
+from tests.unit.fakes import ON_T
+
+RAID1 = deploy_config.Config('disks', 'raid1')
+RAID1_T = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
+
+
+class TestShow(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        for config, name in ((ON, ON_T), (OFF, OFF_T)):
+            self.ironic.add_template(name, steps=[steps.bios_step(
+                [('HyperThreading', config.value.title())])],
+                extra=deploy_config.template_extra(config, [HT]))
+        self.ironic.add_template(RAID1_T, steps=[steps.raid_step(
+            {'logical_disks': [{'size_gb': 'MAX', 'raid_level': '1'}]})],
+            extra=deploy_config.template_extra(RAID1, []))
+        self.gold = self.nova.add_flavor('bm.gold', dict(GOLD, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'}))
+        self.image = self.glance.add_image('tiny', **{
+            'deploy-config:disks': 'raid1',
+            'trait:' + RAID1_T: 'required'})
+        self.server = self.nova.add_server('db-1', self.gold,
+                                           image=self.image['id'])
+        self.node = self.ironic.add_node('bm-0', [HT, ON_T, OFF_T, RAID1_T],
+                                         instance_uuid=self.server['id'])
+        self.node['bios'] = {'HyperThreading': 'Enabled'}
+        self.node['raid_config'] = {'logical_disks': [
+            {'raid_level': '1', 'size_gb': 100}]}
+
+    def show(self):
+        columns, rows = self.run_command(cmds.ShowServerDeployConfig,
+                                         [self.server['id']])
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+    def test_flavor_and_image_configs_in_effect(self):
+        self.assertEqual([
+            {'Type': 'disks', 'Wanted': 'raid1', 'Source': 'image',
+             'Template': RAID1_T, 'Actual': 'RAID 1', 'In Effect': 'yes'},
+            {'Type': 'hyperthreading', 'Wanted': 'enabled',
+             'Source': 'flavor', 'Template': ON_T,
+             'Actual': 'HyperThreading=Enabled', 'In Effect': 'yes'}],
+            self.show())
+
+    def test_a_toggle_overrides_and_the_hardware_tells(self):
+        self.nova.servers[self.server['id']]['metadata'] = resize.record(
+            [OFF])
+        (_, ht) = self.show()
+        self.assertEqual(('disabled', 'toggle', OFF_T,
+                          'HyperThreading=Enabled', 'no'),
+                         (ht['Wanted'], ht['Source'], ht['Template'],
+                          ht['Actual'], ht['In Effect']))
+
+    def test_a_virtual_server_is_unknown_not_yes(self):
+        tiny = self.nova.add_flavor('m1.tiny', {
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'})
+        self.server = self.nova.add_server('web-1', tiny)
+        (row,) = self.show()
+        self.assertEqual((OFF_T, None,
+                          'unknown (a virtual server: no hardware to read)'),
+                         (row['Template'], row['Actual'], row['In Effect']))
+
+    def test_a_config_without_template(self):
+        self.nova.servers[self.server['id']]['metadata'] = {
+            'deploy-config:hyperthreading': 'auto'}
+        ht = self.show()[1]
+        self.assertEqual('unknown (no template realises '
+                         'hyperthreading=auto)', ht['In Effect'])
+
+
+class TestRebuildHook(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        gold = self.nova.add_flavor('bm.gold', dict(GOLD, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'}))
+        self.server = self.nova.add_server('db-1', gold)
+        cmd = mock.Mock(app=self.app)
+        self.hook = cmds.RebuildDeployConfigHook(cmd)
+        self.logged = self.useFixture(fixtures.FakeLogger(
+            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+
+    def before(self, server):
+        parsed = argparse.Namespace(server=server)
+        self.assertIs(parsed, self.hook.before(parsed))
+
+    def test_says_which_toggled_config_reverts(self):
+        self.nova.servers[self.server['id']]['metadata'] = resize.record(
+            [OFF])
+        self.before('db-1')
+        self.assertEqual(
+            'WARNING Rebuilding server db-1 redeploys it with its flavor\'s '
+            'deploy configs, so hyperthreading reverts from disabled (a '
+            'toggle) to enabled; toggle again afterwards (openstack server '
+            'resize --deploy-config hyperthreading=disabled %s).\n'
+            % self.server['id'], self.logged.output)
+
+    def test_silent_without_a_toggle_or_when_it_cannot_tell(self):
+        self.before('db-1')
+        self.before('no-such-server')
+        self.assertEqual('', self.logged.output)
