@@ -24,6 +24,17 @@ class Glance(rest.Api):
     def __init__(self, proxy):
         super().__init__(proxy, versions.IMAGE_PROPERTIES)
 
+    def images(self):
+        """{image ID: properties} of every image these credentials see, one
+        request per page of glance's largest."""
+        found = {}
+        path = '/images?limit=1000'
+        while path:
+            page = self._request('GET', path)
+            found.update((image['id'], image) for image in page['images'])
+            path = rest.relative_link(page.get('next'), '/v2')
+        return found
+
     def image_properties(self, image_id):
         """An image's properties (glance returns them as top-level keys);
         {} when the image is gone."""

@@ -39,14 +39,17 @@ class Nova(rest.Api):
 
     def flavors(self):
         """Every flavor, public or not, with its extra specs."""
+        return self._pages('/flavors/detail?is_public=None', 'flavors')
+
+    def _pages(self, path, collection, feature=None):
+        """Every object of a listing, one request per page."""
         found = []
-        path = '/flavors/detail?is_public=None'
         while path:
-            page = self._request('GET', path)
-            found.extend(page['flavors'])
+            page = self._request('GET', path, feature)
+            found.extend(page[collection])
             path = rest.relative_link(next(
-                (link['href'] for link in page.get('flavors_links') or ()
-                 if link.get('rel') == 'next'), None), '/v2.1')
+                (link['href'] for link in page.get(collection + '_links')
+                 or () if link.get('rel') == 'next'), None), '/v2.1')
         return found
 
     def find_flavor(self, name_or_id):
@@ -100,6 +103,18 @@ class NovaServers(Nova):
                 '%s server named %s' % ('No' if not found else 'More than one',
                                         name_or_id))
         return found[0]
+
+    def servers(self, all_projects=False):
+        """Every server (of every project), with its flavor's details."""
+        return self._pages('/servers/detail' + (
+            '?all_tenants=True' if all_projects else ''), 'servers')
+
+    def ironic_hypervisors(self):
+        """The hypervisor names of the nodes nova's ironic driver runs."""
+        return {h['hypervisor_hostname'] for h in self._pages(
+            '/os-hypervisors/detail', 'hypervisors',
+            versions.HYPERVISORS_BY_NAME)
+            if h['hypervisor_type'] == 'ironic'}
 
     def runs_on_ironic(self, server):
         """Whether nova's ironic driver runs the server, from nova's own

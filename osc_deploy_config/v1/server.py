@@ -212,3 +212,80 @@ class ShowServerDeployConfig(cli.OneLineErrors, command.Lister):
             server, by_config, image, node, bios,
             node and node.get('raid_config'), reason)
         return server_configs.COLUMNS, [tuple(r) for r in rows]
+
+
+class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
+    _description = ('List the deploy configs servers ask for (from their '
+                    'flavor, image, or a toggle); with --long, what their '
+                    'nodes report and whether each is in effect')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--all-projects', action='store_true',
+                            help='The servers of every project (admin).')
+        parser.add_argument(
+            '--long', action='store_true',
+            help='Also Actual and In Effect: one BIOS read per bare-metal '
+                 'server, made concurrently.')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import glance
+        from osc_deploy_config import ironic
+        from osc_deploy_config import nova
+        from osc_deploy_config import server_configs
+        from osc_deploy_config import versions
+
+        clients = self.app.client_manager.deploy_config
+        servers = nova.NovaServers(clients.compute)
+        found = servers.servers(parsed_args.all_projects)
+        images = glance.Glance(clients.image).images() if any(
+            s.get('image') for s in found) else {}
+        baremetal = ironic.Ironic(clients.baremetal,
+                                  versions.DEPLOY_TEMPLATES,
+                                  versions.NODE_TRAITS, versions.NODE_BIOS)
+        with clients.ironic_errors('list deploy templates and nodes'):
+            by_config = baremetal.config_templates(
+                fields=['uuid', 'name', 'steps'])
+            nodes = _hardware(clients, baremetal, servers, found) \
+                if parsed_args.long else {}
+        columns = ('Server',) + server_configs.COLUMNS
+        if not parsed_args.long:
+            columns = columns[:-2]
+        rows = []
+        for server in sorted(found, key=lambda s: (s['name'], s['id'])):
+            image = images.get((server.get('image') or {}).get('id'), {})
+            node, bios, reason = nodes.get(server['id'], (None, None, None))
+            for row in server_configs.rows(
+                    server, by_config, image, node, bios,
+                    node and node.get('raid_config'), reason):
+                rows.append(((server['name'],) + tuple(row))[
+                    :len(columns)])
+        return columns, rows
+
+
+def _hardware(clients, baremetal, servers, found):
+    """{server ID: (node, BIOS settings, why none)} from one node listing,
+    one hypervisor listing, and the nodes' BIOS read concurrently."""
+    import concurrent.futures
+
+    nodes = {n['instance_uuid']: n for n in baremetal.nodes(
+        ['uuid', 'name', 'instance_uuid', 'raid_config'])
+        if n.get('instance_uuid')}
+    on_ironic = servers.ironic_hypervisors()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        bios = dict(zip(nodes, pool.map(baremetal.bios_settings, [
+            n['uuid'] for n in nodes.values()]), strict=True))
+    hardware = {}
+    for server in found:
+        node = nodes.get(server['id'])
+        if node is not None:
+            hardware[server['id']] = (node, bios[server['id']], None)
+        elif server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') in on_ironic:
+            hardware[server['id']] = (
+                None, None, 'ironic does not show its node to these '
+                'credentials: a role on the system is needed')
+        else:
+            hardware[server['id']] = (None, None, 'a virtual server: no '
+                                      'hardware to read')
+    return hardware

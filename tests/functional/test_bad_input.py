@@ -159,6 +159,7 @@ class TestBadInput(base.FunctionalTestCase):
             (('server', 'deploy-config', 'show', 'fn-no-such-server'),
              'No server'),
             (('server', 'deploy-config', 'show'), 'required'),
+            (('server', 'deploy-config', 'list', '--bogus'), 'unrecognized'),
             # flavor deploy-config
             ((*FLAVOR, 'set', 'fn-no-such-flavor', self.config),
              'No flavor'),

@@ -274,6 +274,13 @@ class TestBaremetalToggle(ToggleTestCase):
             server['id'], '%s=off' % config_type))
         self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=off',
                            'yes')], self.configs_shown(server['id']))
+        listed = self.openstack('server', 'deploy-config', 'list',
+                                '--all-projects', '--long')
+        self.assertIn({'Server': server['name'], 'Type': config_type,
+                       'Wanted': 'off', 'Source': 'toggle',
+                       'Template': '', 'Actual': 'FnToggle=off',
+                       'In Effect': 'yes'},
+                      [dict(r, Template='') for r in listed])
 
         # a BIOS that ignores its settings: ironic says the servicing
         # succeeded, the toggle reads the node back and says otherwise

@@ -344,7 +344,7 @@ class FakeNova(FakeService):
         if segments[0] == 'servers':
             return self._servers(method, segments[1:], query, json)
         if segments == ['os-hypervisors', 'detail']:
-            pattern = query['hypervisor_hostname_pattern']
+            pattern = query.get('hypervisor_hostname_pattern', '')
             return response(200, {'hypervisors': [
                 {'hypervisor_hostname': name, 'hypervisor_type': kind}
                 for name, kind in self.hypervisors.items()
@@ -392,10 +392,10 @@ class FakeNova(FakeService):
 
     def _servers(self, method, rest, query, body):
         if rest == ['detail']:
-            name = query['name'].strip('^$').replace('\\', '')
+            name = query.get('name', '').strip('^$').replace('\\', '')
             return response(200, {'servers': [
                 copy.deepcopy(s) for s in self.servers.values()
-                if s['name'] == name]})
+                if s['name'] == name or 'name' not in query]})
         server = self.servers.get(rest[0])
         if server is None:
             return error(404, 'Instance %s could not be found.' % rest[0])
@@ -552,6 +552,9 @@ class FakeGlance(FakeService):
         return image
 
     def route(self, method, segments, query, json, microversion):
+        if segments == ['images']:
+            return response(200, {'images': copy.deepcopy(
+                list(self.images.values()))})
         image = self.images.get(segments[1])
         if image is None:
             return error(404, 'No image found with ID %s' % segments[1])

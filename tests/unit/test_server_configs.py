@@ -34,7 +34,10 @@ RAID1 = deploy_config.Config('disks', 'raid1')
 RAID1_T = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
 
 
-class TestShow(fakes.TestCommand):
+class ServerTestCase(fakes.TestCommand):
+    """bm.gold (hyperthreading=enabled) and an image asking for RAID 1: a
+    server db-1 on node bm-0, which shows both."""
+
     def setUp(self):
         super().setUp()
         for config, name in ((ON, ON_T), (OFF, OFF_T)):
@@ -58,6 +61,9 @@ class TestShow(fakes.TestCommand):
         self.node['raid_config'] = {'logical_disks': [
             {'raid_level': '1', 'size_gb': 100}]}
 
+
+
+class TestShow(ServerTestCase):
     def show(self):
         columns, rows = self.run_command(cmds.ShowServerDeployConfig,
                                          [self.server['id']])
@@ -97,6 +103,42 @@ class TestShow(fakes.TestCommand):
         ht = self.show()[1]
         self.assertEqual('unknown (no template realises '
                          'hyperthreading=auto)', ht['In Effect'])
+
+
+class TestList(ServerTestCase):
+    def rows(self, *args):
+        columns, rows = self.run_command(cmds.ListServerDeployConfig,
+                                         list(args))
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+    def test_every_server_with_what_its_hardware_shows(self):
+        tiny = self.nova.add_flavor('m1.tiny', {
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'})
+        self.nova.add_server('web-1', tiny)
+        self.nova.hypervisors[self.node['uuid']] = 'ironic'
+        for server in self.nova.servers.values():
+            if server['name'] == 'db-1':
+                server['OS-EXT-SRV-ATTR:hypervisor_hostname'] = \
+                    self.node['uuid']
+        self.assertEqual(
+            [('db-1', 'disks', 'raid1', 'image'),
+             ('db-1', 'hyperthreading', 'enabled', 'flavor'),
+             ('web-1', 'hyperthreading', 'disabled', 'flavor')],
+            [(r['Server'], r['Type'], r['Wanted'], r['Source'])
+             for r in self.rows('--all-projects')])
+        self.assertNotIn('In Effect', self.rows()[0])
+        self.assertEqual(
+            ['yes', 'yes', 'unknown (a virtual server: no hardware to read)'],
+            [r['In Effect'] for r in self.rows('--long')])
+
+    def test_long_reads_each_node_once_whatever_the_servers(self):
+        self.rows('--long')
+        self.assertEqual(
+            ['/deploy_templates?fields=uuid%2Cname%2Csteps%2Cextra',
+             '/nodes?fields=uuid%2Cname%2Cinstance_uuid%2Craid_config',
+             '/nodes/%s/bios' % self.node['uuid']],
+            [r[1] for r in self.ironic.requests])
 
 
 class TestRebuildHook(fakes.TestCommand):
