@@ -27,6 +27,10 @@ from osc_deploy_config import effects
 from osc_deploy_config import flavors
 
 FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
+# Why no node can be read, by the kind of server.
+VIRTUAL = 'a virtual server: no hardware to read'
+HIDDEN_NODE = ('ironic does not show its node to these credentials: a role '
+               'on the system is needed')
 COLUMNS = ('Type', 'Wanted', 'Source', 'Template', 'Actual', 'In Effect')
 Row = collections.namedtuple('Row', ['type', 'wanted', 'source', 'template',
                                      'actual', 'in_effect'])
@@ -58,7 +62,7 @@ def reverted_by_rebuild(server):
 
 
 def rows(server, templates_by_config, image_properties=None, node=None,
-         bios=None, raid_config=None, no_node_reason='a virtual server'):
+         bios=None, raid_config=None, no_node_reason=VIRTUAL):
     """One ``Row`` per config type the server wants.  ``node``: its ironic
     node, with ``bios`` ({name: value}) and ``raid_config``; without one,
     ``no_node_reason`` says why nothing can be read."""

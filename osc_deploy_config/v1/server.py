@@ -32,6 +32,9 @@ from osc_lib.command import command
 from osc_deploy_config.v1 import cli
 
 LOG = logging.getLogger(__name__)
+# What server deploy-config show and list read of templates and nodes.
+TEMPLATE_FIELDS = ('uuid', 'name', 'steps')
+NODE_FIELDS = ('uuid', 'name', 'raid_config')
 
 
 class ResizeDeployConfigHook(hooks.CommandHook):
@@ -184,30 +187,20 @@ class ShowServerDeployConfig(cli.OneLineErrors, command.Lister):
 
     def take_action(self, parsed_args):
         from osc_deploy_config import glance
-        from osc_deploy_config import ironic
-        from osc_deploy_config import nova
         from osc_deploy_config import server_configs
-        from osc_deploy_config import versions
 
-        clients = self.app.client_manager.deploy_config
-        servers = nova.NovaServers(clients.compute)
+        clients, servers, baremetal = _apis(self.app)
         server = servers.find_server(parsed_args.server)
         image_id = (server.get('image') or {}).get('id')
         image = glance.Glance(clients.image).image_properties(
             image_id) if image_id else {}
-        baremetal = ironic.Ironic(clients.baremetal,
-                                  versions.DEPLOY_TEMPLATES,
-                                  versions.NODE_TRAITS, versions.NODE_BIOS)
         with clients.ironic_errors('list deploy templates and nodes'):
-            by_config = baremetal.config_templates(
-                fields=['uuid', 'name', 'steps'])
-            node = baremetal.node_of_instance(
-                server['id'], ['uuid', 'name', 'raid_config'])
+            by_config = baremetal.config_templates(fields=TEMPLATE_FIELDS)
+            node = baremetal.node_of_instance(server['id'], NODE_FIELDS)
             bios = baremetal.bios_settings(node['uuid']) if node else None
-        reason = 'a virtual server: no hardware to read'
+        reason = server_configs.VIRTUAL
         if node is None and servers.runs_on_ironic(server):
-            reason = ('ironic does not show its node to these credentials: '
-                      'a role on the system is needed')
+            reason = server_configs.HIDDEN_NODE
         rows = server_configs.rows(
             server, by_config, image, node, bios,
             node and node.get('raid_config'), reason)
@@ -231,23 +224,15 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
 
     def take_action(self, parsed_args):
         from osc_deploy_config import glance
-        from osc_deploy_config import ironic
-        from osc_deploy_config import nova
         from osc_deploy_config import server_configs
-        from osc_deploy_config import versions
 
-        clients = self.app.client_manager.deploy_config
-        servers = nova.NovaServers(clients.compute)
+        clients, servers, baremetal = _apis(self.app)
         found = servers.servers(parsed_args.all_projects)
         images = glance.Glance(clients.image).images() if any(
             s.get('image') for s in found) else {}
-        baremetal = ironic.Ironic(clients.baremetal,
-                                  versions.DEPLOY_TEMPLATES,
-                                  versions.NODE_TRAITS, versions.NODE_BIOS)
         with clients.ironic_errors('list deploy templates and nodes'):
-            by_config = baremetal.config_templates(
-                fields=['uuid', 'name', 'steps'])
-            nodes = _hardware(clients, baremetal, servers, found) \
+            by_config = baremetal.config_templates(fields=TEMPLATE_FIELDS)
+            nodes = _hardware(baremetal, servers, found) \
                 if parsed_args.long else {}
         columns = ('Server',) + server_configs.COLUMNS
         if not parsed_args.long:
@@ -264,14 +249,28 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
         return columns, rows
 
 
-def _hardware(clients, baremetal, servers, found):
+def _apis(app):
+    """The plugin's clients, nova's servers, and ironic for reading what
+    nodes report."""
+    from osc_deploy_config import ironic
+    from osc_deploy_config import nova
+    from osc_deploy_config import versions
+
+    clients = app.client_manager.deploy_config
+    return clients, nova.NovaServers(clients.compute), ironic.Ironic(
+        clients.baremetal, versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
+        versions.NODE_BIOS)
+
+
+def _hardware(baremetal, servers, found):
     """{server ID: (node, BIOS settings, why none)} from one node listing,
     one hypervisor listing, and the nodes' BIOS read concurrently."""
     import concurrent.futures
 
+    from osc_deploy_config import server_configs
+
     nodes = {n['instance_uuid']: n for n in baremetal.nodes(
-        ['uuid', 'name', 'instance_uuid', 'raid_config'])
-        if n.get('instance_uuid')}
+        NODE_FIELDS + ('instance_uuid',)) if n.get('instance_uuid')}
     on_ironic = servers.ironic_hypervisors()
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         bios = dict(zip(nodes, pool.map(baremetal.bios_settings, [
@@ -282,10 +281,7 @@ def _hardware(clients, baremetal, servers, found):
         if node is not None:
             hardware[server['id']] = (node, bios[server['id']], None)
         elif server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') in on_ironic:
-            hardware[server['id']] = (
-                None, None, 'ironic does not show its node to these '
-                'credentials: a role on the system is needed')
+            hardware[server['id']] = (None, None, server_configs.HIDDEN_NODE)
         else:
-            hardware[server['id']] = (None, None, 'a virtual server: no '
-                                      'hardware to read')
+            hardware[server['id']] = (None, None, server_configs.VIRTUAL)
     return hardware

@@ -136,7 +136,7 @@ class TestList(ServerTestCase):
         self.rows('--long')
         self.assertEqual(
             ['/deploy_templates?fields=uuid%2Cname%2Csteps%2Cextra',
-             '/nodes?fields=uuid%2Cname%2Cinstance_uuid%2Craid_config',
+             '/nodes?fields=uuid%2Cname%2Craid_config%2Cinstance_uuid',
              '/nodes/%s/bios' % self.node['uuid']],
             [r[1] for r in self.ironic.requests])
 
