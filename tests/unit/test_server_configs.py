@@ -21,7 +21,8 @@ import fixtures
 from osc_deploy_config import deploy_config
 from osc_deploy_config import resize
 from osc_deploy_config import steps
-from osc_deploy_config.v1 import server as cmds
+from osc_deploy_config.v1 import server as hooks
+from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -149,9 +150,9 @@ class TestRebuildHook(fakes.TestCommand):
             'trait:' + ON_T: 'required'}))
         self.server = self.nova.add_server('db-1', gold)
         cmd = mock.Mock(app=self.app)
-        self.hook = cmds.RebuildDeployConfigHook(cmd)
+        self.hook = hooks.RebuildDeployConfigHook(cmd)
         self.logged = self.useFixture(fixtures.FakeLogger(
-            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+            name=hooks.LOG.name, format='%(levelname)s %(message)s'))
 
     def before(self, server):
         parsed = argparse.Namespace(server=server)
