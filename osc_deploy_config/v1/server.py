@@ -10,7 +10,10 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""``openstack server resize --deploy-config TYPE=VALUE``: a command hook.
+"""Command hooks on OSC's own ``server`` commands.
+
+``openstack server resize --deploy-config TYPE=VALUE`` toggles a config;
+``openstack server rebuild`` warns when it will revert a toggle.
 
 OSC's ``server resize`` requires one of --flavor, --confirm and --revert;
 the hook adds --deploy-config to that group (so the parser refuses it with
