@@ -39,7 +39,13 @@ class Nova(rest.Api):
 
     def flavors(self):
         """Every flavor, public or not, with its extra specs."""
-        return self._pages('/flavors/detail?is_public=None', 'flavors')
+        found = self._pages('/flavors/detail?is_public=None', 'flavors')
+        if any('extra_specs' not in f for f in found):
+            # nova leaves them out where its policy hides them
+            raise exceptions.CommandError(
+                'Nova does not show flavor extra specs to these credentials '
+                '(a system-scoped token?): use a project-scoped admin')
+        return found
 
     def _pages(self, path, collection, feature=None):
         """Every object of a listing, one request per page."""

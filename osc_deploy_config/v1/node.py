@@ -215,9 +215,17 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
                 '%d of %d trait changes failed; rerun to retry'
                 % (len(failures), writes))
         if written and not parsed_args.no_wait:
-            converge.wait_for_placement(
-                placement.Placement(clients.placement), written,
-                parsed_args.wait_timeout, self.say)
+            try:
+                converge.wait_for_placement(
+                    placement.Placement(clients.placement), written,
+                    parsed_args.wait_timeout, self.say)
+            except sdk_exceptions.ForbiddenException:
+                # e.g. a system-scoped token: placement wants a project
+                LOG.warning('Placement refused these credentials (403): '
+                            'sync cannot tell when the scheduler sees the '
+                            'tags; a project-scoped admin can (openstack '
+                            'baremetal node deploy-config list, column '
+                            'Schedulable).')
         return ('Node', 'Template', 'Action', 'Reason'), rows
 
     def say(self, text):

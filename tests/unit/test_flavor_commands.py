@@ -194,6 +194,16 @@ class TestShowList(FlavorCommandTest):
         (warning,) = shown['drift'].machine_readable()
         self.assertIn('no node is schedulable for this flavor', warning)
 
+    def test_hidden_extra_specs_are_said_not_guessed(self):
+        # nova leaves extra specs out for a token its policy refuses them
+        del self.gold['extra_specs']
+        for command, args in ((cmds.ShowFlavorDeployConfig, ['bm.gold']),
+                              (cmds.ListFlavorDeployConfig, [])):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    self.run_command, command, args)
+            self.assertIn('Nova does not show flavor extra specs to these '
+                          'credentials', str(exc))
+
     def test_list_is_one_request_for_any_number_of_flavors(self):
         for n in range(150):
             self.nova.add_flavor('f%03d' % n, {

@@ -179,6 +179,19 @@ class TestSync(NodeCommandTest):
         self.assertIn('give it no template names', str(exc))
         self.assertEqual([], self.ironic.requests)
 
+    def test_placement_refusing_the_scope_is_a_warning(self):
+        # the tags are written; only the wait for placement is impossible
+        logged = self.useFixture(fixtures.FakeLogger(
+            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+        self.placement.proxy.request.side_effect = None
+        self.placement.proxy.request.return_value = fakes.error(
+            403, 'Access was denied to this resource.')
+        self.rows(cmds.SyncNodeDeployConfig, ON_T)
+        self.assertIn(ON_T, self.bm0['traits'])
+        self.assertIn('WARNING Placement refused these credentials (403): '
+                      'sync cannot tell when the scheduler sees the tags',
+                      logged.output)
+
     def test_no_wait_asks_placement_nothing(self):
         self.provide(self.bm0)
         self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
