@@ -117,9 +117,11 @@ class NovaServers(Nova):
 
     def ironic_hypervisors(self):
         """The hypervisor names of the nodes nova's ironic driver runs."""
+        return self._ironic_hypervisors('/os-hypervisors/detail')
+
+    def _ironic_hypervisors(self, path):
         return {h['hypervisor_hostname'] for h in self._pages(
-            '/os-hypervisors/detail', 'hypervisors',
-            versions.HYPERVISORS_BY_NAME)
+            path, 'hypervisors', versions.HYPERVISORS_BY_NAME)
             if h['hypervisor_type'] == 'ironic'}
 
     def runs_on_ironic(self, server):
@@ -129,12 +131,9 @@ class NovaServers(Nova):
         hostname = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
         if not hostname:
             return None
-        found = self._request('GET', '/os-hypervisors/detail?%s' % (
-            urllib.parse.urlencode({'hypervisor_hostname_pattern':
-                                    hostname})),
-            versions.HYPERVISORS_BY_NAME)['hypervisors']
-        return any(h['hypervisor_hostname'] == hostname
-                   and h['hypervisor_type'] == 'ironic' for h in found)
+        return hostname in self._ironic_hypervisors(
+            '/os-hypervisors/detail?%s' % urllib.parse.urlencode(
+                {'hypervisor_hostname_pattern': hostname}))
 
     def create_flavor(self, name, sizes, description):
         """A public flavor without extra specs (see ``finish_flavor``)."""

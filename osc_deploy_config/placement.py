@@ -66,6 +66,14 @@ class Placement(rest.Api):
                 for uuid, summary in found.get(
                     'provider_summaries', {}).items()}
 
+    def free_providers(self, resource_classes):
+        """{provider UUID: its traits} for the providers with a unit of one
+        of these resource classes free now: one request per class."""
+        found = {}
+        for resource_class in sorted(resource_classes):
+            found.update(self.schedulable({resource_class: 1}))
+        return found
+
     def _unless_unknown_trait(self, path, feature):
         """A listing; empty when it names a trait placement has never seen
         (it answers 400: no provider has it)."""

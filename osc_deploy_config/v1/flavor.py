@@ -219,10 +219,8 @@ def _placement_view(clients, flavor):
     try:
         api = placement.Placement(clients.placement)
         candidates = api.schedulable(resources, required, forbidden)
-        free = {}
-        for resource_class in sorted(resources):
-            if resource_class.startswith('CUSTOM_'):
-                free.update(api.schedulable({resource_class: 1}))
+        free = api.free_providers(
+            rc for rc in resources if rc.startswith('CUSTOM_'))
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
         LOG.warning('Schedulable nodes are unknown: placement could not be '
                     'read (%s)', getattr(exc, 'details', None) or exc)

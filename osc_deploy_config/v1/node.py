@@ -56,12 +56,9 @@ def _placement_view(clients, nodes):
     from osc_deploy_config import placement
     from osc_deploy_config import tagging
 
-    classes = sorted({tagging.resource_class(n) for n in nodes} - {None})
-    view = {}
+    classes = {tagging.resource_class(n) for n in nodes} - {None}
     try:
-        api = placement.Placement(clients.placement)
-        for resource_class in classes:
-            view.update(api.schedulable({resource_class: 1}))
+        view = placement.Placement(clients.placement).free_providers(classes)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
         LOG.warning('Schedulable is unknown: placement could not be read '
                     '(%s)', getattr(exc, 'details', None) or exc)
