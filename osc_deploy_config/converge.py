@@ -28,7 +28,7 @@ from osc_lib import exceptions
 
 from osc_deploy_config import tagging
 
-POLL_SECONDS = 2
+POLL_SECONDS = 1
 
 
 def pending(changes, carriers):

@@ -23,9 +23,10 @@ JSON (``--output``, default ``.bench/``) with the machine and versions.
 
 The bench creates its objects (``bench-*`` nodes and flavors,
 ``CUSTOM_DEPLOY_CONFIG_BENCH*`` templates) and deletes them afterwards,
-also those a crashed run left.  nova's ironic compute is stopped meanwhile,
-so that it does not turn a thousand enrolled nodes into resource providers
-while we measure; it is started again at the end.
+also those a crashed run left.  nova's ironic compute is stopped until the
+sync benchmark, so that it does not turn a thousand enrolled nodes into
+resource providers while the others measure; the sync benchmark starts it
+with only its nodes left, and waits for placement as ``sync`` does.
 """
 
 import argparse
@@ -57,6 +58,7 @@ SYNC_TEMPLATE = 'CUSTOM_DEPLOY_CONFIG_BENCHSYNC_ON'
 CAPABLE_TRAIT = 'CUSTOM_BENCH_CAPABLE'
 NEVER_TRAIT = 'CUSTOM_BENCH_NEVER'
 SERVER = 'bench-server'
+LIST_SERVERS = 'bench-list'
 PARALLEL_SETUP = 4
 VERSIONS_OF = ('osc-deploy-config', 'python-openstackclient',
                'python-ironicclient', 'openstacksdk', 'osc-lib', 'cliff',
@@ -175,6 +177,14 @@ class Cloud:
             path = rest.relative_link(page.get('next'), '/v1')
         return found
 
+    def providers(self, required=None):
+        """UUIDs of the resource providers (with this trait)."""
+        path = '/resource_providers' + (
+            '?required=%s' % required if required else '')
+        return {p['uuid'] for p in self.call(
+            self.placement, 'GET', path,
+            PLACEMENT_VERSION)['resource_providers']}
+
     def max_versions(self):
         ironic = self.ironic.get('/', microversion=None)
         nova = self.nova.get('/', microversion=None).json()
@@ -222,7 +232,9 @@ def grow(cloud, size, have):
 
     def node(number):
         cloud.ironic_call('POST', '/nodes', json={
-            'name': 'bench-%04d' % number, 'driver': 'fake-hardware'})
+            'name': 'bench-%04d' % number, 'driver': 'fake-hardware',
+            'resource_class': 'bench',
+            'properties': {'cpu_arch': 'x86_64'}})
 
     def flavor(number):
         config = bench_config(number)
@@ -238,17 +250,30 @@ def grow(cloud, size, have):
         parallel(make, numbers)
 
 
+def delete_servers(cloud, prefix):
+    servers = cloud.nova_call('GET', '/servers?name=^%s' % prefix)[
+        'servers']
+    parallel(lambda s: cloud.nova_call('DELETE', '/servers/%s' % s['id'],
+                                       ok=(204, 404)), servers)
+    waiting.wait_for('%d servers deleted' % len(servers), lambda: not (
+        cloud.nova_call('GET', '/servers?name=^%s' % prefix)['servers']),
+        600, 1)
+    return len(servers)
+
+
+def unpair(cloud):
+    """Clear the instance of every bench node (``server_list_long``)."""
+    paired = [n['uuid'] for n in cloud.ironic_list(
+        'nodes', 'uuid,name,instance_uuid')
+        if (n['name'] or '').startswith('bench-') and n['instance_uuid']]
+    parallel(lambda n: cloud.ironic_call('PATCH', '/nodes/%s' % n, json=[
+        {'op': 'remove', 'path': '/instance_uuid'}]), paired)
+
+
 def clean(cloud):
     """Delete every bench object, whatever run made it."""
-    servers = cloud.nova_call('GET', '/servers?name=^bench-')['servers']
-    for server in servers:
-        cloud.nova_call('DELETE', '/servers/%s' % server['id'],
-                        ok=(204, 404))
-    for server in servers:
-        waiting.wait_for('server %s deleted' % server['id'],
-                         lambda s=server: cloud.nova.get(
-                             '/servers/%s' % s['id']).status_code == 404,
-                         300)
+    servers = delete_servers(cloud, 'bench-')
+    unpair(cloud)
     templates = [t['uuid'] for t in cloud.ironic_list('deploy_templates',
                                                       'uuid,name')
                  if t['name'].startswith('CUSTOM_DEPLOY_CONFIG_BENCH')]
@@ -263,7 +288,7 @@ def clean(cloud):
                                          ok=(204, 404)), nodes)
     parallel(lambda f: cloud.nova_call('DELETE', '/flavors/%s' % f,
                                        ok=(202, 204, 404)), bench_flavors)
-    return len(templates), len(nodes), len(bench_flavors)
+    return servers, len(templates), len(nodes), len(bench_flavors)
 
 
 def boot_server(cloud):
@@ -452,52 +477,206 @@ def template_list_vs_ironicclient(runs, env, without):
                        ironicclient_osc_startup=theirs_in_osc + ['--help'])
 
 
-def sync_vs_floor(cloud, counter, nodes, rounds):
-    """Tagging ``nodes`` capable nodes: our ``sync`` against the floor of
-    only the trait writes, back to back, on one keep-alive session."""
+def sync_vs_floor(cloud, counter, nodes, rounds, nova_log):
+    """Tagging ``nodes`` capable nodes that nova manages, until placement
+    shows it: our ``sync`` against the floor (the trait writes back to
+    back on one session, then polling placement every 0.1 s until nova's
+    copy is there); ``sync --no-wait`` against the writes alone; and the
+    alternative design, writing the providers' traits ourselves, for its
+    time and what nova's log says of it."""
     from osc_deploy_config import deploy_config
 
     sync_config = deploy_config.Config('benchsync', 'on')
     cloud.ironic_call('POST', '/deploy_templates',
                       json=template_body(sync_config, [CAPABLE_TRAIT]))
-    all_nodes = sorted((n for n in cloud.ironic_list('nodes', 'uuid,name')
-                        if (n['name'] or '').startswith('bench-')),
-                       key=lambda n: n['name'])
-    if len(all_nodes) < nodes:
+    bench_nodes = sorted((n for n in cloud.ironic_list('nodes', 'uuid,name')
+                          if (n['name'] or '').startswith('bench-')),
+                         key=lambda n: n['name'])
+    if len(bench_nodes) < nodes:
         raise SystemExit('only %d bench nodes for --sync-nodes %d'
-                         % (len(all_nodes), nodes))
-    capable = [n['uuid'] for n in all_nodes[:nodes]]
+                         % (len(bench_nodes), nodes))
+    capable = [n['uuid'] for n in bench_nodes[:nodes]]
+    parallel(lambda n: cloud.ironic_call('DELETE', '/nodes/%s' % n['uuid']),
+             bench_nodes[nodes:])
     parallel(lambda n: cloud.ironic_call('PUT', '/nodes/%s/traits' % n,
                                          json={'traits': [CAPABLE_TRAIT]}),
              capable)
+    cloud.call(cloud.placement, 'PUT', '/traits/%s' % SYNC_TEMPLATE,
+               PLACEMENT_VERSION)
 
-    def untag():
-        parallel(lambda n: cloud.ironic_call(
-            'DELETE', '/nodes/%s/traits/%s' % (n, SYNC_TEMPLATE),
-            ok=(204, 404)), capable)
+    log('starting nova\'s ironic compute; waiting for %d resource '
+        'providers' % nodes)
+    subprocess.run([sys.executable, MINICLOUD, 'start',
+                    'nova-compute-ironic'], check=True)
+    waiting.wait_for('%d bench nodes as resource providers' % nodes,
+                     lambda: set(capable) <= cloud.providers(), 1200, 2)
+
+    def carriers():
+        return cloud.providers(required=SYNC_TEMPLATE) & set(capable)
 
     def tagged():
         return sum(SYNC_TEMPLATE in (n['traits'] or ())
                    for n in cloud.ironic_list('nodes', 'uuid,traits'))
 
-    floor, ours, counts = [], [], None
-    for _ in range(rounds):
-        start = time.perf_counter()
+    def untag():
+        parallel(lambda n: cloud.ironic_call(
+            'DELETE', '/nodes/%s/traits/%s' % (n, SYNC_TEMPLATE),
+            ok=(204, 404)), capable)
+        waiting.wait_for('placement to drop the bench trait',
+                         lambda: not carriers(), 600, 0.5)
+
+    def write_ironic():
         for node in capable:
             cloud.ironic_call('PUT', '/nodes/%s/traits/%s'
                               % (node, SYNC_TEMPLATE))
-        floor.append(time.perf_counter() - start)
-        untag()
+
+    def sync(*options):
         counts, took = counter.run('baremetal', 'node', 'deploy-config',
-                                   'sync', SYNC_TEMPLATE)
-        ours.append(took)
+                                   'sync', *options, SYNC_TEMPLATE)
         if tagged() != nodes:
             raise SystemExit('sync tagged %d nodes, not %d'
                              % (tagged(), nodes))
+        return counts, took
+
+    untag()
+    found = {'writes': [], 'copied': [], 'no_wait': [], 'ours': [],
+             'nova_errors': 0}
+    counts = counts_no_wait = None
+    for number in range(rounds):
+        log('sync round %d of %d' % (number + 1, rounds))
+        start = time.perf_counter()
+        write_ironic()
+        found['writes'].append(time.perf_counter() - start)
+        waiting.wait_for('placement to show the bench trait',
+                         lambda: len(carriers()) == nodes, 600, 0.1)
+        found['copied'].append(time.perf_counter() - start)
         untag()
-    return {'nodes': nodes, 'rounds': rounds, 'floor_s': median(floor),
-            'ours_s': median(ours), 'requests': counts,
-            'floor_requests': nodes}
+        counts_no_wait, took = sync('--no-wait')
+        found['no_wait'].append(took)
+        untag()
+        nova_log.mark()
+        counts, took = sync()
+        shown = len(carriers())
+        if shown != nodes:
+            raise SystemExit('sync returned with %d of %d nodes in '
+                             'placement' % (shown, nodes))
+        found['ours'].append(took)
+        untag()
+        found['nova_errors'] += nova_log.failed_trait_updates()
+
+    log('the alternative: writing the providers\' traits ourselves')
+    nova_log.mark()
+    start = time.perf_counter()
+    write_ironic()
+    for node in capable:
+        path = '/resource_providers/%s/traits' % node
+        now = cloud.call(cloud.placement, 'GET', path, PLACEMENT_VERSION)
+        cloud.call(cloud.placement, 'PUT', path, PLACEMENT_VERSION, json={
+            'resource_provider_generation':
+                now['resource_provider_generation'],
+            'traits': now['traits'] + [SYNC_TEMPLATE]})
+    own_writes = time.perf_counter() - start
+    # Until nova's next pass over these providers has run: each of them
+    # conflicts once (its cached generation is stale), or the time of
+    # three copies has passed.
+    try:
+        waiting.wait_for('nova\'s next pass over the providers',
+                         lambda: nova_log.failed_trait_updates() >= nodes,
+                         3 * median(found['copied']), 1)
+    except waiting.TimedOut:
+        pass
+    own_errors = nova_log.failed_trait_updates()
+    untag()
+    return {
+        'nodes': nodes, 'rounds': rounds,
+        'writes_s': median(found['writes']),
+        'copied_s': median(found['copied']),
+        'no_wait_s': median(found['no_wait']),
+        'ours_s': median(found['ours']),
+        'copied_all_s': found['copied'], 'ours_all_s': found['ours'],
+        'requests': counts, 'requests_no_wait': counts_no_wait,
+        'floor_requests': nodes,
+        'nova_errors_ours': found['nova_errors'],
+        'own_writes_s': own_writes, 'own_requests': 3 * nodes,
+        'nova_errors_own': own_errors,
+    }
+
+
+def server_list_long(cloud, counter, env, servers, runs):
+    """``server deploy-config list --long`` with ``servers`` more servers
+    that each run on a node: requests added per server, and wall time
+    with and without ``--long``.  The servers are virtual (nova's fake
+    driver boots a hundred in seconds); each is paired with an enrolled
+    bench node by the node's ``instance_uuid`` (ironic's record of the
+    instance on a node, as nova sets it at deploy), so that the command
+    finds a node and reads its BIOS for every one of them."""
+    args = ('server', 'deploy-config', 'list', '--long')
+    before, _ = counter.run(*args)
+    project = cloud.admin.current_project_id
+    cloud.nova_call('PUT', '/os-quota-sets/%s' % project, json={
+        'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}})
+    flavor = next(f for f in cloud.nova_call('GET', '/flavors')['flavors']
+                  if f['name'] == 'bench.f0001')
+    image = next(i for i in cloud.admin.image.images() if i.name == 'tiny')
+    cloud.nova_call('POST', '/servers', json={'server': {
+        'name': LIST_SERVERS, 'flavorRef': flavor['id'],
+        'imageRef': image.id, 'networks': 'none', 'min_count': servers,
+        'max_count': servers}})
+
+    def booted():
+        found = cloud.nova_call('GET', '/servers/detail?name=^%s-'
+                                % LIST_SERVERS)['servers']
+        if any(s['status'] == 'ERROR' for s in found):
+            raise SystemExit('a bench server failed to boot')
+        return len(found) == servers and all(
+            s['status'] == 'ACTIVE' for s in found) and found
+
+    found = waiting.wait_for('%d bench servers ACTIVE' % servers, booted,
+                             600, 1)
+    nodes = sorted((n for n in cloud.ironic_list('nodes', 'uuid,name')
+                    if (n['name'] or '').startswith('bench-')),
+                   key=lambda n: n['name'])[:servers]
+    parallel(lambda pair: cloud.ironic_call(
+        'PATCH', '/nodes/%s' % pair[0]['uuid'], json=[
+            {'op': 'add', 'path': '/instance_uuid',
+             'value': pair[1]['id']}]), list(zip(nodes, found, strict=True)))
+    after, _ = counter.run(*args)
+    short, _ = counter.run(*args[:-1])
+    shown = json.loads(subprocess.run(
+        [BIN + '/openstack', '--os-cloud', ADMIN, *args, '-f', 'json'],
+        env=env, capture_output=True, text=True, check=True).stdout)
+    read = sum(1 for row in shown if row['Server'].startswith(LIST_SERVERS)
+               and row['Actual'])
+    if read != servers:
+        raise SystemExit('list --long read the BIOS of %d of %d servers'
+                         % (read, servers))
+    times = interleaved(runs, env, long=[BIN + '/openstack', '--os-cloud',
+                                         ADMIN, *args],
+                        short=[BIN + '/openstack', '--os-cloud', ADMIN,
+                               *args[:-1]])
+    unpair(cloud)
+    delete_servers(cloud, LIST_SERVERS)
+    cloud.nova_call('DELETE', '/os-quota-sets/%s' % project)
+    return {'servers': servers, 'rows': len(shown), 'before': before,
+            'after': after, 'short': short, 'long_s': times['long'],
+            'short_s': times['short']}
+
+
+class NovaLog:
+    """What nova's ironic compute logged since the last mark."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+
+    def mark(self):
+        self.offset = os.path.getsize(self.path)
+
+    def failed_trait_updates(self):
+        with open(self.path, errors='replace') as logged:
+            logged.seek(self.offset)
+            return sum('Failed to update traits' in line
+                       for line in logged)
 
 
 # ---------------------------------------------------------------- report
@@ -530,12 +709,16 @@ def main(argv):
     parser.add_argument('--sizes', default='1,100,1000')
     parser.add_argument('--sync-nodes', type=int, default=500)
     parser.add_argument('--sync-rounds', type=int, default=3)
+    parser.add_argument('--list-servers', type=int, default=100)
     parser.add_argument('--runs', type=int, default=7,
                         help='runs of each timed command')
     parser.add_argument('--runs-load', type=int, default=21)
     parser.add_argument('--output', default=os.path.join(CHECKOUT, '.bench'))
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(','))
+    if max(args.sync_nodes, args.list_servers) > sizes[-1]:
+        parser.error('--sync-nodes and --list-servers need as many bench '
+                     'nodes: at most the largest of --sizes')
     os.makedirs(args.output, exist_ok=True)
     started, start = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), \
         time.monotonic()
@@ -576,10 +759,15 @@ def main(argv):
         log('template list vs ironicclient')
         report['template_list'] = template_list_vs_ironicclient(
             args.runs, env, without)
-        log('sync over %d nodes' % args.sync_nodes)
-        report['sync'] = sync_vs_floor(cloud, counter, args.sync_nodes,
-                                       args.sync_rounds)
+        log('server deploy-config list --long over %d servers'
+            % args.list_servers)
+        report['server_list'] = server_list_long(
+            cloud, counter, env, args.list_servers, args.runs)
         untag_host(cloud, server[1], server[2])
+        log('sync over %d nodes' % args.sync_nodes)
+        report['sync'] = sync_vs_floor(
+            cloud, counter, args.sync_nodes, args.sync_rounds,
+            NovaLog(os.path.join(home, 'logs', 'nova-compute-ironic.log')))
     finally:
         log('cleaning up: %s' % (clean(cloud),))
         subprocess.run([sys.executable, MINICLOUD, 'start',
