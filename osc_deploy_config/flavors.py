@@ -12,6 +12,11 @@
 
 """The flavor translation: the request filter, done once.
 
+An image asks for configs exactly as a flavor does (nova hands ironic the
+image's ``trait:*=required`` properties with the flavor's), so these
+functions serve both: ``specs`` are a flavor's extra specs or an image's
+properties.
+
 A flavor asks for a config with ``deploy-config:<type>=<value>``; nova's
 scheduler only understands required traits, and ironic applies a template
 when its name is an instance trait.  So ``set`` writes both the config and
@@ -114,15 +119,15 @@ def plan_set(specs, configs, templates_by_config):
     return SpecChange(to_set, [k for k in to_unset if k not in to_set])
 
 
-def plan_unset(specs, config_types, templates_by_config):
+def plan_unset(specs, config_types, templates_by_config, owner='flavor'):
     """The extra specs ``set`` added for these types, to remove."""
     specs = specs or {}
     by_type = {c.type: c for c in configs_of(specs)}
     absent = [t for t in config_types if t not in by_type]
     if absent:
         raise exceptions.CommandError(
-            'The flavor has no deploy config of type %s: nothing to unset'
-            % ', '.join(absent))
+            'The %s has no deploy config of type %s: nothing to unset'
+            % (owner, ', '.join(absent)))
     keys = []
     for config_type in dict.fromkeys(config_types):
         keys += _ours(specs, by_type[config_type], templates_by_config)
@@ -166,8 +171,9 @@ def refuse_step_conflicts(configs, templates_by_config):
             seen[key] = config
 
 
-def drift(specs, templates_by_config):
-    """What disagrees between a flavor and the templates, in words."""
+def drift(specs, templates_by_config, owner='flavor'):
+    """What disagrees between a flavor (or image) and the templates, in
+    words."""
     specs = specs or {}
     found = []
     explained = set()
@@ -188,7 +194,7 @@ def drift(specs, templates_by_config):
         if (key.startswith('trait:' + deploy_config.TEMPLATE_PREFIX)
                 and value == REQUIRED and key not in explained):
             found.append('%s=required: %s' % (key, (
-                'its template has no deploy config on this flavor'
+                'its template has no deploy config on this %s' % owner
                 if key in template_traits else 'no such deploy template')))
     return found
 

@@ -16,8 +16,12 @@ image's properties, where it can ask for deploy configs as a flavor does
 
 import urllib.parse
 
+from osc_lib import exceptions
+
 from osc_deploy_config import rest
 from osc_deploy_config import versions
+
+JSON_PATCH = 'application/openstack-images-v2.1-json-patch'
 
 
 class Glance(rest.Api):
@@ -34,6 +38,30 @@ class Glance(rest.Api):
             found.update((image['id'], image) for image in page['images'])
             path = rest.relative_link(page.get('next'), '/v2')
         return found
+
+    def find_image(self, name_or_id):
+        """An image (its properties as top-level keys) by ID or name."""
+        found = self.image_properties(name_or_id)
+        if found:
+            return found
+        found = self._request('GET', '/images?%s' % urllib.parse.urlencode(
+            {'name': name_or_id}))['images']
+        if len(found) != 1:
+            raise exceptions.CommandError(
+                '%s image named %s' % ('No' if not found else 'More than one',
+                                       name_or_id))
+        return found[0]
+
+    def change_properties(self, image, to_set, to_unset):
+        """Set and remove properties in one request (glance applies a
+        patch whole or not at all)."""
+        patch = [{'op': 'replace' if key in image else 'add',
+                  'path': '/%s' % key, 'value': value}
+                 for key, value in sorted(to_set.items())]
+        patch += [{'op': 'remove', 'path': '/%s' % key} for key in to_unset
+                  if key in image]
+        return self._request('PATCH', '/images/%s' % image['id'], json=patch,
+                             headers={'Content-Type': JSON_PATCH})
 
     def image_properties(self, image_id):
         """An image's properties (glance returns them as top-level keys);

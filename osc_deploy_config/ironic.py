@@ -108,6 +108,12 @@ class Ironic(rest.Api):
                               versions.NODE_BIOS)
         return {s['name']: s['value'] for s in found['bios']}
 
+    def bios_registry(self, node):
+        """The node's BIOS settings with the registry fields ironic keeps
+        of each (``attribute_type``, ``allowable_values``, ...)."""
+        return self._request('GET', '/nodes/%s/bios?detail=True' % node,
+                             versions.NODE_BIOS_REGISTRY)['bios']
+
     def service(self, node, steps):
         """Run service steps on an active node (ironic servicing)."""
         self._request('PUT', '/nodes/%s/states/provision' % node,

@@ -165,3 +165,20 @@ def service_steps(template):
     ordered = sorted(template['steps'], key=lambda s: -int(s['priority']))
     return [{'interface': s['interface'], 'step': s['step'],
              'args': s['args']} for s in ordered]
+
+
+def refuse_image_configs(server, image, configs):
+    """A toggle of a type the server's image asks for is refused: every
+    deploy of the server (a rebuild) applies the image's template again,
+    and ironic would run it with the toggle's."""
+    asked = {c.type: c for c in flavors.configs_of(image)}
+    clashing = [c for c in configs if c.type in asked]
+    if clashing:
+        raise exceptions.CommandError(
+            'Server %s cannot toggle %s: its image %s asks for %s, which '
+            'every deploy of the server applies again. Nothing was changed; '
+            'rebuild it from an image without it (openstack image '
+            'deploy-config unset).' % (
+                server['name'], ', '.join(c.type for c in clashing),
+                image.get('name') or image.get('id'), ', '.join(
+                    str(asked[c.type]) for c in clashing)))

@@ -26,6 +26,7 @@ from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
 from osc_deploy_config import effects
+from osc_deploy_config import glance
 from osc_deploy_config import ironic
 from osc_deploy_config import nova
 from osc_deploy_config import placement
@@ -69,6 +70,10 @@ class Toggle:
     def run(self):
         servers = nova.NovaServers(self.clients.compute)
         server = servers.find_server(self.server_ref)
+        image_id = (server.get('image') or {}).get('id')
+        resize.refuse_image_configs(
+            server, glance.Glance(self.clients.image).image_properties(
+                image_id) if image_id else {}, self.configs)
         baremetal = ironic.Ironic(self.clients.baremetal,
                                   versions.DEPLOY_TEMPLATES,
                                   versions.NODE_TRAITS)

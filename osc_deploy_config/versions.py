@@ -30,6 +30,7 @@ NODE_TRAITS = 'node traits'
 NODE_RETIREMENT = 'node retirement'
 NODE_SERVICING = 'node servicing'
 NODE_BIOS = 'node BIOS settings'
+NODE_BIOS_REGISTRY = 'node BIOS registry'
 LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
 SERVER_FLAVOR_DETAILS = 'server flavor details'
 ACTION_EVENT_DETAILS = 'instance action event details'
@@ -45,6 +46,7 @@ NEEDS = {
     NODE_RETIREMENT: ('baremetal', '1.61'),
     NODE_SERVICING: ('baremetal', '1.87'),
     NODE_BIOS: ('baremetal', '1.40'),
+    NODE_BIOS_REGISTRY: ('baremetal', '1.74'),
     LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
     ACTION_EVENT_DETAILS: ('compute', '2.84'),

@@ -49,6 +49,51 @@ def _ironic(app):
     return clients, ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES)
 
 
+def _check_bios_registry(clients, steps, extra):
+    """Refuse, in one line, BIOS settings of ``steps`` that the BIOS
+    registry of a node capable of the template (by ``extra``) refuses; warn
+    about the capable nodes whose BIOS reports no registry, and when the
+    nodes cannot be read."""
+    import concurrent.futures
+
+    from openstack import exceptions as sdk_exceptions
+
+    from osc_deploy_config import bios_registry
+    from osc_deploy_config import effects
+    from osc_deploy_config import ironic
+    from osc_deploy_config import tagging
+    from osc_deploy_config import versions
+
+    wanted = effects.bios_settings(steps)
+    if not wanted:
+        return
+    api = ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES,
+                        versions.NODE_TRAITS, versions.NODE_RETIREMENT)
+    try:
+        capable = [n for n in api.nodes(('uuid', 'name', 'traits',
+                                         'retired'))
+                   if tagging.capable(n, {'extra': extra})]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            registries = dict(zip(
+                [tagging.node_label(n) for n in capable],
+                pool.map(api.bios_registry, [n['uuid'] for n in capable]),
+                strict=True))
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('BIOS settings not checked against the nodes\' BIOS '
+                    'registry: %s', getattr(exc, 'details', None) or exc)
+        return
+    without = sorted(n for n, entries in registries.items()
+                     if not bios_registry.has_registry(entries))
+    if without:
+        LOG.warning('BIOS settings not checked on %s: no BIOS registry '
+                    'reported', ', '.join(without))
+    found = bios_registry.problems(wanted, {
+        n: entries for n, entries in registries.items()
+        if n not in without})
+    if found:
+        raise exceptions.CommandError(bios_registry.describe(found))
+
+
 def _add_config_options(parser, creating):
     parser.add_argument(
         '--config',
@@ -165,6 +210,7 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
             if config:
                 templates.refuse_second_template(
                     ironic.config_templates(), config, name)
+            _check_bios_registry(clients, body['steps'], body.get('extra'))
             try:
                 created = ironic.create_deploy_template(body)
             except sdk_exceptions.ConflictException as exc:
@@ -392,6 +438,10 @@ class SetDeployTemplate(cli.OneLineErrors, command.Command):
                 extra = templates.annotate(extra, config, traits)
                 templates.refuse_second_template(
                     ironic.config_templates(), config, current['name'])
+            if steps or annotating:
+                _check_bios_registry(
+                    clients, steps or current['steps'],
+                    dict(current.get('extra') or {}, **extra))
             ironic.patch_deploy_template(current['uuid'], templates.set_patch(
                 parsed_args.name, steps, extra))
 

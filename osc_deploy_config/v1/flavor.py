@@ -38,7 +38,7 @@ def _apis(app, *ironic_features):
         clients.baremetal, versions.DEPLOY_TEMPLATES, *ironic_features))
 
 
-def _templates_by_config(clients, ironic):
+def templates_by_config(clients, ironic):
     """One template listing: {config: template}."""
     with clients.ironic_errors('list deploy templates'):
         return ironic.config_templates(fields=['uuid', 'name', 'steps'])
@@ -78,7 +78,7 @@ class _ChangeFlavorDeployConfig(cli.OneLineErrors, command.Lister):
         items = [self.parse_item(i) for i in parsed_args.items]
         clients, nova, ironic = _apis(self.app)
         flavor = nova.find_flavor(parsed_args.flavor)
-        by_config = _templates_by_config(clients, ironic)
+        by_config = templates_by_config(clients, ironic)
         change = self.plan(flavor['extra_specs'], items, by_config)
         result = _apply(nova, flavor, change, parsed_args.dry_run)
         if not parsed_args.dry_run and (change.set or change.unset):
@@ -181,7 +181,7 @@ class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):
         clients, nova, ironic = _apis(self.app, versions.NODE_TRAITS,
                                       versions.NODE_RETIREMENT)
         flavor = nova.find_flavor(parsed_args.flavor)
-        by_config = _templates_by_config(clients, ironic)
+        by_config = templates_by_config(clients, ironic)
         configs = flavors.configs_of(flavor['extra_specs'])
         with clients.ironic_errors('list nodes'):
             nodes = ironic.nodes(tagging.NODE_FIELDS) if configs else []

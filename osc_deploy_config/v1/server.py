@@ -13,7 +13,8 @@
 """Command hooks on OSC's own ``server`` commands.
 
 ``openstack server resize --deploy-config TYPE=VALUE`` toggles a config;
-``openstack server rebuild`` warns when it will revert a toggle.
+``openstack server create`` refuses a boot whose deploy configs cannot
+deploy; ``openstack server rebuild`` warns when it will revert a toggle.
 
 OSC's ``server resize`` requires one of --flavor, --confirm and --revert;
 the hook adds --deploy-config to that group (so the parser refuses it with
@@ -120,6 +121,91 @@ class ResizeDeployConfigHook(hooks.CommandHook):
         stdout = self.cmd.app.stdout
         stdout.write(text + '\n')
         stdout.flush()
+
+
+class CreatePreflightHook(hooks.CommandHook):
+    """``server create``: before nova is asked, refuse a flavor and image
+    whose deploy configs conflict, and (when placement can be read) a
+    config no node can take now; each in one line, nothing created.
+
+    It never blocks a boot it cannot judge: whatever it cannot read
+    (ironic's templates, placement: a plain project member) it leaves
+    unchecked, silently; a boot from a volume, or a flavor whose request
+    nova translates (numbered groups, dedicated CPUs), skips the placement
+    check.  A boot that asks for no deploy config costs one flavor listing
+    and one image read.
+    """
+
+    def get_parser(self, parser):
+        return parser
+
+    def get_epilog(self):
+        return ''
+
+    def before(self, parsed_args):
+        from osc_deploy_config import preflight
+
+        read = self._read(parsed_args)
+        if read is None:
+            return parsed_args
+        flavor, image, by_config = read
+        found = preflight.asked(flavor, image, by_config)
+        preflight.refuse_conflicts(found, by_config)
+        resources, required, forbidden = preflight.placement_request(
+            flavor, image)
+        if (found and preflight.asks_templates(required)
+                and preflight.judged(flavor) and not (
+                    getattr(parsed_args, 'volume', None)
+                    or getattr(parsed_args, 'snapshot', None)
+                    or getattr(parsed_args, 'boot_from_volume', None))):
+            candidates = self._candidates(resources, required, forbidden)
+            if candidates is not None:
+                preflight.refuse_unschedulable(found, candidates)
+        return parsed_args
+
+    def _read(self, parsed_args):
+        """(flavor, image properties, templates by config), or None when
+        the flavor cannot be read; templates {} when ironic hides them."""
+        from osc_deploy_config import glance
+        from osc_deploy_config import ironic
+        from osc_deploy_config import nova
+        from osc_deploy_config import versions
+
+        clients = self.cmd.app.client_manager.deploy_config
+        try:
+            flavor = nova.Nova(clients.compute).find_flavor(
+                parsed_args.flavor)
+            image = glance.Glance(clients.image).find_image(
+                parsed_args.image) if parsed_args.image else {}
+        except Exception as exc:    # noqa: BLE001 - never block a boot
+            LOG.debug('deploy-config pre-flight skipped: %s', exc)
+            return None
+        if not any(k.startswith(('deploy-config:', 'trait:'))
+                   for k in list(flavor.get('extra_specs') or {}) + list(
+                       image)):
+            return flavor, image, {}
+        try:
+            by_config = ironic.Ironic(
+                clients.baremetal, versions.DEPLOY_TEMPLATES
+            ).config_templates(fields=('uuid', 'name', 'steps'))
+        except Exception as exc:    # noqa: BLE001 - never block a boot
+            LOG.debug('deploy-config pre-flight without templates: %s', exc)
+            by_config = {}
+        return flavor, image, by_config
+
+    def _candidates(self, resources, required, forbidden):
+        from osc_deploy_config import placement
+
+        try:
+            return placement.Placement(
+                self.cmd.app.client_manager.deploy_config.placement
+            ).schedulable(resources, required, forbidden)
+        except Exception as exc:    # noqa: BLE001 - never block a boot
+            LOG.debug('deploy-config pre-flight without placement: %s', exc)
+            return None
+
+    def after(self, parsed_args, return_code):
+        return return_code
 
 
 class RebuildDeployConfigHook(hooks.CommandHook):

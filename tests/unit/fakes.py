@@ -104,6 +104,8 @@ class FakeIronic(FakeService):
         # unless the node's BIOS ignores them or servicing fails
         self.bios_ignores_steps = False
         self.service_error = None
+        # {node UUID: {setting: registry fields}} (?detail=True)
+        self.bios_registries = {}
 
     # ------------------------------------------------------------ data
 
@@ -255,8 +257,10 @@ class FakeIronic(FakeService):
         if rest[1:] == ['states', 'provision']:
             return self._service(node, body)
         if rest[1:] == ['bios']:
+            registry = self.bios_registries.get(node['uuid'], {}) \
+                if query.get('detail') == 'True' else {}
             return response(200, {'bios': [
-                {'name': name, 'value': value}
+                dict(registry.get(name, {}), name=name, value=value)
                 for name, value in sorted(node['bios'].items())]})
         trait = rest[2]
         if node['uuid'] in self.locked_nodes:
@@ -554,10 +558,21 @@ class FakeGlance(FakeService):
     def route(self, method, segments, query, json, microversion):
         if segments == ['images']:
             return response(200, {'images': copy.deepcopy(
-                list(self.images.values()))})
+                [i for i in self.images.values()
+                 if query.get('name') in (None, i['name'])])})
         image = self.images.get(segments[1])
         if image is None:
             return error(404, 'No image found with ID %s' % segments[1])
+        if method == 'PATCH':
+            for op in json:
+                key = op['path'][1:]
+                if op['op'] == 'remove':
+                    del image[key]
+                elif (op['op'] == 'add') == (key in image):
+                    return error(409 if op['op'] == 'add' else 404,
+                                 'bad %s of %s' % (op['op'], key))
+                else:
+                    image[key] = op['value']
         return response(200, copy.deepcopy(image))
 
 

@@ -22,6 +22,7 @@ from osc_lib.test import base as osc_base
 from osc_deploy_config import templates
 from osc_deploy_config.v1 import deploy_template as cmds
 from tests.unit import fakes
+from tests.unit.fakes import HT
 from tests.unit.fakes import ON_T
 
 STEP = {'interface': 'bios', 'step': 'apply_configuration',
@@ -201,6 +202,75 @@ class TestCreate(fakes.TestCommand):
         self.create('CUSTOM_A', '--steps', STEPS)
         self.assertEqual('1', self.conn.config.config['baremetal_api_version'])
         self.assertEqual('1.55', self.ironic.requests[-1][2])
+
+
+class TestBiosRegistry(fakes.TestCommand):
+    """create and set check BIOS settings against the registries of the
+    nodes capable of the template."""
+
+    REGISTRY = {'HyperThreading': {'attribute_type': 'Enumeration',
+                                   'allowable_values': ['Enabled',
+                                                        'Disabled']},
+                'SerialNumber': {'attribute_type': 'String',
+                                 'read_only': True}}
+
+    def setUp(self):
+        super().setUp()
+        self.logged = self.useFixture(fixtures.FakeLogger(
+            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+        for name in ('bm-0', 'bm-1'):
+            node = self.ironic.add_node(name, traits=[HT])
+            node['bios'] = {'HyperThreading': 'Enabled',
+                            'SerialNumber': 'S-' + name}
+            self.ironic.bios_registries[node['uuid']] = self.REGISTRY
+        self.bare = self.ironic.add_node('bm-2', traits=[HT])
+        self.ironic.add_node('incapable')   # no HT: never read
+
+    def create(self, setting):
+        return self.run_command(cmds.CreateDeployTemplate, [
+            '--config', 'hyperthreading=disabled', '--bios-setting',
+            setting])
+
+    def test_refused_in_one_line_naming_setting_and_nodes(self):
+        for setting, reason in (
+                ('HyperThreding=Disabled',
+                 'no such setting in the BIOS registry'),
+                ('HyperThreading=Maybe',
+                 'allowed values are Enabled, Disabled'),
+                ('SerialNumber=X', 'the setting is read-only')):
+            exc = self.assertRaises(exceptions.CommandError, self.create,
+                                    setting)
+            self.assertEqual('BIOS registry refuses %s on bm-0, bm-1: %s'
+                             % (setting, reason), str(exc))
+        self.assertEqual([], self.ironic.writes)
+        self.assertEqual({}, self.ironic.templates)
+
+    def test_accepted_and_nodes_without_registry_reported(self):
+        self.create('HyperThreading=Disabled')
+        self.assertEqual(1, len(self.ironic.templates))
+        self.assertIn('BIOS settings not checked on bm-2: no BIOS registry '
+                      'reported', self.logged.output)
+        reads = sorted(p for m, p, v in self.ironic.requests
+                       if '/bios' in p)
+        self.assertEqual(3, len(reads), 'the three capable nodes only')
+        self.assertEqual({'1.74'}, {v for m, p, v in self.ironic.requests
+                                    if '/bios' in p})
+
+    def test_set_steps_checked_and_old_ironic_skips_the_check(self):
+        template = self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED',
+            extra={'deploy_config_type': 'hyperthreading',
+                   'deploy_config_value': 'disabled'})
+        exc = self.assertRaises(
+            exceptions.CommandError, self.run_command,
+            cmds.SetDeployTemplate, [template['name'], '--bios-setting',
+                                     'HyperThreading=Maybe'])
+        self.assertIn('HyperThreading=Maybe on bm-0, bm-1', str(exc))
+        self.ironic.max_version = (1, 73)
+        self.run_command(cmds.SetDeployTemplate, [
+            template['name'], '--bios-setting', 'HyperThreading=Maybe'])
+        self.assertIn('not checked against the nodes\' BIOS registry',
+                      self.logged.output)
 
 
 class TestList(fakes.TestCommand):

@@ -218,6 +218,19 @@ class TestBaremetal(ToggleTestCase):
         self.assertIn('already runs with hyperthreading=disabled',
                       self.said[-1])
 
+    def test_a_type_the_image_asks_for_is_refused(self):
+        image = self.glance.add_image('ht-on', **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'})
+        self.nova.servers[self.server['id']]['image'] = {'id': image['id']}
+        self.assertEqual(
+            'Server db-1 cannot toggle hyperthreading: its image ht-on asks '
+            'for hyperthreading=enabled, which every deploy of the server '
+            'applies again. Nothing was changed; rebuild it from an image '
+            'without it (openstack image deploy-config unset).',
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
     def test_dry_run_services_nothing(self):
         self.toggle(self.server, OFF, dry_run=True)
         self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])

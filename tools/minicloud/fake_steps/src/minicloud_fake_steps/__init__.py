@@ -7,8 +7,12 @@ accepted and then silently skipped.  These subclasses keep the fake behaviour
 ``node.raid_config``) and expose it as deploy and service steps, so that the
 effect of a template can be read back from the API.
 
+The BIOS also publishes a registry (``GET /v1/nodes/{node}/bios?detail=True``
+shows it), as real hardware does through Redfish: ``REGISTRY`` below.
+
 Never shipped: the mini cloud installs it into its own virtualenv.
 """
+from ironic import objects
 from ironic.common import raid
 from ironic.drivers import base
 from ironic.drivers.modules import fake
@@ -27,8 +31,47 @@ _BIOS_ARGS = {'settings': {'description': 'A list of {"name", "value"} dicts',
                            'required': True}}
 
 
+# The BIOS registry: each setting's default value and registry fields.
+_FIELDS = ('attribute_type', 'allowable_values', 'lower_bound',
+           'upper_bound', 'min_length', 'max_length', 'read_only',
+           'reset_required', 'unique')
+REGISTRY = {
+    'HyperThreading': ('Enabled', {'attribute_type': 'Enumeration',
+                                   'allowable_values': ['Enabled',
+                                                        'Disabled']}),
+    'BootDelay': ('5', {'attribute_type': 'Integer', 'lower_bound': 0,
+                        'upper_bound': 60}),
+    'SerialNumber': ('MINICLOUD-0001', {'attribute_type': 'String',
+                                        'read_only': True,
+                                        'max_length': 32}),
+    # A free-form setting the functional tests set to values of their own.
+    'FnToggle': ('none', {'attribute_type': 'String', 'max_length': 32}),
+}
+
+
+def _with_registry(setting):
+    fields = REGISTRY.get(setting['name'], (None, {}))[1]
+    return dict({f: fields.get(f) for f in _FIELDS}, name=setting['name'],
+                value=setting['value'])
+
+
+def _sync(task, settings):
+    """Store ``settings`` (with their registry fields) in ironic's table."""
+    node_id = task.node.id
+    have = {s.name: s for s in objects.BIOSSettingList.get_by_node_id(
+        task.context, node_id)}
+    create = [s for s in settings if s['name'] not in have]
+    update = [s for s in settings if s['name'] in have and any(
+        getattr(have[s['name']], f) != s[f] for f in ('value',) + _FIELDS)]
+    if create:
+        objects.BIOSSettingList.create(task.context, node_id, create)
+    if update:
+        objects.BIOSSettingList.save(task.context, node_id, update)
+
+
 class StepsBIOS(fake.FakeBIOS):
-    """Fake BIOS whose configuration steps also run at deploy and service."""
+    """Fake BIOS whose configuration steps also run at deploy and service,
+    with a registry."""
 
     @_service_step(priority=0, argsinfo=_BIOS_ARGS,
                        requires_ramdisk=False)
@@ -37,13 +80,23 @@ class StepsBIOS(fake.FakeBIOS):
     def apply_configuration(self, task, settings):
         if task.node.extra.get(IGNORES_STEPS):
             return None     # as a BIOS that ignores what it is told
-        return super().apply_configuration(task, settings)
+        _sync(task, [_with_registry(s) for s in settings])
 
     @_service_step(priority=0, requires_ramdisk=False)
     @base.deploy_step(priority=0)
     @base.clean_step(priority=0, requires_ramdisk=False)
     def factory_reset(self, task):
-        return super().factory_reset(task)
+        super().factory_reset(task)
+        self.cache_bios_settings(task)
+
+    def cache_bios_settings(self, task):
+        """What ironic reads of the BIOS (at verify, cleaning, servicing):
+        every registry setting, at its current value or its default."""
+        have = {s.name: s.value for s in objects.BIOSSettingList
+                .get_by_node_id(task.context, task.node.id)}
+        _sync(task, [_with_registry({'name': name,
+                                     'value': have.get(name, default)})
+                     for name, (default, _) in REGISTRY.items()])
 
 
 class StepsRAID(fake.FakeRAID):

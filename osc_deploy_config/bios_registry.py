@@ -1,0 +1,96 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""BIOS settings checked against the hardware's BIOS registry.
+
+Ironic (API 1.74) reports with each node's BIOS settings the registry the
+hardware publishes: each setting's ``attribute_type`` (Enumeration,
+Integer, String, Boolean, Password), ``allowable_values``, bounds, lengths
+and ``read_only``.  A template's BIOS settings are checked against the
+registries of the nodes that can take it, before ironic stores a setting
+that every deploy would then fail on, or silently skip.  A node whose
+BIOS reports no registry is not guessed about.  Plain functions over the
+dicts of ironic's API.
+"""
+
+import collections
+
+# One refusal: a setting (name=value), why, and the nodes that refuse it.
+Problem = collections.namedtuple('Problem', ['setting', 'reason', 'nodes'])
+
+
+def has_registry(entries):
+    """Whether a node's detailed BIOS settings carry a registry."""
+    return any(e.get('attribute_type') for e in entries)
+
+
+def problems(wanted, registries):
+    """[Problem] of the settings ``wanted`` ({name: value}) against
+    ``registries`` ({node label: its detailed BIOS settings}), one per
+    setting and reason, naming every node that refuses it."""
+    grouped = {}
+    for node, entries in sorted(registries.items()):
+        by_name = {e['name']: e for e in entries}
+        for name, value in sorted(wanted.items()):
+            reason = refusal(by_name.get(name), value)
+            if reason:
+                grouped.setdefault(('%s=%s' % (name, value), reason),
+                                   []).append(node)
+    return [Problem(setting, reason, nodes)
+            for (setting, reason), nodes in sorted(grouped.items())]
+
+
+def refusal(entry, value):
+    """Why the registry ``entry`` of a setting refuses ``value``, or None.
+    """
+    if entry is None:
+        return 'no such setting in the BIOS registry'
+    if entry.get('read_only'):
+        return 'the setting is read-only'
+    kind = str(entry.get('attribute_type') or '').lower()
+    value = str(value)
+    if kind == 'enumeration':
+        allowed = [str(v) for v in entry.get('allowable_values') or ()]
+        if allowed and value not in allowed:
+            return 'allowed values are %s' % ', '.join(allowed)
+    elif kind == 'integer':
+        return _out_of_bounds(entry, value)
+    elif kind == 'boolean':
+        if value.lower() not in ('true', 'false'):
+            return 'the setting is a Boolean (true or false)'
+    elif kind in ('string', 'password'):
+        low, high = entry.get('min_length'), entry.get('max_length')
+        if (low is not None and len(value) < low) or (
+                high is not None and len(value) > high):
+            return 'length must be %s to %s' % (
+                0 if low is None else low, 'any' if high is None else high)
+    return None
+
+
+def _out_of_bounds(entry, value):
+    try:
+        number = int(value)
+    except ValueError:
+        return 'the setting is an Integer'
+    low, high = entry.get('lower_bound'), entry.get('upper_bound')
+    if (low is not None and number < low) or (
+            high is not None and number > high):
+        return 'the setting must be %s to %s' % (
+            'any' if low is None else low, 'any' if high is None else high)
+    return None
+
+
+def describe(found):
+    """The one line that refuses ``found`` (a non-empty [Problem])."""
+    return 'BIOS registry refuses %s' % '; '.join(
+        '%s on %s: %s' % (p.setting, ', '.join(p.nodes), p.reason)
+        for p in found)
