@@ -237,7 +237,8 @@ class FunctionalTestCase(testtools.TestCase):
     def cloud_state(self):
         """What our commands could change, read straight from the APIs:
         deploy templates, flavors with their extra specs, nodes with
-        traits, state and BIOS settings, servers with status and flavor."""
+        traits, state and BIOS settings, images with their properties,
+        servers with status and flavor."""
         ironic = self.sdk(SYSTEM_ADMIN).baremetal
         nova = self.sdk(ADMIN).compute
 
@@ -262,6 +263,10 @@ class FunctionalTestCase(testtools.TestCase):
                 for f in get(nova, '/flavors/detail?is_public=None',
                              '2.61')['flavors']),
             'nodes': sorted(nodes, key=lambda n: n['uuid']),
+            'images': sorted(
+                (sorted(i.items()) for i in get(
+                    self.sdk(ADMIN).image, '/images', None)['images']),
+                key=str),
             'servers': sorted(
                 (s['id'], s['status'], s['flavor']['original_name'],
                  s['metadata']) for s in get(
@@ -297,11 +302,11 @@ class FunctionalTestCase(testtools.TestCase):
                         parse=False)
         return name
 
-    def create_server(self, flavor, cloud=ADMIN):
+    def create_server(self, flavor, cloud=ADMIN, image=IMAGE):
         """Boot a server and wait for ACTIVE; deleted at clean-up."""
         name = self.unique_name('fn')
         server = self.openstack(
-            'server', 'create', '--flavor', flavor, '--image', IMAGE,
+            'server', 'create', '--flavor', flavor, '--image', image,
             '--nic', 'none', '--wait', name, cloud=cloud,
         )
         self.addCleanup(self._delete_server, server['id'])

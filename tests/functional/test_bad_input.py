@@ -24,6 +24,8 @@ from tests.functional import base
 TEMPLATE = ('baremetal', 'deploy', 'template')
 FLAVOR = ('flavor', 'deploy-config')
 NODE = ('baremetal', 'node', 'deploy-config')
+IMAGE = ('image', 'deploy-config')
+HT_NODES = 'bm-0, bm-1, bm-3'     # the seed's capable nodes
 TOO_LONG = 'a' * 300
 
 
@@ -40,7 +42,7 @@ class TestBadInput(base.FunctionalTestCase):
         self.config = 'fnbad=%s' % self.unique_name('v').replace('-', '')
         template = self.openstack(*TEMPLATE, 'create', '--config',
                                   self.config, '--no-requires-trait',
-                                  '--bios-setting', 'FnBad=On',
+                                  '--bios-setting', 'FnToggle=On',
                                   cloud=base.SYSTEM_ADMIN)
         self.template = template['name']
         self.addCleanup(self.openstack, *TEMPLATE, 'delete', self.template,
@@ -85,12 +87,12 @@ class TestBadInput(base.FunctionalTestCase):
             ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
               step(interface='cpu', step='x', args={}, priority=1)),
              'interface'),
-            ((*TEMPLATE, 'create', 'fn_bad', '--bios-setting', 'A=b'),
+            ((*TEMPLATE, 'create', 'fn_bad', '--bios-setting', 'FnToggle=b'),
              'custom trait'),
             ((*TEMPLATE, 'create', '--config', 'ht=on', '--requires-trait',
-              'HW_NOPE', '--bios-setting', 'A=b'), 'Unknown trait'),
+              'HW_NOPE', '--bios-setting', 'FnToggle=b'), 'Unknown trait'),
             ((*TEMPLATE, 'create', 'CUSTOM_FN_SECOND', '--config',
-              self.config, '--bios-setting', 'A=b'),
+              self.config, '--bios-setting', 'FnToggle=b'),
              'already has a template'),
             ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
               step(interface='firmware-x')), 'interface'),
@@ -117,17 +119,35 @@ class TestBadInput(base.FunctionalTestCase):
             ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
               'NoEquals'), 'NAME=VALUE|expected'),
             ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
-              'A=1', '--requires-trait', 'not_a_trait'), 'trait'),
+              'FnToggle=1', '--requires-trait', 'not_a_trait'), 'trait'),
             ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
-              'A=1', '--requires-trait', 'HW_CPU_X86_AVX2',
+              'FnToggle=1', '--requires-trait', 'HW_CPU_X86_AVX2',
               '--no-requires-trait'), 'not allowed with'),
             ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--bios-setting',
-              'A=1', '--extra', 'deploy_config_type=other'), 'contradict|'
-             'deploy_config_type'),
+              'FnToggle=1', '--extra', 'deploy_config_type=other'),
+             'contradict|deploy_config_type'),
             ((*TEMPLATE, 'create', '--config', self.config, '--bios-setting',
-              'A=1'), 'Cannot create deploy template .* already exists'),
+              'FnToggle=1'),
+             'Cannot create deploy template .* already exists'),
             ((*TEMPLATE, 'create', t, '--steps', step()),
              'Cannot create deploy template .* already exists'),
+            # BIOS settings the capable nodes' BIOS registry refuses
+            ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
+              'HW_CPU_HYPERTHREADING', '--bios-setting',
+              'HyperThreding=Enabled'), 'BIOS registry refuses '
+             'HyperThreding=Enabled on %s: no such setting' % HT_NODES),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
+              'HW_CPU_HYPERTHREADING', '--bios-setting',
+              'HyperThreading=Maybe'), 'HyperThreading=Maybe on %s: allowed '
+             'values are Enabled, Disabled' % HT_NODES),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
+              'HW_CPU_HYPERTHREADING', '--bios-setting', 'SerialNumber=X'),
+             'SerialNumber=X on %s: the setting is read-only' % HT_NODES),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--bios-setting',
+              'BootDelay=99'), 'BootDelay=99 on bm-0, bm-1, bm-2, bm-3: '
+             'the setting must be 0 to 60'),
+            ((*TEMPLATE, 'set', t, '--bios-setting', 'BootDelay=soon'),
+             'BootDelay=soon .* Integer'),
             # show, list, set, unset, delete
             ((*TEMPLATE, 'show', 'CUSTOM_FN_NO_SUCH'), 'not found|No '),
             ((*TEMPLATE, 'show', '--config', 'fnbad=nosuch'),
@@ -178,6 +198,18 @@ class TestBadInput(base.FunctionalTestCase):
              'lowercase'),
             ((*FLAVOR, 'show', 'fn-no-such-flavor'), 'No flavor'),
             ((*FLAVOR, 'list', '--config', 'x'), 'unrecognized'),
+            # image deploy-config
+            ((*IMAGE, 'set', 'fn-no-such-image', self.config), 'No image'),
+            ((*IMAGE, 'set', base.IMAGE, 'nodash'), 'expected TYPE=VALUE'),
+            ((*IMAGE, 'set', base.IMAGE, 'fnbad=nosuch'),
+             'No deploy template'),
+            ((*IMAGE, 'set', base.IMAGE, self.config, 'fnbad=other'),
+             'Two values'),
+            ((*IMAGE, 'set', base.IMAGE), 'required'),
+            ((*IMAGE, 'unset', base.IMAGE, 'fnbad'), 'nothing to unset'),
+            ((*IMAGE, 'unset', base.IMAGE, 'Bad Type'), 'lowercase'),
+            ((*IMAGE, 'show', 'fn-no-such-image'), 'No image'),
+            ((*IMAGE, 'list', '--config', 'x'), 'unrecognized'),
             # server resize --deploy-config
             (('server', 'resize', '--deploy-config', 'bad', srv),
              'expected TYPE=VALUE'),

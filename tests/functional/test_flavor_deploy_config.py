@@ -97,7 +97,7 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.assertIn(node['name'], ('bm-0', 'bm-1'))
         self.assertEqual([template['name']], node['instance_info']['traits'])
-        self.assertEqual({'HyperThreading': value}, self.bios(node['name']))
+        self.assertEqual(value, self.bios(node['name'])['FnToggle'])
 
     def test_unset_restores_the_extra_specs_exactly(self):
         config, _ = self.new_config()
@@ -109,7 +109,7 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
                        'hyperthreading')
         self.assertEqual(before, self.specs(flavor))
 
-    def test_no_tagged_node_warned_then_fails_to_schedule(self):
+    def test_no_tagged_node_warned_refused_before_boot(self):
         config, template = self.new_config(
             base.ADMIN, '--requires-trait', 'CUSTOM_FN_NOBODY_HAS_IT')
         self.openstack('baremetal', 'node', 'deploy-config', 'sync',
@@ -122,10 +122,27 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
         self.assertEqual(0, shown.returncode)
         self.assertIn('no node is schedulable for this flavor', shown.stderr)
 
+        # the admin's boot: the pre-flight asks placement, and refuses
+        servers = self.openstack('server', 'list', '--all-projects')
         name = self.unique_name('fn')
         done = self.openstack('server', 'create', '--flavor', flavor,
                               '--image', base.IMAGE, '--nic', 'none',
                               '--wait', name, fail_ok=True)
+        self.assertNotEqual(0, done.returncode)
+        self.assertEqual(['No node can take %s (flavor %s) now: placement '
+                          'offers none with the flavor\'s resources and the '
+                          'templates\' traits (see openstack flavor '
+                          'deploy-config show, and openstack baremetal node '
+                          'deploy-config list). Nothing was created.'
+                          % (config, flavor)], done.stderr.splitlines())
+        self.assertEqual(servers, self.openstack('server', 'list',
+                                                 '--all-projects'))
+
+        # a member may not read placement: the hook cannot judge, and lets
+        # nova decide (NoValidHost)
+        done = self.openstack('server', 'create', '--flavor', flavor,
+                              '--image', base.IMAGE, '--nic', 'none',
+                              '--wait', name, fail_ok=True, cloud=base.DEMO)
         self.addCleanup(self.openstack, 'server', 'delete', '--wait', name,
                         parse=False, fail_ok=True)
         self.assertNotEqual(0, done.returncode)

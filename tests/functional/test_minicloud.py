@@ -83,7 +83,8 @@ class TestDeployTemplateAtDeploy(base.FunctionalTestCase):
 
     def test_template_step_changes_bios_settings(self):
         trait = 'CUSTOM_MINICLOUD_%s' % self.unique_name('t')[2:].upper()
-        setting = {'name': 'MiniCloudCheck', 'value': trait}
+        # FnToggle: the BIOS registry's free string
+        setting = {'name': 'FnToggle', 'value': trait}
         steps = [{'interface': 'bios', 'step': 'apply_configuration',
                   'args': {'settings': [setting]}, 'priority': 150}]
         self.openstack(
@@ -110,8 +111,8 @@ class TestDeployTemplateAtDeploy(base.FunctionalTestCase):
         node = self.node(self.node_name)
         self.assertEqual(server['id'], node['instance_uuid'])
         self.assertEqual([trait], node['instance_info']['traits'])
-        self.assertEqual({setting['name']: setting['value']},
-                         self.bios(self.node_name))
+        self.assertEqual(setting['value'],
+                         self.bios(self.node_name)[setting['name']])
 
 
 class TestPermissions(base.FunctionalTestCase):

@@ -179,7 +179,7 @@ class TestBaremetalToggle(ToggleTestCase):
         server = self.create_server(flavor)
         node = self.node(self.server_details(server['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
-        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        self.assertEqual('on', self.bios(node)['FnToggle'])
         return config_type, server, node
 
     def configs_shown(self, server_id):
@@ -233,7 +233,7 @@ class TestBaremetalToggle(ToggleTestCase):
              'node servicing need 1.87 or later' % (
                  self.endpoint_root('baremetal'), self.ironic_max)],
             refused.stderr.splitlines())
-        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        self.assertEqual('on', self.bios(node)['FnToggle'])
         self.assertEqual('active', self.node(node)['provision_state'])
 
     def test_service_in_place_then_refused_in_maintenance(self):
@@ -256,12 +256,12 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual(1, len(refused.stderr.splitlines()), refused.stderr)
         self.assertIn('(openstack role add --system all --user USER admin)',
                       refused.stderr)
-        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        self.assertEqual('on', self.bios(node)['FnToggle'])
 
         done = self.toggle(server['id'], '%s=off' % config_type)
 
         self.assertIn('node %s serviced' % node, done)
-        self.assertEqual({'FnToggle': 'off'}, self.bios(node))
+        self.assertEqual('off', self.bios(node)['FnToggle'])
         shown = self.node(node)
         self.assertEqual('active', shown['provision_state'])
         self.assertEqual('off', shown['extra']['deploy_config_%s'
@@ -298,7 +298,7 @@ class TestBaremetalToggle(ToggleTestCase):
              '%s=on: BIOS FnToggle=on (the node has off). Nothing was '
              'recorded; rerun to retry once the node takes the settings.'
              % (node, config_type)], ignored.stderr.splitlines())
-        self.assertEqual({'FnToggle': 'off'}, self.bios(node))
+        self.assertEqual('off', self.bios(node)['FnToggle'])
         self.assertEqual('off', self.server_details(server['id'])[
             'properties']['deploy-config:%s' % config_type])
 
@@ -311,7 +311,7 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual(0, rebuilt.returncode, rebuilt.stderr)
         self.assertIn('%s reverts from off (a toggle) to on' % config_type,
                       rebuilt.stderr)
-        self.assertEqual({'FnToggle': 'on'}, self.bios(node))
+        self.assertEqual('on', self.bios(node)['FnToggle'])
         self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=on',
                            'no')], self.configs_shown(server['id']))
 
@@ -328,7 +328,7 @@ class TestBaremetalToggle(ToggleTestCase):
                               fail_ok=True)
         self.assertEqual(1, refused.returncode)
         self.assertIn('node %s is in maintenance' % node, refused.stderr)
-        self.assertEqual({'FnToggle': 'other'}, self.bios(node))
+        self.assertEqual('other', self.bios(node)['FnToggle'])
 
 
 class TestCompletion(base.FunctionalTestCase):

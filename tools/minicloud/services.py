@@ -152,7 +152,11 @@ def _gunicorn(app, port, name):
                 '--threads', '4', '--no-control-socket',
                 # longer than clients keep idle connections, so that a
                 # client never reuses one the server is closing
-                '--keep-alive', '75', '--name',
+                '--keep-alive', '75',
+                # as long a request line as neutron's and nova's own servers
+                # take (nova asks neutron for the ports of 100 servers in
+                # one URL); gunicorn's default is 4094
+                '--limit-request-line', '16384', '--name',
                 'minicloud-' + name, app]
     return argv
 

@@ -1,0 +1,131 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Images that ask for deploy configs, the pre-flight of ``server create``,
+and the BIOS registry, against the mini cloud."""
+
+import fixtures
+
+from tests.functional import base
+from tests.functional import test_deploy_template
+
+
+class ImageTestCase(test_deploy_template.DeployConfigTestCase):
+    def ht_template(self, value):
+        """The template of hyperthreading=<value>, setting HyperThreading
+        (a kept demo cloud has it already)."""
+        config = 'hyperthreading=%s' % value
+        found = self.openstack('baremetal', 'deploy', 'template', 'show',
+                               '--config', config, fail_ok=True)
+        if found.returncode == 0:
+            return self.openstack('baremetal', 'deploy', 'template', 'show',
+                                  '--config', config)
+        template = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config', config,
+            '--bios-setting', 'HyperThreading=%s' % value.title())
+        self.addCleanup(self.forget_template, template['name'])
+        return template
+
+    def create_image(self):
+        """A public image with a few bytes; deleted at clean-up."""
+        path = self.useFixture(fixtures.TempDir()).path + '/disk.raw'
+        with open(path, 'wb') as disk:
+            disk.write(b'\0' * 1024)
+        name = self.unique_name('fn-img')
+        self.openstack('image', 'create', '--disk-format', 'raw',
+                       '--container-format', 'bare', '--public', '--file',
+                       path, name)
+        self.addCleanup(self.openstack, 'image', 'delete', name,
+                        parse=False)
+        return name
+
+
+class TestImageDeployConfig(ImageTestCase):
+    def test_an_image_config_deploys_with_the_plain_flavor(self):
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)
+        off = self.ht_template('disabled')
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                       off['name'])
+        image = self.create_image()
+        changed = self.openstack('image', 'deploy-config', 'set', image,
+                                 'hyperthreading=disabled')
+        self.assertEqual(
+            {('set', 'deploy-config:hyperthreading', 'disabled'),
+             ('set', 'trait:%s' % off['name'], 'required')},
+            {(r['Action'], r['Property'], r['Value']) for r in changed})
+        properties = self.openstack('image', 'show', image)['properties']
+        self.assertEqual('required', properties['trait:%s' % off['name']])
+        self.assertNotIn('trait:HW_CPU_HYPERTHREADING', properties)
+
+        server = self.create_server(base.BAREMETAL_FLAVOR, image=image)
+
+        node = self.node(self.server_details(server['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertIn(node['name'], ('bm-0', 'bm-1'))
+        self.assertEqual([off['name']], node['instance_info']['traits'])
+        self.assertEqual('Disabled', self.bios(node['name'])['HyperThreading'])
+        self.assertEqual(
+            [('hyperthreading', 'disabled', 'image',
+              'HyperThreading=Disabled', 'yes')],
+            [(r['Type'], r['Wanted'], r['Source'], r['Actual'],
+              r['In Effect']) for r in self.openstack(
+                'server', 'deploy-config', 'show', server['id'])])
+
+        self.openstack('image', 'deploy-config', 'unset', image,
+                       'hyperthreading')
+        self.assertEqual({k: v for k, v in properties.items()
+                          if k not in ('deploy-config:hyperthreading',
+                                       'trait:%s' % off['name'])},
+                         {k: v for k, v in self.openstack(
+                             'image', 'show', image)['properties'].items()
+                          if k in properties})
+
+    def test_a_flavor_and_image_that_conflict_are_refused_before_boot(self):
+        self.ht_template('enabled')
+        self.ht_template('disabled')
+        flavor = self.create_baremetal_flavor()
+        self.openstack('flavor', 'deploy-config', 'set', flavor,
+                       'hyperthreading=enabled')
+        image = self.create_image()
+        self.openstack('image', 'deploy-config', 'set', image,
+                       'hyperthreading=disabled')
+        self.assertEqual(['hyperthreading=disabled'], self.openstack(
+            'image', 'deploy-config', 'show', image)['deploy_configs'])
+        servers = self.openstack('server', 'list', '--all-projects')
+
+        done = self.openstack('server', 'create', '--flavor', flavor,
+                              '--image', image, '--nic', 'none',
+                              self.unique_name('fn'), fail_ok=True)
+
+        self.assertNotEqual(0, done.returncode)
+        self.assertEqual([
+            'Deploy config conflict: flavor %s asks for hyperthreading='
+            'enabled, image %s for hyperthreading=disabled; ironic would run '
+            'both templates and fail the deploy. Nothing was created.'
+            % (flavor, image)], done.stderr.splitlines())
+        self.assertEqual(servers, self.openstack('server', 'list',
+                                                 '--all-projects'))
+
+
+class TestBiosRegistry(ImageTestCase):
+    def test_a_setting_the_registry_allows_is_accepted(self):
+        config = 'fnreg=%s' % self.unique_name('v').replace('-', '')
+        done = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config', config,
+            '--requires-trait', 'HW_CPU_HYPERTHREADING', '--bios-setting',
+            'HyperThreading=Disabled', fail_ok=True)
+        self.addCleanup(self.forget_template,
+                        'CUSTOM_DEPLOY_CONFIG_' + config.replace(
+                            '=', '_').upper())
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual('', done.stderr, 'every capable node has a registry')
