@@ -15,6 +15,7 @@ image's properties, where it can ask for deploy configs as a flavor does
 (nova hands its ``trait:*=required`` to ironic with the flavor's)."""
 
 import urllib.parse
+import uuid
 
 from osc_lib import exceptions
 
@@ -40,10 +41,12 @@ class Glance(rest.Api):
         return found
 
     def find_image(self, name_or_id):
-        """An image (its properties as top-level keys) by ID or name."""
-        found = self.image_properties(name_or_id)
-        if found:
-            return found
+        """An image (its properties as top-level keys) by ID or name: one
+        request."""
+        if _is_uuid(name_or_id):
+            found = self.image_properties(name_or_id)
+            if found:
+                return found
         found = self._request('GET', '/images?%s' % urllib.parse.urlencode(
             {'name': name_or_id}))['images']
         if len(found) != 1:
@@ -73,3 +76,11 @@ class Glance(rest.Api):
                 image_id, safe=''))
         except sdk_exceptions.NotFoundException:
             return {}
+
+
+def _is_uuid(text):
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True

@@ -52,6 +52,7 @@ import waiting  # noqa: E402
 MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
 BIN = os.path.dirname(sys.executable)
 ADMIN, SYSTEM = 'minicloud-admin', 'minicloud-system-admin'
+DEMO = 'minicloud-demo'     # a plain project member
 IRONIC_VERSION, NOVA_VERSION, PLACEMENT_VERSION = '1.87', '2.61', '1.39'
 BENCH_TYPE = 'bench'
 SYNC_TEMPLATE = 'CUSTOM_DEPLOY_CONFIG_BENCHSYNC_ON'
@@ -59,6 +60,7 @@ CAPABLE_TRAIT = 'CUSTOM_BENCH_CAPABLE'
 NEVER_TRAIT = 'CUSTOM_BENCH_NEVER'
 SERVER = 'bench-server'
 LIST_SERVERS = 'bench-list'
+PREFLIGHT_SERVER = 'bench-preflight'
 PARALLEL_SETUP = 4
 VERSIONS_OF = ('osc-deploy-config', 'python-openstackclient',
                'python-ironicclient', 'openstacksdk', 'osc-lib', 'cliff',
@@ -251,13 +253,13 @@ def grow(cloud, size, have):
 
 
 def delete_servers(cloud, prefix):
-    servers = cloud.nova_call('GET', '/servers?name=^%s' % prefix)[
-        'servers']
+    """Delete the servers of any project whose name starts so."""
+    path = '/servers?all_tenants=True&name=^%s' % prefix
+    servers = cloud.nova_call('GET', path)['servers']
     parallel(lambda s: cloud.nova_call('DELETE', '/servers/%s' % s['id'],
                                        ok=(204, 404)), servers)
     waiting.wait_for('%d servers deleted' % len(servers), lambda: not (
-        cloud.nova_call('GET', '/servers?name=^%s' % prefix)['servers']),
-        600, 1)
+        cloud.nova_call('GET', path)['servers']), 600, 1)
     return len(servers)
 
 
@@ -386,11 +388,11 @@ class Counter:
         self.cloud = cloud
         self.env = env
 
-    def run(self, *args, cloud=ADMIN):
+    def run(self, *args, cloud=ADMIN, python=sys.executable):
         with tempfile.NamedTemporaryFile(suffix='.json') as record:
             start = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, '-c', COUNT_SCRIPT, record.name,
+                [python, '-c', COUNT_SCRIPT, record.name,
                  '--os-cloud', cloud, *args],
                 env=self.env, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, text=True)
@@ -602,6 +604,28 @@ def sync_vs_floor(cloud, counter, nodes, rounds, nova_log):
     }
 
 
+def preflight_cost(cloud, counter, env, without, runs):
+    """What the ``server create`` pre-flight adds to a plain project
+    member's boot of a flavor and image without configs: requests (ours
+    against the same virtualenv without our plugin) and wall time, median
+    of ``runs`` interleaved pairs (each server deleted after its pair)."""
+    args = ('server', 'create', '--flavor', 'm1.tiny', '--image', 'tiny',
+            '--nic', 'none', PREFLIGHT_SERVER)
+    ours, _ = counter.run(*args, cloud=DEMO)
+    theirs, _ = counter.run(*args, cloud=DEMO,
+                            python=without + '/bin/python')
+    delete_servers(cloud, PREFLIGHT_SERVER)
+    times = {'ours': [], 'without': []}
+    for _ in range(runs):
+        for name, osc in (('ours', BIN), ('without', without + '/bin')):
+            times[name].append(wall([osc + '/openstack', '--os-cloud', DEMO,
+                                     *args], env))
+        delete_servers(cloud, PREFLIGHT_SERVER)
+    return {'requests': ours, 'requests_without': theirs,
+            'ours_s': median(times['ours']),
+            'without_s': median(times['without']), 'runs': runs}
+
+
 def server_list_long(cloud, counter, env, servers, runs):
     """``server deploy-config list --long`` with ``servers`` more servers
     that each run on a node: requests added per server, and wall time
@@ -759,6 +783,9 @@ def main(argv):
         log('template list vs ironicclient')
         report['template_list'] = template_list_vs_ironicclient(
             args.runs, env, without)
+        log('server create pre-flight of a plain member')
+        report['preflight'] = preflight_cost(cloud, counter, env, without,
+                                             args.runs)
         log('server deploy-config list --long over %d servers'
             % args.list_servers)
         report['server_list'] = server_list_long(

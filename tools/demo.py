@@ -155,6 +155,9 @@ SYSTEM = 'minicloud-system-admin'
 
 SERVER = 'demo-ht'
 VIRTUAL = 'demo-vm'
+# An image that asks for hyperthreading=disabled, a flavor without configs.
+IMAGE_SERVER, IMAGE_FLAVOR, IMAGE = ('demo-image', 'bm.demo-any',
+                                     'demo-ht-off')
 # To land a server on bm-2 (not capable of hyperthreading) on purpose.
 PLAIN_SERVER, PLAIN_FLAVOR, PLAIN_TRAIT = ('demo-plain', 'bm.demo-plain',
                                            'CUSTOM_DEMO_PLAIN')
@@ -164,12 +167,15 @@ def reset(demo):
     """Remove what an earlier demo left: its server, flavor configs,
     templates and their traits."""
     for server in demo.query('server', 'list', cloud='minicloud-demo'):
-        if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER):
+        if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER, IMAGE_SERVER):
             demo.quiet('server', 'delete', '--wait', server['ID'],
                        cloud='minicloud-demo')
     for flavor in demo.query('flavor', 'list', '--all'):
-        if flavor['Name'].startswith(('m1.tiny+', 'bm.gold+', PLAIN_FLAVOR)):
+        if flavor['Name'].startswith(('m1.tiny+', 'bm.gold+', PLAIN_FLAVOR,
+                                      IMAGE_FLAVOR)):
             demo.quiet('flavor', 'delete', flavor['ID'])
+    for image in demo.query('image', 'list', '--name', IMAGE):
+        demo.quiet('image', 'delete', image['ID'])
     specs = demo.query('flavor', 'show', 'bm.gold')['properties']
     if 'deploy-config:hyperthreading' in specs:
         demo.quiet('flavor', 'deploy-config', 'unset', 'bm.gold',
@@ -261,6 +267,18 @@ def story(demo, workdir):
                not in {t['name'] for t in demo.query(
                    'baremetal', 'deploy', 'template', 'list')})
 
+    demo.step('A misspelled BIOS setting: the nodes\' BIOS registry refuses '
+              'it')
+    refused = demo.fails('baremetal', 'deploy', 'template', 'create',
+                         '--config', 'hyperthreading=auto', '--bios-setting',
+                         'HyperThreding=Enabled')
+    demo.check('one line naming the setting and the capable nodes, nothing '
+               'created', 'BIOS registry refuses HyperThreding=Enabled on '
+               'bm-0, bm-1, bm-3' in refused
+               and 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_AUTO' not in {
+                   t['name'] for t in demo.query(
+                       'baremetal', 'deploy', 'template', 'list')})
+
     demo.step('Which nodes can take which config')
     demo.run('baremetal', 'node', 'deploy-config', 'list', '--config',
              'hyperthreading=enabled')
@@ -324,7 +342,7 @@ def story(demo, workdir):
         'baremetal', 'node', 'bios', 'setting', 'list', name, cloud=SYSTEM)}
     demo.check('%s (capable, tagged) runs it with HyperThreading=Enabled'
                % name, name in ('bm-0', 'bm-1')
-               and bios == {'HyperThreading': 'Enabled'})
+               and bios.get('HyperThreading') == 'Enabled')
 
     demo.step('Toggle it off in place: ironic services the node')
     demo.run('server', 'resize', '--deploy-config', 'hyperthreading=disabled',
@@ -338,7 +356,7 @@ def story(demo, workdir):
     shown = demo.query('server', 'show', server_id)
     node = demo.query('baremetal', 'node', 'show', name, cloud=SYSTEM)
     demo.check('BIOS flipped, node active, server ACTIVE, config recorded',
-               bios == {'HyperThreading': 'Disabled'}
+               bios.get('HyperThreading') == 'Disabled'
                and node['provision_state'] == 'active'
                and shown['status'] == 'ACTIVE'
                and shown['properties'].get('deploy-config:hyperthreading')
@@ -349,6 +367,8 @@ def story(demo, workdir):
                (row['Wanted'], row['Source'], row['Actual'],
                 row['In Effect']) == ('disabled', 'toggle',
                                       'HyperThreading=Disabled', 'yes'))
+
+    image_story(demo, workdir)
 
     demo.step('A bare-metal server on a node not capable is refused')
     demo.run('baremetal', 'node', 'add', 'trait', 'bm-2', PLAIN_TRAIT,
@@ -366,10 +386,12 @@ def story(demo, workdir):
              'status', cloud='minicloud-demo')
     plain_id = demo.query('server', 'show', PLAIN_SERVER,
                           cloud='minicloud-demo')['id']
+    bios = demo.query('baremetal', 'node', 'bios', 'setting', 'list', 'bm-2',
+                      cloud=SYSTEM)
     refusal = demo.fails('server', 'resize', '--deploy-config',
                          'hyperthreading=disabled', plain_id)
     demo.check('refused before any change: bm-2 lacks the template trait',
-               'node bm-2 lacks ' + HT_OFF in refusal and not demo.query(
+               'node bm-2 lacks ' + HT_OFF in refusal and bios == demo.query(
                    'baremetal', 'node', 'bios', 'setting', 'list', 'bm-2',
                    cloud=SYSTEM))
 
@@ -401,6 +423,65 @@ def story(demo, workdir):
                flavor['original_name'] == 'm1.tiny+hyperthreading=disabled'
                and flavor['extra_specs'].get('trait:' + HT_OFF)
                == 'required')
+
+
+def image_story(demo, workdir):
+    demo.step('An image asks for hyperthreading=disabled')
+    disk = os.path.join(workdir, 'disk.raw')
+    with open(disk, 'wb') as f:
+        f.write(b'\0' * 1024)
+    demo.run('image', 'create', '--disk-format', 'raw', '--container-format',
+             'bare', '--public', '--file', disk, IMAGE, '-c', 'name', '-c',
+             'status')
+    demo.run('image', 'deploy-config', 'set', IMAGE,
+             'hyperthreading=disabled')
+    properties = demo.query('image', 'show', IMAGE)['properties']
+    demo.check('the image requires the template trait, not '
+               'HW_CPU_HYPERTHREADING',
+               properties.get('trait:' + HT_OFF) == 'required'
+               and 'trait:HW_CPU_HYPERTHREADING' not in properties)
+
+    demo.step('bm.gold (enabled) with the image (disabled): refused before '
+              'nova is asked')
+    servers = demo.query('server', 'list', '--all-projects')
+    refusal = demo.fails('server', 'create', '--flavor', 'bm.gold',
+                         '--image', IMAGE, '--nic', 'none', IMAGE_SERVER)
+    demo.check('one line naming both configs and where each comes from; '
+               'nothing created',
+               refusal.strip() == (
+                   'Deploy config conflict: flavor bm.gold asks for '
+                   'hyperthreading=enabled, image %s for '
+                   'hyperthreading=disabled; ironic would run both templates '
+                   'and fail the deploy. Nothing was created.' % IMAGE)
+               and servers == demo.query('server', 'list', '--all-projects'))
+
+    demo.step('A flavor without configs, booted from the image: the node '
+              'runs it')
+    demo.quiet('flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
+               '40', IMAGE_FLAVOR, *[
+                   arg for prop in ('resources:CUSTOM_BAREMETAL_GOLD=1',
+                                    'resources:VCPU=0',
+                                    'resources:MEMORY_MB=0',
+                                    'resources:DISK_GB=0')
+                   for arg in ('--property', prop)])
+    demo.wait_schedulable(('bm-0', 'bm-1'), HT_OFF)
+    demo.run('server', 'create', '--flavor', IMAGE_FLAVOR, '--image', IMAGE,
+             '--nic', 'none', '--wait', IMAGE_SERVER, '-c', 'name', '-c',
+             'status', cloud='minicloud-demo')
+    server_id = demo.query('server', 'show', IMAGE_SERVER,
+                           cloud='minicloud-demo')['id']
+    demo.run('server', 'deploy-config', 'show', server_id)
+    (row,) = demo.query('server', 'deploy-config', 'show', server_id)
+    node = demo.query('baremetal', 'node', 'show', demo.query(
+        'server', 'show', server_id)['OS-EXT-SRV-ATTR:hypervisor_hostname'],
+        cloud=SYSTEM)
+    demo.check('%s (tagged) deployed with the template: HyperThreading='
+               'Disabled, in effect' % node['name'],
+               node['name'] in ('bm-0', 'bm-1')
+               and node['instance_info']['traits'] == [HT_OFF]
+               and (row['Wanted'], row['Source'], row['Actual'],
+                    row['In Effect']) == ('disabled', 'image',
+                                          'HyperThreading=Disabled', 'yes'))
 
 
 def main(argv):

@@ -449,6 +449,7 @@ class FakePlacement(FakeService):
         self.providers = {}
         self.allocations = {}
         self.nova_copies_from = None
+        self.forbidden = False      # as placement answers a member
 
     def copy_traits_like_nova(self, ironic, after_polls=1):
         """Listings by trait after the first ``after_polls`` find the
@@ -520,6 +521,8 @@ class FakePlacement(FakeService):
                               'provider_summaries': summaries})
 
     def route(self, method, segments, query, json, microversion):
+        if self.forbidden:
+            return error(403, 'Access was denied to this resource.')
         if segments[0] == 'allocations':
             return response(200, {'allocations': copy.deepcopy(
                 self.allocations.get(segments[1], {}))})

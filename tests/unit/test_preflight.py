@@ -10,11 +10,18 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
+import argparse
+from unittest import mock
+
+from keystoneauth1 import exceptions as ksa_exceptions
 from osc_lib import exceptions
 import testtools
 
 from osc_deploy_config import deploy_config
 from osc_deploy_config import preflight
+from osc_deploy_config.v1 import server as hooks
+from tests.unit import fakes
+from tests.unit.fakes import HT
 from tests.unit.fakes import OFF_T
 from tests.unit.fakes import ON_T
 
@@ -103,3 +110,59 @@ class TestPlacement(testtools.TestCase):
                       'bm.gold) now', str(exc))
         preflight.refuse_unschedulable(found, {'rp': set()})
         preflight.refuse_unschedulable([], {})
+
+
+class TestCreateHook(fakes.TestCommand):
+    """The hook over the fake services: what it refuses, and that it never
+    blocks what it cannot judge."""
+
+    def setUp(self):
+        super().setUp()
+        for config in (ON, OFF):
+            self.ironic.add_template(TEMPLATES[config]['name'], steps=[
+                dict(BIOS_STEP, args={}, priority=150)],
+                extra=deploy_config.template_extra(config, [HT]))
+        self.nova.add_flavor('bm.gold', flavor(**asks(ON))['extra_specs'])
+        self.nova.add_flavor('m1.tiny')
+        self.glance.add_image('ht-off', **asks(OFF))
+        self.glance.add_image('tiny')
+        self.node = self.placement.add_provider(
+            'bm-0', traits=[HT, ON_T, OFF_T],
+            resource_class='CUSTOM_BAREMETAL_GOLD')
+
+    def before(self, flavor_name, image):
+        hook = hooks.CreatePreflightHook(mock.Mock(app=self.app))
+        args = argparse.Namespace(flavor=flavor_name, image=image,
+                                  volume=None, snapshot=None,
+                                  boot_from_volume=None)
+        self.assertIs(args, hook.before(args))
+
+    def refused(self, flavor_name, image):
+        return str(self.assertRaises(exceptions.CommandError, self.before,
+                                     flavor_name, image))
+
+    def test_a_conflict_is_refused_even_when_ironic_and_placement_hide(self):
+        self.ironic.forbidden = self.placement.forbidden = True
+        self.assertIn('flavor bm.gold asks for hyperthreading=enabled, image '
+                      'ht-off for hyperthreading=disabled',
+                      self.refused('bm.gold', 'ht-off'))
+
+    def test_unschedulable_refused_only_when_placement_can_be_read(self):
+        self.node['inventories']['CUSTOM_BAREMETAL_GOLD']['reserved'] = 1
+        self.assertIn('No node can take hyperthreading=enabled (flavor '
+                      'bm.gold) now', self.refused('bm.gold', 'tiny'))
+        self.placement.forbidden = True
+        self.before('bm.gold', 'tiny')
+
+    def test_a_plain_boot_costs_a_flavor_listing_and_an_image_read(self):
+        self.before('m1.tiny', 'tiny')
+        self.assertEqual(1, len(self.nova.requests))
+        self.assertEqual(1, len(self.glance.requests))
+        self.assertEqual([], self.ironic.requests + self.placement.requests)
+
+    def test_what_cannot_be_read_never_blocks(self):
+        self.before('no-such-flavor', 'tiny')
+        self.before('bm.gold', 'no-such-image')
+        self.nova.proxy.request.side_effect = (
+            ksa_exceptions.ConnectFailure('nova is down'))
+        self.before('bm.gold', 'ht-off')
