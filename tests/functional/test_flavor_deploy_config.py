@@ -144,9 +144,10 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
                               '--image', base.IMAGE, '--nic', 'none',
                               '--wait', name, fail_ok=True, cloud=base.DEMO)
         self.addCleanup(self.openstack, 'server', 'delete', '--wait', name,
-                        parse=False, fail_ok=True)
+                        parse=False, fail_ok=True, cloud=base.DEMO)
         self.assertNotEqual(0, done.returncode)
-        fault = self.openstack('server', 'show', name)['fault']
+        fault = self.openstack('server', 'show', name,
+                               cloud=base.DEMO)['fault']
         self.assertIn('No valid host', fault['message'])
 
     def test_dry_run_changes_nothing(self):
