@@ -140,9 +140,10 @@ class Transcript:
 
     def summary(self):
         self._finish_step()
-        print('\n%-58s %8s %7s' % ('shown', 'seconds', 'checks'))
+        width = max(len(title) for title, _, _ in self.shown)
+        print('\n%-*s %8s %7s' % (width, 'shown', 'seconds', 'checks'))
         for title, seconds, checks in self.shown:
-            print('%-58s %8.1f %7d' % (title, seconds, checks))
+            print('%-*s %8.1f %7d' % (width, title, seconds, checks))
         sys.stdout.flush()
 
 
@@ -267,8 +268,7 @@ def story(demo, workdir):
                not in {t['name'] for t in demo.query(
                    'baremetal', 'deploy', 'template', 'list')})
 
-    demo.step('A misspelled BIOS setting: the nodes\' BIOS registry refuses '
-              'it')
+    demo.step('A misspelled BIOS setting: the BIOS registry refuses it')
     refused = demo.fails('baremetal', 'deploy', 'template', 'create',
                          '--config', 'hyperthreading=auto', '--bios-setting',
                          'HyperThreding=Enabled')
@@ -441,8 +441,7 @@ def image_story(demo, workdir):
                properties.get('trait:' + HT_OFF) == 'required'
                and 'trait:HW_CPU_HYPERTHREADING' not in properties)
 
-    demo.step('bm.gold (enabled) with the image (disabled): refused before '
-              'nova is asked')
+    demo.step('bm.gold (enabled) with the image (disabled): refused first')
     servers = demo.query('server', 'list', '--all-projects')
     refusal = demo.fails('server', 'create', '--flavor', 'bm.gold',
                          '--image', IMAGE, '--nic', 'none', IMAGE_SERVER)
@@ -455,8 +454,7 @@ def image_story(demo, workdir):
                    'and fail the deploy. Nothing was created.' % IMAGE)
                and servers == demo.query('server', 'list', '--all-projects'))
 
-    demo.step('A flavor without configs, booted from the image: the node '
-              'runs it')
+    demo.step('A plain flavor from the image: the node runs its config')
     demo.quiet('flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
                '40', IMAGE_FLAVOR, *[
                    arg for prop in ('resources:CUSTOM_BAREMETAL_GOLD=1',
