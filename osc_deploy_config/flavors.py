@@ -51,6 +51,13 @@ def config_spec(config_type):
     return SPEC_PREFIX + config_type
 
 
+def required_traits(specs):
+    """The traits of ``trait:<trait>=required`` in extra specs (or image
+    properties)."""
+    return {key[len('trait:'):] for key, value in (specs or {}).items()
+            if key.startswith('trait:') and value == REQUIRED}
+
+
 def configs_of(specs):
     """The configs a flavor's extra specs ask for."""
     return sorted(
@@ -212,15 +219,13 @@ def placement_request(flavor):
         'DISK_GB': (flavor.get('disk') or 0) + (
             flavor.get('OS-FLV-EXT-DATA:ephemeral') or 0) + swap_gb,
     }
-    required, forbidden = set(), set()
-    for key, value in specs.items():
-        if key.startswith('resources:'):
-            resources[key[len('resources:'):]] = int(value)
-        elif key.startswith('trait:') and value in (REQUIRED, FORBIDDEN):
-            (required if value == REQUIRED else forbidden).add(
-                key[len('trait:'):])
-    return ({rc: n for rc, n in resources.items() if n > 0}, required,
-            forbidden)
+    resources.update((key[len('resources:'):], int(value))
+                     for key, value in specs.items()
+                     if key.startswith('resources:'))
+    forbidden = {key[len('trait:'):] for key, value in specs.items()
+                 if key.startswith('trait:') and value == FORBIDDEN}
+    return ({rc: n for rc, n in resources.items() if n > 0},
+            required_traits(specs), forbidden)
 
 
 def report(flavor, templates_by_config, nodes, candidates=None, free=None):

@@ -48,10 +48,8 @@ def asked(flavor, image, templates_by_config):
                           (image or {}, 'image %s' % (image or {}).get(
                               'name', (image or {}).get('id')))):
         configs = flavors.configs_of(specs)
-        configs += [by_trait[k[len('trait:'):]] for k, v in sorted(
-            specs.items()) if k.startswith('trait:')
-            and v == flavors.REQUIRED and k[len('trait:'):] in by_trait
-            and by_trait[k[len('trait:'):]] not in configs]
+        configs += [by_trait[t] for t in sorted(flavors.required_traits(
+            specs)) if t in by_trait and by_trait[t] not in configs]
         found += [Asked(c, source) for c in configs]
     return found
 
@@ -92,9 +90,7 @@ def placement_request(flavor, image):
     """(resources, required, forbidden) of a boot of the flavor with the
     image: the flavor's, and the image's ``trait:*=required``."""
     resources, required, forbidden = flavors.placement_request(flavor)
-    required |= {k[len('trait:'):] for k, v in (image or {}).items()
-                 if k.startswith('trait:') and v == flavors.REQUIRED}
-    return resources, required, forbidden
+    return resources, required | flavors.required_traits(image), forbidden
 
 
 def asks_templates(required):

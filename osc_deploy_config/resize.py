@@ -119,11 +119,6 @@ def refuse_taken_name(plan_, listed_flavors):
             % plan_.new_flavor_name)
 
 
-def required_traits(specs):
-    return sorted(key[len('trait:'):] for key, value in specs.items()
-                  if key.startswith('trait:') and value == flavors.REQUIRED)
-
-
 def scheduler_problems(providers, target_specs, node=None):
     """Why the server's host cannot take the target flavor, in words.
 
@@ -135,7 +130,7 @@ def scheduler_problems(providers, target_specs, node=None):
     deployed node in placement, so maintenance is read from ironic there.
     """
     problems = []
-    needed = required_traits(target_specs)
+    needed = sorted(flavors.required_traits(target_specs))
     for provider in providers:
         name = provider['name']
         if node and provider['uuid'] == node['uuid']:
