@@ -71,6 +71,26 @@ class Nova(rest.Api):
                 'More than one flavor is named %s: use its ID' % name_or_id)
         return named[0]
 
+    def flavor(self, name_or_id):
+        """One flavor, with its extra specs, at the cost of its own reads:
+        by ID (one request), else its ID from the flavor summaries, which
+        are a fraction of the detailed listing on a cloud of many
+        flavors."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            return self._request('GET', '/flavors/%s' % urllib.parse.quote(
+                name_or_id, safe=''))['flavor']
+        except sdk_exceptions.NotFoundException:
+            pass
+        named = [f for f in self._pages('/flavors?is_public=None',
+                                        'flavors') if f['name'] == name_or_id]
+        if len(named) != 1:
+            raise exceptions.CommandError(
+                '%s flavor named %s' % ('No' if not named else 'More than one',
+                                        name_or_id))
+        return self._request('GET', '/flavors/%s' % named[0]['id'])['flavor']
+
     def set_extra_specs(self, flavor_id, specs):
         self._request('POST', '/flavors/%s/os-extra_specs' % flavor_id,
                       json={'extra_specs': specs})

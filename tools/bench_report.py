@@ -137,11 +137,18 @@ def markdown(report):
             listing['ours_startup'] - listing['ironicclient_startup']),
     ]
 
-    sync = report['sync']
+    lines += _sync(report['sync']) if 'sync' in report else [
+        '', '## 4. `node deploy-config sync`: not run (`--sync-nodes 0`)']
+    lines += _server_list(report)
+    lines += _preflight(report)
+    return '\n'.join(lines) + '\n'
+
+
+def _sync(sync):
     ratio = sync['ours_s'] / sync['copied_s']
     ratio_no_wait = sync['no_wait_s'] / sync['writes_s']
     ours, no_wait = sync['requests'], sync['requests_no_wait']
-    lines += [
+    return [
         '', '## 4. `node deploy-config sync` over %d nodes, until placement '
         'shows it' % sync['nodes'], '',
         'Tagging %d capable enrolled fake-hardware nodes that nova\'s ironic '
@@ -179,11 +186,13 @@ def markdown(report):
             sync['nova_errors_ours'], sync['rounds']),
     ]
 
+
+def _server_list(report):
     listing = report['server_list']
     added = {kind: (listing['after'].get(kind, 0)
                     - listing['before'].get(kind, 0)) / listing['servers']
              for kind in ('baremetal', 'compute', 'image', 'total')}
-    lines += [
+    return [
         '', '## 5. `server deploy-config list --long` over %d servers'
         % listing['servers'], '',
         '%d more virtual servers of a config flavor, each paired with an '
@@ -205,11 +214,13 @@ def markdown(report):
             added['image'], verdict(added['total'] <= 1.0)),
     ]
 
+
+def _preflight(report):
     preflight = report['preflight']
     ours, theirs = preflight['requests'], preflight['requests_without']
     added = {kind: ours.get(kind, 0) - theirs.get(kind, 0)
              for kind in sorted(set(ours) | set(theirs)) if kind != 'total'}
-    lines += [
+    return [
         '', '## 6. The `server create` pre-flight, for a plain member', '',
         '`openstack server create --flavor m1.tiny --image tiny --nic none` '
         'as a project member (no configs asked), with our plugin and in the '
@@ -225,7 +236,6 @@ def markdown(report):
                 '%+d %s' % (n, kind) for kind, n in added.items() if n),
             preflight['ours_s'] - preflight['without_s']),
     ]
-    return '\n'.join(lines) + '\n'
 
 
 def _requests(counts):

@@ -132,8 +132,8 @@ class CreatePreflightHook(hooks.CommandHook):
     (ironic's templates, placement: a plain project member) it leaves
     unchecked, silently; a boot from a volume, or a flavor whose request
     nova translates (numbered groups, dedicated CPUs), skips the placement
-    check.  A boot that asks for no deploy config costs one flavor listing
-    and one image read.
+    check.  A boot that asks for no deploy config costs its flavor's and
+    its image's reads (``Nova.flavor``, ``Glance.find_image``).
     """
 
     def get_parser(self, parser):
@@ -173,8 +173,7 @@ class CreatePreflightHook(hooks.CommandHook):
 
         clients = self.cmd.app.client_manager.deploy_config
         try:
-            flavor = nova.Nova(clients.compute).find_flavor(
-                parsed_args.flavor)
+            flavor = nova.Nova(clients.compute).flavor(parsed_args.flavor)
             image = glance.Glance(clients.image).find_image(
                 parsed_args.image) if parsed_args.image else {}
         except Exception as exc:    # noqa: BLE001 - never block a boot

@@ -355,6 +355,10 @@ class FakeNova(FakeService):
                 if pattern in name]})
         if segments == ['flavors'] and method == 'POST':
             return self._create_flavor(json['flavor'])
+        if segments == ['flavors'] and method == 'GET':
+            return response(200, {'flavors': [
+                {'id': f['id'], 'name': f['name']} for f in sorted(
+                    self.flavors.values(), key=lambda f: f['id'])]})
         if segments[:2] == ['flavors', 'detail']:
             ordered = sorted(self.flavors.values(), key=lambda f: f['id'])
             if 'marker' in query:
@@ -368,6 +372,8 @@ class FakeNova(FakeService):
         flavor = self.flavors.get(segments[1])
         if flavor is None:
             return error(404, 'Flavor %s could not be found.' % segments[1])
+        if method == 'GET' and len(segments) == 2:
+            return response(200, {'flavor': copy.deepcopy(flavor)})
         if method == 'GET':
             return response(200, {'extra_specs': dict(flavor['extra_specs'])})
         if method == 'POST':

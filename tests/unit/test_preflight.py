@@ -123,7 +123,7 @@ class TestCreateHook(fakes.TestCommand):
                 dict(BIOS_STEP, args={}, priority=150)],
                 extra=deploy_config.template_extra(config, [HT]))
         self.nova.add_flavor('bm.gold', flavor(**asks(ON))['extra_specs'])
-        self.nova.add_flavor('m1.tiny')
+        self.tiny = self.nova.add_flavor('m1.tiny')
         self.glance.add_image('ht-off', **asks(OFF))
         self.glance.add_image('tiny')
         self.node = self.placement.add_provider(
@@ -154,11 +154,17 @@ class TestCreateHook(fakes.TestCommand):
         self.placement.forbidden = True
         self.before('bm.gold', 'tiny')
 
-    def test_a_plain_boot_costs_a_flavor_listing_and_an_image_read(self):
+    def test_a_plain_boot_costs_the_reads_of_its_flavor_and_image(self):
         self.before('m1.tiny', 'tiny')
-        self.assertEqual(1, len(self.nova.requests))
+        # by ID (404 for a name), the summaries, the flavor; the image
+        self.assertEqual(['/flavors/m1.tiny', '/flavors?is_public=None',
+                          '/flavors/' + self.tiny['id']],
+                         [path for _, path, _ in self.nova.requests])
         self.assertEqual(1, len(self.glance.requests))
         self.assertEqual([], self.ironic.requests + self.placement.requests)
+        self.nova.requests.clear()
+        self.before(self.tiny['id'], 'tiny')
+        self.assertEqual(1, len(self.nova.requests), 'by ID: one read')
 
     def test_what_cannot_be_read_never_blocks(self):
         self.before('no-such-flavor', 'tiny')
