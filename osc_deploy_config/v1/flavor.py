@@ -58,21 +58,66 @@ def _apply(nova, flavor, change, dry_run):
     return CHANGE_COLUMNS, rows
 
 
-class _ChangeFlavorDeployConfig(cli.OneLineErrors, command.Lister):
-    """set and unset: plan an extra-spec change from one flavor listing and
-    one template listing, then make it (or, with --dry-run, show it)."""
+class ChangeDeployConfigs(cli.OneLineErrors, command.Lister):
+    """set and unset of a flavor's or an image's deploy configs: the
+    object, the items (``SettingConfigs`` or ``UnsettingConfigs``) and
+    --dry-run."""
 
+    target = changed = None     # 'flavor', 'extra-spec'
     items_metavar = items_help = None
 
     def get_parser(self, prog_name):
         parser = cli.keep_epilog_lines(super().get_parser(prog_name))
-        parser.add_argument('flavor', metavar='<flavor>',
-                            help='Flavor (name or ID).')
+        parser.add_argument(self.target, metavar='<%s>' % self.target,
+                            help='%s (name or ID).' % self.target.title())
         parser.add_argument('items', metavar=self.items_metavar, nargs='+',
                             help=self.items_help)
         parser.add_argument('--dry-run', action='store_true',
-                            help='Show the extra-spec change, make none.')
+                            help='Show the %s change, make none.'
+                            % self.changed)
         return parser
+
+
+class SettingConfigs:
+    """The items of set: configs."""
+
+    items_metavar = '<type=value>'
+
+    def parse_item(self, text):
+        from osc_deploy_config import deploy_config
+
+        return deploy_config.parse_config(text)
+
+    def type_of(self, config):
+        return config.type
+
+    def value_of(self, config):
+        return config.value
+
+
+class UnsettingConfigs:
+    """The items of unset: config types."""
+
+    items_metavar = '<type>'
+    items_help = 'Deploy config types, e.g. hyperthreading.'
+
+    def parse_item(self, text):
+        from osc_deploy_config import deploy_config
+
+        return deploy_config.parse_config_type(text)
+
+    def type_of(self, config_type):
+        return config_type
+
+    def value_of(self, config_type):
+        return None
+
+
+class _ChangeFlavorDeployConfig(ChangeDeployConfigs):
+    """set and unset: plan an extra-spec change from one flavor listing and
+    one template listing, then make it (or, with --dry-run, show it)."""
+
+    target, changed = 'flavor', 'extra-spec'
 
     def take_action(self, parsed_args):
         items = [self.parse_item(i) for i in parsed_args.items]
@@ -108,10 +153,9 @@ class _ChangeFlavorDeployConfig(cli.OneLineErrors, command.Lister):
                     if c.type in lost) or 'none of them'))
 
 
-class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
+class SetFlavorDeployConfig(SettingConfigs, _ChangeFlavorDeployConfig):
     _description = ('Ask a flavor for deploy configs: its extra specs get '
                     'the config and the required trait of its template')
-    items_metavar = '<type=value>'
     items_help = ('Deploy configs, e.g. hyperthreading=disabled. A new value '
                   "of a type replaces the flavor's old one.")
     _epilog = """Examples::
@@ -122,44 +166,20 @@ class SetFlavorDeployConfig(_ChangeFlavorDeployConfig):
       disks=raid1
 """
 
-    def parse_item(self, text):
-        from osc_deploy_config import deploy_config
-
-        return deploy_config.parse_config(text)
-
     def plan(self, specs, configs, templates_by_config):
         from osc_deploy_config import flavors
 
         return flavors.plan_set(specs, configs, templates_by_config)
 
-    def type_of(self, config):
-        return config.type
 
-    def value_of(self, config):
-        return config.value
-
-
-class UnsetFlavorDeployConfig(_ChangeFlavorDeployConfig):
+class UnsetFlavorDeployConfig(UnsettingConfigs, _ChangeFlavorDeployConfig):
     _description = ('Remove deploy configs from a flavor: exactly the '
                     'extra specs "set" added for them')
-    items_metavar = '<type>'
-    items_help = 'Deploy config types, e.g. hyperthreading.'
-
-    def parse_item(self, text):
-        from osc_deploy_config import deploy_config
-
-        return deploy_config.parse_config_type(text)
 
     def plan(self, specs, types, templates_by_config):
         from osc_deploy_config import flavors
 
         return flavors.plan_unset(specs, types, templates_by_config)
-
-    def type_of(self, config_type):
-        return config_type
-
-    def value_of(self, config_type):
-        return None
 
 
 class ShowFlavorDeployConfig(cli.OneLineErrors, command.ShowOne):

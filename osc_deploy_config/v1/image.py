@@ -41,21 +41,11 @@ def _apis(app):
         clients.baremetal, versions.DEPLOY_TEMPLATES)
 
 
-class _ChangeImageDeployConfig(cli.OneLineErrors, command.Lister):
+class _ChangeImageDeployConfig(flavor_commands.ChangeDeployConfigs):
     """set and unset: plan a property change from the image and one
     template listing, then make it in one request (or show it)."""
 
-    items_metavar = items_help = None
-
-    def get_parser(self, prog_name):
-        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
-        parser.add_argument('image', metavar='<image>',
-                            help='Image (name or ID).')
-        parser.add_argument('items', metavar=self.items_metavar, nargs='+',
-                            help=self.items_help)
-        parser.add_argument('--dry-run', action='store_true',
-                            help='Show the property change, make none.')
-        return parser
+    target, changed = 'image', 'property'
 
     def take_action(self, parsed_args):
         items = [self.parse_item(i) for i in parsed_args.items]
@@ -71,10 +61,10 @@ class _ChangeImageDeployConfig(cli.OneLineErrors, command.Lister):
         return CHANGE_COLUMNS, rows
 
 
-class SetImageDeployConfig(_ChangeImageDeployConfig):
+class SetImageDeployConfig(flavor_commands.SettingConfigs,
+                           _ChangeImageDeployConfig):
     _description = ('Ask an image for deploy configs: its properties get '
                     'the config and the required trait of its template')
-    items_metavar = '<type=value>'
     items_help = ('Deploy configs, e.g. hyperthreading=disabled. A new value '
                   "of a type replaces the image's old one.")
     _epilog = """Examples::
@@ -84,27 +74,16 @@ class SetImageDeployConfig(_ChangeImageDeployConfig):
   openstack image deploy-config set hpc-image hyperthreading=disabled
 """
 
-    def parse_item(self, text):
-        from osc_deploy_config import deploy_config
-
-        return deploy_config.parse_config(text)
-
     def plan(self, image, configs, templates_by_config):
         from osc_deploy_config import flavors
 
         return flavors.plan_set(image, configs, templates_by_config)
 
 
-class UnsetImageDeployConfig(_ChangeImageDeployConfig):
+class UnsetImageDeployConfig(flavor_commands.UnsettingConfigs,
+                             _ChangeImageDeployConfig):
     _description = ('Remove deploy configs from an image: exactly the '
                     'properties "set" added for them')
-    items_metavar = '<type>'
-    items_help = 'Deploy config types, e.g. hyperthreading.'
-
-    def parse_item(self, text):
-        from osc_deploy_config import deploy_config
-
-        return deploy_config.parse_config_type(text)
 
     def plan(self, image, types, templates_by_config):
         from osc_deploy_config import flavors
