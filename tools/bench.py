@@ -651,7 +651,8 @@ def server_list_long(cloud, counter, env, servers, runs):
         'max_count': servers}})
 
     def booted():
-        found = cloud.nova_call('GET', '/servers/detail?name=^%s-'
+        # nova names one server as asked, several <name>-1, <name>-2, ...
+        found = cloud.nova_call('GET', '/servers/detail?name=^%s'
                                 % LIST_SERVERS)['servers']
         if any(s['status'] == 'ERROR' for s in found):
             raise SystemExit('a bench server failed to boot')
