@@ -248,27 +248,39 @@ def _placement_view(clients, flavor):
     return candidates, free
 
 
-class ListFlavorDeployConfig(cli.OneLineErrors, command.Lister):
-    _description = 'List every flavor with its deploy configs'
+class ListDeployConfigs(cli.OneLineErrors, command.Lister):
+    """list of flavors' or images' deploy configs: ``listed`` gives (ID,
+    name, extra specs or properties) in the order to show."""
+
+    plural = None   # 'flavors'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument(
             '--all', action='store_true',
-            help='Also the flavors that ask for no deploy config.')
+            help='Also the %s that ask for no deploy config.' % self.plural)
         return parser
 
     def take_action(self, parsed_args):
         from osc_deploy_config import flavors
+
+        rows = []
+        for ident, name, specs in self.listed():
+            configs = flavors.configs_of(specs)
+            if configs or parsed_args.all:
+                rows.append((ident, name, format_columns.ListColumn(
+                    [str(c) for c in configs])))
+        return ('ID', 'Name', 'Deploy Configs'), rows
+
+
+class ListFlavorDeployConfig(ListDeployConfigs):
+    _description = 'List every flavor with its deploy configs'
+    plural = 'flavors'
+
+    def listed(self):
         from osc_deploy_config import nova
 
         found = nova.Nova(self.app.client_manager.deploy_config.compute) \
             .flavors()
-        rows = []
-        for flavor in sorted(found, key=lambda f: f['name']):
-            configs = flavors.configs_of(flavor.get('extra_specs'))
-            if configs or parsed_args.all:
-                rows.append((flavor['id'], flavor['name'],
-                             format_columns.ListColumn(
-                                 [str(c) for c in configs])))
-        return ('ID', 'Name', 'Deploy Configs'), rows
+        return [(f['id'], f['name'], f.get('extra_specs'))
+                for f in sorted(found, key=lambda f: f['name'])]

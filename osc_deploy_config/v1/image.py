@@ -129,28 +129,14 @@ class ShowImageDeployConfig(cli.OneLineErrors, command.ShowOne):
         return tuple(data), tuple(data.values())
 
 
-class ListImageDeployConfig(cli.OneLineErrors, command.Lister):
+class ListImageDeployConfig(flavor_commands.ListDeployConfigs):
     _description = 'List every image with its deploy configs'
+    plural = 'images'
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument(
-            '--all', action='store_true',
-            help='Also the images that ask for no deploy config.')
-        return parser
-
-    def take_action(self, parsed_args):
-        from osc_deploy_config import flavors
+    def listed(self):
         from osc_deploy_config import glance
 
         found = glance.Glance(
             self.app.client_manager.deploy_config.image).images()
-        rows = []
-        for image in sorted(found.values(),
-                            key=lambda i: (i.get('name') or '', i['id'])):
-            configs = flavors.configs_of(image)
-            if configs or parsed_args.all:
-                rows.append((image['id'], image.get('name'),
-                             format_columns.ListColumn(
-                                 [str(c) for c in configs])))
-        return ('ID', 'Name', 'Deploy Configs'), rows
+        return [(i['id'], i.get('name'), i) for i in sorted(
+            found.values(), key=lambda i: (i.get('name') or '', i['id']))]
