@@ -45,8 +45,10 @@ DEFAULT_CAPABILITY_TRAITS = {
     'hyperthreading': ('HW_CPU_HYPERTHREADING',),
 }
 
-_WORD = re.compile(r'^[a-z0-9][a-z0-9_.-]*$')
-_CUSTOM_TRAIT = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+# Matched against the whole text (fullmatch): "$" would also match before
+# a trailing newline.
+_WORD = re.compile(r'[a-z0-9][a-z0-9_.-]*')
+_CUSTOM_TRAIT = re.compile(r'CUSTOM_[A-Z0-9_]+')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +74,7 @@ def parse_config(text):
             raise exceptions.CommandError(
                 'Invalid deploy config %r: empty %s' % (text, what)
             )
-        if not _WORD.match(part):
+        if not _WORD.fullmatch(part):
             raise exceptions.CommandError(
                 'Invalid deploy config %r: the %s must be lowercase '
                 'letters, digits, "_", "." or "-", starting with a letter '
@@ -89,7 +91,9 @@ def parse_config_type(text):
 
 
 def normalize(text):
-    """Like ``os_traits.normalize_name`` without the prefix: A-Z0-9_."""
+    """Upper case, each character outside A-Z0-9_ one ``_``.  Unlike
+    ``os_traits.normalize_name`` it does not collapse runs of them (``a--b``
+    is ``A__B``): template names made this way exist in clouds."""
     return re.sub(r'[^A-Z0-9_]', '_', text.upper())
 
 
@@ -116,7 +120,8 @@ def validate_template_name(name):
             'Invalid deploy template name %r...: longer than %d characters'
             % (name[:40], MAX_TRAIT_LENGTH)
         )
-    if not _CUSTOM_TRAIT.match(name) and name not in _standard_traits():
+    if not _CUSTOM_TRAIT.fullmatch(name) and (
+            name not in _standard_traits()):
         raise exceptions.CommandError(
             'Invalid deploy template name %r: it must be a standard trait '
             '(os-traits %s) or a custom trait, CUSTOM_ followed by A-Z, 0-9 '
@@ -138,7 +143,8 @@ def validate_traits(traits):
 
     custom = [t for t in traits if os_traits.is_custom(t)]
     for trait in custom:
-        if not _CUSTOM_TRAIT.match(trait) or len(trait) > MAX_TRAIT_LENGTH:
+        if (not _CUSTOM_TRAIT.fullmatch(trait)
+                or len(trait) > MAX_TRAIT_LENGTH):
             raise exceptions.CommandError(
                 'Invalid trait %r: CUSTOM_ traits use A-Z, 0-9 and _, '
                 'up to %d characters' % (trait, MAX_TRAIT_LENGTH)

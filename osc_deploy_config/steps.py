@@ -29,7 +29,7 @@ INTERFACES = ('vendor', 'power', 'management', 'firmware', 'deploy', 'bios',
 STEP_KEYS = ('interface', 'step', 'args', 'priority')
 # Template steps run in priority order; 0 would disable them.
 DEFAULT_PRIORITY = 150
-_DIGITS = re.compile(r'^[0-9]+$')
+_DIGITS = re.compile(r'[0-9]+')
 # A step is a method of the driver interface: its name is an identifier.
 # (ironic's schema takes any string, and then fails with a 500 on one its
 # database cannot store, such as U+10000 on a utf8 MySQL.)
@@ -124,7 +124,7 @@ def _validate_step(number, step):
     if not isinstance(step['args'], dict):
         raise _error('Deploy step %d: "args" must be an object', number)
     priority = step['priority']
-    if isinstance(priority, str) and _DIGITS.match(priority):
+    if isinstance(priority, str) and _DIGITS.fullmatch(priority):
         priority = int(priority)
     if (isinstance(priority, bool) or not isinstance(priority, int)
             or priority < 0):

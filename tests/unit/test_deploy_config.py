@@ -31,7 +31,10 @@ class TestParseConfig(testtools.TestCase):
                           ('ht=On', 'value must be lowercase'),
                           ('ht=o n', 'value must be'),
                           ('-ht=on', 'type must be'),
-                          ('ht=a=b', 'value must be')):
+                          ('ht=a=b', 'value must be'),
+                          # "$" would match before a trailing newline
+                          ('ht=on\n', 'value must be'),
+                          ('ht\n=on', 'type must be')):
             exc = self.assertRaises(exceptions.CommandError,
                                     deploy_config.parse_config, text)
             self.assertIn(why, str(exc), text)
@@ -50,15 +53,20 @@ class TestParseConfig(testtools.TestCase):
 
 
 class TestTemplateTrait(testtools.TestCase):
-    def test_normalised_like_os_traits(self):
+    def test_each_other_character_one_underscore(self):
         self.assertEqual(
             'CUSTOM_DEPLOY_CONFIG_RAID_RAID1_SSD_V2',
             deploy_config.template_trait(
                 deploy_config.Config('raid', 'raid1-ssd.v2')))
+        # unlike os_traits.normalize_name, a run is not collapsed: names
+        # made this way exist in clouds
+        self.assertEqual('CUSTOM_DEPLOY_CONFIG_A_B__C',
+                         deploy_config.template_trait(
+                             deploy_config.Config('a', 'b--c')))
 
     def test_name_rules(self):
         for name in ('custom_x', 'HW_CPU_X', 'CUSTOM_', 'CUSTOM_a',
-                     'CUSTOM_' + 'A' * 249):
+                     'CUSTOM_' + 'A' * 249, 'CUSTOM_A\n'):
             exc = self.assertRaises(exceptions.CommandError,
                                     deploy_config.validate_template_name, name)
             self.assertIn('Invalid deploy template name', str(exc))
@@ -81,10 +89,10 @@ class TestTraits(testtools.TestCase):
         self.assertIn("Unknown trait 'HW_CPU_NOPE'", str(exc))
 
     def test_malformed_custom_trait(self):
-        exc = self.assertRaises(exceptions.CommandError,
-                                deploy_config.validate_traits,
-                                ['CUSTOM_lower'])
-        self.assertIn("Invalid trait 'CUSTOM_lower'", str(exc))
+        for trait in ('CUSTOM_lower', 'CUSTOM_X\n'):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    deploy_config.validate_traits, [trait])
+            self.assertIn('Invalid trait %r' % trait, str(exc))
 
 
 class TestTemplateExtra(testtools.TestCase):
