@@ -27,7 +27,7 @@ DEFAULT_API_VERSION = '1'
 
 def make_client(instance):
     """The per-service connections our commands use, from OSC's session."""
-    from osc_deploy_config import clients
+    from osc_deploy_config.services import clients
 
     return clients.Clients(instance)
 

@@ -25,8 +25,8 @@ import collections
 
 from osc_lib import exceptions
 
+from osc_deploy_config import config_specs
 from osc_deploy_config import deploy_config
-from osc_deploy_config import flavors
 
 # A config a boot asks for, and where it comes from ("flavor bm.gold").
 Asked = collections.namedtuple('Asked', ['config', 'source'])
@@ -47,8 +47,8 @@ def asked(flavor, image, templates_by_config):
                            'flavor %s' % flavor['name']),
                           (image or {}, 'image %s' % (image or {}).get(
                               'name', (image or {}).get('id')))):
-        configs = flavors.configs_of(specs)
-        configs += [by_trait[t] for t in sorted(flavors.required_traits(
+        configs = config_specs.configs_of(specs)
+        configs += [by_trait[t] for t in sorted(config_specs.required_traits(
             specs)) if t in by_trait and by_trait[t] not in configs]
         found += [Asked(c, source) for c in configs]
     return found
@@ -79,18 +79,11 @@ def refuse_conflicts(found, templates_by_config):
 
 
 def judged(flavor):
-    """Whether ``placement_request`` is the scheduler's own query for this
-    flavor (no extra spec nova translates into more)."""
+    """Whether ``config_specs.placement_request`` is the scheduler's own
+    query for this flavor (no extra spec nova translates into more)."""
     return not any(key.startswith(_UNMODELLED) and not key.startswith(
         ('resources:', 'trait:'))
         for key in flavor.get('extra_specs') or {})
-
-
-def placement_request(flavor, image):
-    """(resources, required, forbidden) of a boot of the flavor with the
-    image: the flavor's, and the image's ``trait:*=required``."""
-    resources, required, forbidden = flavors.placement_request(flavor)
-    return resources, required | flavors.required_traits(image), forbidden
 
 
 def asks_templates(required):

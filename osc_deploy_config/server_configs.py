@@ -23,8 +23,8 @@ and why, never ``yes``.  Plain functions over the APIs' dicts.
 
 import collections
 
+from osc_deploy_config import config_specs
 from osc_deploy_config import effects
-from osc_deploy_config import flavors
 
 FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
 # Why no node can be read, by the kind of server.
@@ -40,12 +40,12 @@ def wanted(server, image_properties=None):
     """{type: (Config, source)}: the flavor's and the image's configs, and
     over them the configs a toggle recorded."""
     found = {}
-    for config in flavors.configs_of(
+    for config in config_specs.configs_of(
             server['flavor'].get('extra_specs') or {}):
         found[config.type] = (config, FLAVOR)
-    for config in flavors.configs_of(image_properties or {}):
+    for config in config_specs.configs_of(image_properties or {}):
         found.setdefault(config.type, (config, IMAGE))
-    for config in flavors.configs_of(server.get('metadata') or {}):
+    for config in config_specs.configs_of(server.get('metadata') or {}):
         found[config.type] = (config, TOGGLE)
     return found
 
@@ -54,10 +54,10 @@ def reverted_by_rebuild(server):
     """[(toggled Config, the flavor's Config or None)] for each config a
     toggle applied that a rebuild (a deploy with the flavor's traits)
     would revert."""
-    deployed = {c.type: c for c in flavors.configs_of(
+    deployed = {c.type: c for c in config_specs.configs_of(
         server['flavor'].get('extra_specs') or {})}
     return [(config, deployed.get(config.type))
-            for config in flavors.configs_of(server.get('metadata') or {})
+            for config in config_specs.configs_of(server.get('metadata') or {})
             if deployed.get(config.type) != config]
 
 

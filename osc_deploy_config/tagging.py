@@ -26,11 +26,6 @@ import collections
 
 from osc_deploy_config import deploy_config
 
-# What one node listing must return for all of this.
-NODE_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
-               'provision_state', 'instance_uuid', 'instance_info',
-               'resource_class')
-
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',
     'maintenance', 'provision_state', 'schedulable'])
@@ -51,12 +46,14 @@ def capable(node, template):
 
 
 def resource_class(node):
-    """The placement resource class nova gives a node, or None."""
+    """The placement resource class nova gives a node, or None: nova's
+    ironic driver normalises it with os-resource-classes (each run of other
+    characters one ``_``, upper case, always ``CUSTOM_`` first, so ironic's
+    ``CUSTOM_GOLD`` is placement's ``CUSTOM_CUSTOM_GOLD``)."""
+    import os_resource_classes
+
     name = node.get('resource_class')
-    if not name:
-        return None
-    name = deploy_config.normalize(name)
-    return name if name.startswith('CUSTOM_') else 'CUSTOM_' + name
+    return os_resource_classes.normalize_name(name) if name else None
 
 
 def schedulable(node, template, placement_view):
@@ -169,3 +166,16 @@ def _why_incapable(node, template):
     needed = deploy_config.capability_traits_of(template.get('extra'))
     missing = sorted(set(needed) - set(node.get('traits') or ()))
     return 'lacks %s' % ', '.join(missing)
+
+
+def unseen(changes, carriers):
+    """The trait changes placement does not show yet.  ``carriers``:
+    {template trait: UUIDs of the providers that carry it}."""
+    return [c for c in changes
+            if (c.node_uuid in carriers[c.template]) != (c.action == ADD)]
+
+
+def describe(change):
+    """``bm-0 +CUSTOM_...`` or ``bm-0 -CUSTOM_...``."""
+    return '%s %s%s' % (change.node, '+' if change.action == ADD else '-',
+                        change.template)

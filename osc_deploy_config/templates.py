@@ -13,6 +13,7 @@
 """Deploy templates as plain dicts: what to create, change and show, which
 template realises which config."""
 
+import collections
 import json
 import re
 
@@ -28,7 +29,14 @@ FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 CONFIG_FIELDS = ('config', 'capability_traits')
 CONFIG_KEYS = (deploy_config.EXTRA_TYPE, deploy_config.EXTRA_VALUE,
                deploy_config.EXTRA_REQUIRES)
-_PATCHABLE_KEY = re.compile(r'^[\w-]+$')
+# ironic's JSON patch path pattern, matched against the whole key
+# What a user gives to create or change a template, as given (validated by
+# ``create_body``'s callers, in this order: traits, config, name, steps,
+# extra).  ``steps``: the ``--steps`` source; ``extra``: KEY=VALUE pairs.
+TemplateInput = collections.namedtuple('TemplateInput', [
+    'name', 'uuid', 'steps', 'bios_settings', 'raid_config', 'extra',
+    'config', 'requires_traits', 'no_requires_trait', 'stdin'])
+_PATCHABLE_KEY = re.compile(r'[\w-]+')
 
 
 def parse_extra(pairs, option='--extra'):
@@ -48,21 +56,29 @@ def parse_extra(pairs, option='--extra'):
     return extra
 
 
-def build_steps(steps_source=None, bios_settings=(), raid_config_file=None,
-                stdin=None):
-    """Steps from ``--steps`` plus the BIOS and RAID profile options,
-    validated as ironic will; None when none was given."""
+def build_steps(given):
+    """Steps from ``--steps`` plus the BIOS and RAID profile options of a
+    ``TemplateInput``, validated as ironic will; None when none was
+    given."""
     found = []
-    if steps_source is not None:
-        loaded = dsteps.load_steps(steps_source, stdin)
+    if given.steps is not None:
+        loaded = dsteps.load_steps(given.steps, given.stdin)
         found.extend(dsteps.validate_steps(loaded))
-    if bios_settings:
+    if given.bios_settings:
         found.append(dsteps.bios_step(
-            [dsteps.parse_bios_setting(s) for s in bios_settings]))
-    if raid_config_file:
+            [dsteps.parse_bios_setting(s) for s in given.bios_settings]))
+    if given.raid_config:
         found.append(dsteps.raid_step(
-            dsteps.load_raid_config(raid_config_file)))
+            dsteps.load_raid_config(given.raid_config)))
     return dsteps.validate_steps(found) if found else None
+
+
+def given_config(given):
+    """The config of a ``TemplateInput`` (None without ``--config``),
+    after its capability traits are checked."""
+    if given.requires_traits:
+        deploy_config.validate_traits(given.requires_traits)
+    return deploy_config.parse_config(given.config) if given.config else None
 
 
 def annotate(extra, config, capability_traits):
@@ -193,7 +209,7 @@ def unset_patch(current, keys, config=False):
 
 def extra_path(key):
     """The JSON patch path of an extra key; ironic accepts [A-Za-z0-9_-]."""
-    if not _PATCHABLE_KEY.match(key):
+    if not _PATCHABLE_KEY.fullmatch(key):
         raise exceptions.CommandError(
             'Extra key %r cannot be changed after creation: ironic patches '
             'only keys of letters, digits, "_" and "-"' % key)

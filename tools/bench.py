@@ -170,7 +170,7 @@ class Cloud:
         return self.call(self.nova, method, path, NOVA_VERSION, **kwargs)
 
     def ironic_list(self, collection, fields):
-        from osc_deploy_config import rest
+        from osc_deploy_config.services import rest
 
         found, path = [], '/%s?fields=%s' % (collection, fields)
         while path:
@@ -223,7 +223,7 @@ def template_body(config, capability_traits):
 
 def grow(cloud, size, have):
     """Bench templates, nodes and flavors up to ``size`` of each."""
-    from osc_deploy_config import flavors
+    from osc_deploy_config import config_specs
 
     numbers = range(have + 1, size + 1)
 
@@ -243,7 +243,7 @@ def grow(cloud, size, have):
         made = cloud.nova_call('POST', '/flavors', json={'flavor': {
             'name': 'bench.f%04d' % number, 'vcpus': 1, 'ram': 64,
             'disk': 1}})['flavor']
-        change = flavors.plan_set({}, [config], {
+        change = config_specs.plan_set({}, [config], {
             config: {'name': template_body(config, ())['name']}})
         cloud.nova_call('POST', '/flavors/%s/os-extra_specs' % made['id'],
                         json={'extra_specs': change.set})

@@ -13,71 +13,19 @@
 """``openstack baremetal node deploy-config list|sync``: which nodes can
 take which config, and the template traits that tell the scheduler."""
 
-import logging
-
-from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_deploy_config.v1 import cli
 
-LOG = logging.getLogger(__name__)
 # How long sync waits for placement by default: nova's ironic compute
 # copies node traits every 60 s by default, and a run may take as long.
 WAIT_TIMEOUT = 300
 
 
-def _load(app):
-    """The config templates, the names of every template, and every node:
-    two listings, nothing more."""
-    from osc_deploy_config import ironic
-    from osc_deploy_config import tagging
-    from osc_deploy_config import templates
-    from osc_deploy_config import versions
+def _node_tags():
+    from osc_deploy_config.use_cases import node_tags
 
-    clients = app.client_manager.deploy_config
-    api = ironic.Ironic(clients.baremetal, versions.DEPLOY_TEMPLATES,
-                        versions.NODE_TRAITS, versions.NODE_RETIREMENT)
-    with clients.ironic_errors('list deploy templates and nodes'):
-        every = api.deploy_templates(fields=['uuid', 'name', 'extra'],
-                                     limit=0)
-        nodes = api.nodes(tagging.NODE_FIELDS)
-    clients.warn_if_nodes_hidden(nodes)
-    annotated = sorted(templates.by_config(every).values(),
-                       key=lambda t: t['name'])
-    return clients, api, annotated, {t['name'] for t in every}, nodes
-
-
-def _placement_view(clients, nodes):
-    """{provider UUID: traits} of the providers placement has free for the
-    nodes' resource classes (one request per class); None, with a warning,
-    when placement cannot be read."""
-    from openstack import exceptions as sdk_exceptions
-
-    from osc_deploy_config import placement
-    from osc_deploy_config import tagging
-
-    classes = {tagging.resource_class(n) for n in nodes} - {None}
-    try:
-        view = placement.Placement(clients.placement).free_providers(classes)
-    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
-        LOG.warning('Schedulable is unknown: placement could not be read '
-                    '(%s)', getattr(exc, 'details', None) or exc)
-        return None
-    return view
-
-
-def _select_templates(templates, names):
-    """The templates named (by name or UUID); all when none is named."""
-    if not names:
-        return templates
-    known = {t['name']: t for t in templates}
-    known.update((t['uuid'], t) for t in templates)
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise exceptions.CommandError(
-            'No deploy template with a deploy config named %s'
-            % ', '.join(unknown))
-    return list({known[n]['uuid']: known[n] for n in names}.values())
+    return node_tags
 
 
 class ListNodeDeployConfig(cli.OneLineErrors, command.Lister):
@@ -93,31 +41,8 @@ class ListNodeDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import deploy_config
-        from osc_deploy_config import tagging
-
-        config = deploy_config.parse_config(parsed_args.config) \
-            if parsed_args.config else None
-        _, _, templates, _, nodes = _load(self.app)
-        if config:
-            templates = [t for t in templates
-                         if deploy_config.config_of(t['extra']) == config]
-            if not templates:
-                raise exceptions.CommandError(
-                    'No deploy template realises the deploy config %s'
-                    % config)
-        if parsed_args.node:
-            nodes = [n for n in nodes
-                     if parsed_args.node in (n['uuid'], n.get('name'))]
-            if not nodes:
-                raise exceptions.CommandError(
-                    'Node %s not found' % parsed_args.node)
-        columns = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
-                   'In Use', 'Maintenance', 'Provision State',
-                   'Schedulable')
-        view = _placement_view(self.app.client_manager.deploy_config, nodes)
-        return columns, [tuple(s) for s in tagging.statuses(
-            nodes, templates, view)]
+        return _node_tags().statuses(self.app.client_manager.deploy_config,
+                                     parsed_args.node, parsed_args.config)
 
 
 class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
@@ -160,70 +85,11 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from openstack import exceptions as sdk_exceptions
-
-        from osc_deploy_config import converge
-        from osc_deploy_config import placement
-        from osc_deploy_config import tagging
-
-        if parsed_args.prune and parsed_args.templates:
-            raise exceptions.CommandError(
-                '--prune removes the traits of deleted templates from every '
-                'node: give it no template names')
-        if parsed_args.wait_timeout < 0:
-            raise exceptions.CommandError(
-                'Expected non-negative --wait-timeout, got %d'
-                % parsed_args.wait_timeout)
-
-        clients, api, templates, names, nodes = _load(self.app)
-        changes = tagging.plan_sync(
-            nodes, _select_templates(templates, parsed_args.templates))
-        if not parsed_args.templates:
-            changes += tagging.plan_prune(nodes, names, parsed_args.prune)
-        rows, failures, written = [], [], []
-        for change in changes:
-            action = change.action
-            if action in (tagging.KEEP, tagging.STALE):
-                pass
-            elif parsed_args.dry_run:
-                action = 'would %s' % action
-            else:
-                write = (api.add_node_trait if action == tagging.ADD
-                         else api.remove_node_trait)
-                try:
-                    with clients.ironic_errors('change node traits'):
-                        write(change.node_uuid, change.template)
-                except sdk_exceptions.HttpException as exc:
-                    failures.append('%s %s on %s: %s' % (
-                        action, change.template, change.node,
-                        exc.details or exc))
-                    action = 'failed to %s' % action
-                else:
-                    written.append(change)
-                    action = 'added' if action == tagging.ADD else 'removed'
-            rows.append((change.node, change.template, action,
-                         change.reason))
-        if failures:
-            for failure in failures:
-                LOG.error('Failed to %s', failure)
-            writes = sum(1 for c in changes
-                         if c.action in (tagging.ADD, tagging.REMOVE))
-            raise exceptions.CommandError(
-                '%d of %d trait changes failed; rerun to retry'
-                % (len(failures), writes))
-        if written and not parsed_args.no_wait:
-            try:
-                converge.wait_for_placement(
-                    placement.Placement(clients.placement), written,
-                    parsed_args.wait_timeout, self.say)
-            except sdk_exceptions.ForbiddenException:
-                # e.g. a system-scoped token: placement wants a project
-                LOG.warning('Placement refused these credentials (403): '
-                            'sync cannot tell when the scheduler sees the '
-                            'tags; a project-scoped admin can (openstack '
-                            'baremetal node deploy-config list, column '
-                            'Schedulable).')
-        return ('Node', 'Template', 'Action', 'Reason'), rows
+        node_tags = _node_tags()
+        return node_tags.SYNC_COLUMNS, node_tags.sync(
+            self.app.client_manager.deploy_config, parsed_args.templates,
+            parsed_args.dry_run, parsed_args.prune, not parsed_args.no_wait,
+            parsed_args.wait_timeout, self.say)
 
     def say(self, text):
         """Progress: on stderr, never in the command's output."""

@@ -11,16 +11,18 @@
 #   under the License.
 
 """``openstack server deploy-config show|list``: what servers ask for, and
-what their hardware runs (``server_configs``).  The hooks on OSC's own
-``server`` commands are in ``v1.server``."""
+what their hardware runs (``use_cases.server_report``).  The hooks on OSC's
+own ``server`` commands are in ``v1.server_hooks``."""
 
 from osc_lib.command import command
 
 from osc_deploy_config.v1 import cli
 
-# What show and list read of templates and nodes.
-TEMPLATE_FIELDS = ('uuid', 'name', 'steps')
-NODE_FIELDS = ('uuid', 'name', 'raid_config')
+
+def _server_report():
+    from osc_deploy_config.use_cases import server_report
+
+    return server_report
 
 
 class ShowServerDeployConfig(cli.OneLineErrors, command.Lister):
@@ -35,25 +37,8 @@ class ShowServerDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import glance
-        from osc_deploy_config import server_configs
-
-        clients, servers, baremetal = _apis(self.app)
-        server = servers.find_server(parsed_args.server)
-        image_id = (server.get('image') or {}).get('id')
-        image = glance.Glance(clients.image).image_properties(
-            image_id) if image_id else {}
-        with clients.ironic_errors('list deploy templates and nodes'):
-            by_config = baremetal.config_templates(fields=TEMPLATE_FIELDS)
-            node = baremetal.node_of_instance(server['id'], NODE_FIELDS)
-            bios = baremetal.bios_settings(node['uuid']) if node else None
-        reason = server_configs.VIRTUAL
-        if node is None and servers.runs_on_ironic(server):
-            reason = server_configs.HIDDEN_NODE
-        rows = server_configs.rows(
-            server, by_config, image, node, bios,
-            node and node.get('raid_config'), reason)
-        return server_configs.COLUMNS, [tuple(r) for r in rows]
+        return _server_report().show(self.app.client_manager.deploy_config,
+                                     parsed_args.server)
 
 
 class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
@@ -72,65 +57,6 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import glance
-        from osc_deploy_config import server_configs
-
-        clients, servers, baremetal = _apis(self.app)
-        found = servers.servers(parsed_args.all_projects)
-        images = glance.Glance(clients.image).images() if any(
-            s.get('image') for s in found) else {}
-        with clients.ironic_errors('list deploy templates and nodes'):
-            by_config = baremetal.config_templates(fields=TEMPLATE_FIELDS)
-            nodes = _hardware(baremetal, servers, found) \
-                if parsed_args.long else {}
-        columns = ('Server',) + server_configs.COLUMNS
-        if not parsed_args.long:
-            columns = columns[:-2]
-        rows = []
-        for server in sorted(found, key=lambda s: (s['name'], s['id'])):
-            image = images.get((server.get('image') or {}).get('id'), {})
-            node, bios, reason = nodes.get(server['id'], (None, None, None))
-            for row in server_configs.rows(
-                    server, by_config, image, node, bios,
-                    node and node.get('raid_config'), reason):
-                rows.append(((server['name'],) + tuple(row))[
-                    :len(columns)])
-        return columns, rows
-
-
-def _apis(app):
-    """The plugin's clients, nova's servers, and ironic for reading what
-    nodes report."""
-    from osc_deploy_config import ironic
-    from osc_deploy_config import nova
-    from osc_deploy_config import versions
-
-    clients = app.client_manager.deploy_config
-    return clients, nova.NovaServers(clients.compute), ironic.Ironic(
-        clients.baremetal, versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
-        versions.NODE_BIOS)
-
-
-def _hardware(baremetal, servers, found):
-    """{server ID: (node, BIOS settings, why none)} from one node listing,
-    one hypervisor listing, and the nodes' BIOS read concurrently."""
-    import concurrent.futures
-
-    from osc_deploy_config import server_configs
-
-    nodes = {n['instance_uuid']: n for n in baremetal.nodes(
-        NODE_FIELDS + ('instance_uuid',)) if n.get('instance_uuid')}
-    on_ironic = servers.ironic_hypervisors()
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        bios = dict(zip(nodes, pool.map(baremetal.bios_settings, [
-            n['uuid'] for n in nodes.values()]), strict=True))
-    hardware = {}
-    for server in found:
-        node = nodes.get(server['id'])
-        if node is not None:
-            hardware[server['id']] = (node, bios[server['id']], None)
-        elif server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') in on_ironic:
-            hardware[server['id']] = (None, None, server_configs.HIDDEN_NODE)
-        else:
-            hardware[server['id']] = (None, None, server_configs.VIRTUAL)
-    return hardware
+        return _server_report().list_servers(
+            self.app.client_manager.deploy_config, parsed_args.all_projects,
+            parsed_args.long)

@@ -213,6 +213,53 @@ class TestSync(DeployConfigTestCase):
         self.assertNotIn(name, self.node_traits()['bm-1'])
 
 
+    def test_schedulable_under_the_resource_class_nova_names(self):
+        # nova names ironic's "CUSTOM_fn--x" CUSTOM_CUSTOM_FN_X in
+        # placement: each run of symbols one "_", CUSTOM_ always prefixed
+        node, ironic_class = 'bm-2', 'CUSTOM_fn--x'
+        self.free_nodes(node)
+        trait = 'CUSTOM_' + self.unique_name('FN_RC').replace('-', '_')
+        template = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', trait,
+            '--config', 'fnrc=%s' % trait[-8:].lower(), '--bios-setting',
+            'FnToggle=rc', '--requires-trait', trait)
+        self.addCleanup(self.forget_template, template['name'])
+        self.set_resource_class(node, ironic_class)
+        self.addCleanup(self.set_resource_class, node, 'baremetal-gold')
+        self.openstack('baremetal', 'node', 'add', 'trait', node, trait,
+                       parse=False, cloud=base.SYSTEM_ADMIN)
+        self.addCleanup(self.openstack, 'baremetal', 'node', 'remove',
+                        'trait', node, trait, parse=False,
+                        cloud=base.SYSTEM_ADMIN)
+        self.wait_for('%s offered as CUSTOM_CUSTOM_FN_X' % node,
+                      lambda: self.free_in('CUSTOM_CUSTOM_FN_X', node), 60)
+
+        synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                                trait)
+        self.assertEqual([(node, 'added')],
+                         [(r['Node'], r['Action']) for r in synced])
+        listed = self.openstack('baremetal', 'node', 'deploy-config', 'list',
+                                '--node', node, '--config',
+                                template['config'])
+        self.assertEqual([(True, True, True)], [
+            (r['Capable'], r['Tagged'], r['Schedulable']) for r in listed])
+
+    def set_resource_class(self, node, resource_class):
+        """Change a free node's resource class; back to the seed's, wait
+        until nova offers it under that class again."""
+        self.openstack('baremetal', 'node', 'set', node, '--resource-class',
+                       resource_class, parse=False, cloud=base.SYSTEM_ADMIN)
+        if resource_class == 'baremetal-gold':
+            self.wait_schedulable(node)
+
+    def free_in(self, resource_class, node):
+        """Whether placement offers the node for one unit of the class."""
+        found = self.sdk(base.ADMIN).placement.get(
+            '/allocation_candidates?resources=%s:1' % resource_class,
+            microversion='1.22')
+        return (found.status_code == 200 and self.node(node)['uuid'] in
+                found.json()['provider_summaries'])
+
     def test_prune_removes_the_traits_of_a_deleted_template(self):
         _, template = self.new_config()
         name = template['name']

@@ -17,7 +17,7 @@ import subprocess
 
 import fixtures
 
-from osc_deploy_config import versions
+from osc_deploy_config.services import versions
 from tests.functional import base
 from tests.functional import test_deploy_template
 

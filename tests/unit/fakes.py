@@ -23,6 +23,10 @@ from unittest import mock
 import urllib.parse
 import uuid
 
+import fixtures
+from keystoneauth1 import discover
+from keystoneauth1 import exceptions as ksa_exceptions
+from keystoneauth1 import session
 from openstack import connection
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from openstack.compute.v2 import _proxy as compute_proxy
@@ -31,9 +35,9 @@ from openstack.placement.v1 import _proxy as placement_proxy
 from osc_lib.test import base
 import requests
 
-from osc_deploy_config import clients
 from osc_deploy_config import deploy_config
-from osc_deploy_config import versions
+from osc_deploy_config.services import clients
+from osc_deploy_config.services import versions
 
 URL = 'http://ironic.test/v1'
 # The configs, traits and specs the unit tests share.
@@ -66,14 +70,26 @@ def error(status, message):
 
 
 class FakeService:
-    """Records requests; refuses versions above its maximum with 406."""
+    """Records requests; tells its version range as the SDK's discovery
+    does (``discovered``), and refuses versions above its maximum with
+    406."""
+
+    url = URL
 
     def __init__(self, proxy_class, max_version, page_size):
         self.requests = []
         self.max_version = max_version
         self.page_size = page_size
+        # False: as behind an endpoint override without a version document
+        self.discovered = True
         self.proxy = mock.create_autospec(proxy_class, instance=True)
         self.proxy.request.side_effect = self.handle
+        self.proxy.get_endpoint_data.side_effect = self.endpoint_data
+
+    def endpoint_data(self):
+        return discover.EndpointData(
+            catalog_url=self.url, service_url=self.url,
+            max_microversion=self.max_version if self.discovered else None)
 
     @property
     def writes(self):
@@ -301,6 +317,8 @@ class FakeIronic(FakeService):
 class FakeNova(FakeService):
     """nova's flavor routes, over dicts."""
 
+    url = 'http://nova.test/v2.1'
+
     def __init__(self, max_version=(2, 100), page_size=1000):
         super().__init__(compute_proxy.Proxy, max_version, page_size)
         self.flavors = {}
@@ -450,6 +468,8 @@ class FakeNova(FakeService):
 class FakePlacement(FakeService):
     """The resource providers of servers' allocations, over dicts."""
 
+    url = 'http://placement.test'
+
     def __init__(self):
         super().__init__(placement_proxy.Proxy, (1, 39), 1000)
         self.providers = {}
@@ -555,8 +575,11 @@ class FakePlacement(FakeService):
 class FakeGlance(FakeService):
     """glance's image show: properties as top-level keys."""
 
+    url = 'http://glance.test/v2'
+
     def __init__(self):
         super().__init__(image_proxy.Proxy, (2, 0), 1000)
+        self.discovered = False     # glance has no microversions
         self.images = {}
 
     def add_image(self, name, **properties):
@@ -608,6 +631,20 @@ class TestCommand(base.TestCommand):
         instance = mock.Mock(spec=['sdk_connection'],
                              sdk_connection=self.conn)
         self.app.client_manager.deploy_config = clients.Clients(instance)
+
+    def without_system_role(self):
+        """Credentials bound to a project whose user has no role on the
+        system: keystone refuses the system-scoped token (SDK boundary)."""
+        self.conn.config.config['auth'] = {'project_name': 'admin'}
+        self.conn.session = mock.create_autospec(session.Session,
+                                                 instance=True)
+        self.conn.session._discovery_cache = {}
+        refused = mock.create_autospec(connection.Connection, instance=True)
+        refused.config = mock.Mock(spec=['config'], config={})
+        refused.authorize.side_effect = ksa_exceptions.Unauthorized()
+        self.useFixture(fixtures.MockPatch('openstack.connect',
+                                           autospec=True,
+                                           return_value=refused))
 
     def run_command(self, command_class, args, stdin=None):
         cmd = command_class(self.app, None)

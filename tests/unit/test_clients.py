@@ -10,38 +10,66 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
+"""Which scope each service gets, from one cloud entry; the stand-ins are
+the SDK's Connection and keystoneauth's Session, autospec'd."""
+
+import logging
 from unittest import mock
 
 import fixtures
 from keystoneauth1 import exceptions as ksa_exceptions
+from keystoneauth1 import session
 from openstack import connection
+from openstack import exceptions as sdk_exceptions
+from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config import clients
+from osc_deploy_config.services import clients
+from osc_deploy_config.services import ironic
+from osc_deploy_config.services import versions
 
 PROJECT_AUTH = {'auth_url': 'http://keystone.test/v3', 'username': 'admin',
                 'password': 'pw', 'user_domain_name': 'Default',
                 'project_name': 'admin', 'project_domain_name': 'Default'}
+# What our code reads of a Connection's CloudRegion.
+REGION_SPEC = ['config', 'get_interface', 'get_region_name',
+               '_discovery_cache']
 
 
-def project_connection(auth_type='password'):
+def connection_of(auth, auth_type='password'):
     conn = mock.create_autospec(connection.Connection, instance=True)
-    conn.config = mock.Mock()
-    conn.config.config = {'auth_type': auth_type, 'auth': dict(PROJECT_AUTH),
+    conn.config = mock.Mock(spec=REGION_SPEC)
+    conn.config.config = {'auth_type': auth_type, 'auth': dict(auth),
                           'region_name': 'RegionOne', 'cloud': 'c'}
-    conn.session = mock.Mock(_discovery_cache={})
+    conn.session = mock.create_autospec(session.Session, instance=True)
+    conn.session._discovery_cache = {}
     return conn
 
 
-class TestSystemScoped(testtools.TestCase):
+def project_connection(auth_type='password'):
+    return connection_of(PROJECT_AUTH, auth_type)
+
+
+def osc_instance(conn):
+    """OSC's client manager, as the plugin's make_client sees it."""
+    return mock.Mock(spec=['sdk_connection'], sdk_connection=conn)
+
+
+class SystemScopeTestCase(testtools.TestCase):
+    """``openstack.connect`` builds the system-scoped connection."""
+
     def setUp(self):
         super().setUp()
-        self.connect = self.useFixture(_Patch('openstack.connect')).mock
-        self.system = mock.create_autospec(connection.Connection,
-                                           instance=True)
-        self.system.config = mock.Mock()
+        self.connect = self.useFixture(fixtures.MockPatch(
+            'openstack.connect', autospec=True)).mock
+        self.system = connection_of({'system_scope': 'all'})
         self.connect.return_value = self.system
 
+    def refuse_system_scope(self):
+        self.system.authorize.side_effect = ksa_exceptions.Unauthorized()
+
+
+class TestSystemScoped(SystemScopeTestCase):
     def test_same_credentials_system_scope(self):
         conn = project_connection()
         self.assertIs(self.system, clients.system_scoped(conn))
@@ -59,7 +87,7 @@ class TestSystemScoped(testtools.TestCase):
         self.system.authorize.assert_called_once_with()
 
     def test_no_system_role(self):
-        self.system.authorize.side_effect = ksa_exceptions.Unauthorized()
+        self.refuse_system_scope()
         self.assertIsNone(clients.system_scoped(project_connection()))
 
     def test_project_bound_auth_is_not_rescoped(self):
@@ -68,42 +96,65 @@ class TestSystemScoped(testtools.TestCase):
         self.connect.assert_not_called()
 
     def test_already_system_scoped(self):
-        conn = project_connection()
-        conn.config.config['auth'] = {'system_scope': 'all'}
+        conn = connection_of({'system_scope': 'all'})
         self.assertIs(conn, clients.system_scoped(conn))
         self.connect.assert_not_called()
 
 
-class TestClients(testtools.TestCase):
-    def test_baremetal_falls_back_to_project_scope(self):
+class TestClients(SystemScopeTestCase):
+    def test_ironic_falls_back_to_project_scope(self):
+        self.refuse_system_scope()
         conn = project_connection()
-        made = clients.Clients(mock.Mock(sdk_connection=conn))
-        with mock.patch.object(clients, 'system_scoped', return_value=None):
-            self.assertIs(conn.baremetal, made.baremetal)
-        self.assertEqual('project', made.baremetal_scope)
+        made = clients.Clients(osc_instance(conn))
+        api = made.ironic()
+        self.assertIs(conn.baremetal, api.proxy)
+        self.assertEqual('project', api.scope)
 
-    def test_baremetal_built_once(self):
-        conn = project_connection()
-        system = mock.create_autospec(connection.Connection, instance=True)
-        system.config = mock.Mock(config={'baremetal_api_version': '1.115'})
-        made = clients.Clients(mock.Mock(sdk_connection=conn))
-        with mock.patch.object(clients, 'system_scoped',
-                               return_value=system) as scoped:
-            self.assertIs(system.baremetal, made.baremetal)
-            self.assertIs(system.baremetal, made.baremetal)
-        scoped.assert_called_once_with(conn)
-        self.assertEqual('system', made.baremetal_scope)
+    def test_ironic_system_scoped_and_built_once(self):
+        self.system.config.config['baremetal_api_version'] = '1.115'
+        made = clients.Clients(osc_instance(project_connection()))
+        first, second = made.ironic(), made.ironic()
+        self.assertIs(self.system.baremetal, first.proxy)
+        self.assertIs(self.system.baremetal, second.proxy)
+        self.assertEqual(('system', 'system'), (first.scope, second.scope))
+        self.connect.assert_called_once()
         # python-ironicclient's pin to its latest version is dropped
         # before the proxy is built (the SDK refuses it on older ironic)
-        self.assertEqual('1', system.config.config['baremetal_api_version'])
+        self.assertEqual('1',
+                         self.system.config.config['baremetal_api_version'])
+
+    def test_other_services_use_the_project_connection(self):
+        conn = project_connection()
+        made = clients.Clients(osc_instance(conn))
+        self.assertIs(conn.compute, made.nova().proxy)
+        self.assertIs(conn.placement, made.placement().proxy)
+        self.assertIs(conn.image, made.glance().proxy)
+        self.connect.assert_not_called()
+
+
+class TestProxyOf(testtools.TestCase):
+    def test_a_service_whose_discovery_failed_gets_one_line(self):
+        conn = project_connection()
+        type(conn).placement = mock.PropertyMock(
+            side_effect=sdk_exceptions.NotSupported('no endpoint'))
+        conn.config.get_interface.return_value = 'public'
+        conn.config.get_region_name.return_value = 'RegionOne'
+        conn.session.get_endpoint.return_value = 'http://placement.test:8778'
+        exc = self.assertRaises(exceptions.CommandError, clients.proxy_of,
+                                conn, 'placement')
+        self.assertEqual('Cannot reach the placement service at '
+                         'http://placement.test:8778: its version discovery '
+                         'failed', str(exc))
+        conn.session.get_endpoint.assert_called_once_with(
+            service_type='placement', skip_discovery=True,
+            interface='public', region_name='RegionOne')
 
 
 class TestHiddenNodes(testtools.TestCase):
     def warned(self, scope, nodes):
         logs = self.useFixture(fixtures.FakeLogger())
-        made = clients.Clients(mock.Mock(sdk_connection=project_connection()))
-        made.baremetal_scope = scope
-        made.warn_if_nodes_hidden(nodes)
+        api = ironic.Ironic(None, versions.DEPLOY_TEMPLATES, scope=scope)
+        api.warn_if_nodes_hidden(nodes, logging.getLogger('t'))
         return logs.output
 
     def test_empty_list_in_project_scope_is_explained(self):
@@ -113,19 +164,3 @@ class TestHiddenNodes(testtools.TestCase):
     def test_quiet_otherwise(self):
         self.assertEqual('', self.warned('system', []))
         self.assertEqual('', self.warned('project', [{'uuid': 'n'}]))
-
-
-class _Patch:
-    """mock.patch as a testtools fixture."""
-
-    def __init__(self, target):
-        self._patcher = mock.patch(target)
-
-    def setUp(self):
-        self.mock = self._patcher.start()
-
-    def cleanUp(self):
-        self._patcher.stop()
-
-    def getDetails(self):
-        return {}

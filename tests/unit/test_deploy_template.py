@@ -179,15 +179,15 @@ class TestCreate(fakes.TestCommand):
                           '--requires-trait', 'CUSTOM_X')
 
     def test_forbidden_for_project_scope_says_what_is_needed(self):
-        self.app.client_manager.deploy_config.baremetal  # noqa: B018
-        self.app.client_manager.deploy_config.baremetal_scope = 'project'
+        self.without_system_role()
         self.ironic.forbidden = True
         exc = self.assertRaises(exceptions.CommandError, self.create,
                                 'CUSTOM_A', '--steps', STEPS)
         self.assertIn('system-scoped token', str(exc))
         self.assertIn('openstack role add --system all', str(exc))
 
-    def test_old_ironic_refused_before_any_write(self):
+    def test_old_ironic_refused_before_any_request(self):
+        # the SDK's version discovery already tells ironic's range
         self.ironic.max_version = (1, 54)
         exc = self.assertRaises(exceptions.CommandError, self.create,
                                 '--config', 'a=b', '--steps', STEPS)
@@ -195,7 +195,17 @@ class TestCreate(fakes.TestCommand):
             'The baremetal service at http://ironic.test supports API '
             'version 1.54 at most; deploy templates need 1.55 or later',
             str(exc))
-        self.assertEqual([], self.ironic.writes)
+        self.assertEqual([], self.ironic.requests)
+
+    def test_old_ironic_without_discovery_refuses_the_first_request(self):
+        # behind an endpoint override, ironic's 406 tells instead
+        self.ironic.max_version, self.ironic.discovered = (1, 54), False
+        exc = self.assertRaises(exceptions.CommandError, self.create,
+                                '--config', 'a=b', '--steps', STEPS)
+        self.assertIn('supports API version 1.54 at most; deploy templates '
+                      'need 1.55 or later', str(exc))
+        self.assertEqual([('GET', '1.55')], [
+            (method, version) for method, _, version in self.ironic.requests])
 
     def test_ironicclient_version_pin_is_reset(self):
         self.conn.config.config['baremetal_api_version'] = '1.115'
@@ -217,7 +227,7 @@ class TestBiosRegistry(fakes.TestCommand):
     def setUp(self):
         super().setUp()
         self.logged = self.useFixture(fixtures.FakeLogger(
-            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+            name='osc_deploy_config', format='%(levelname)s %(message)s'))
         for name in ('bm-0', 'bm-1'):
             node = self.ironic.add_node(name, traits=[HT])
             node['bios'] = {'HyperThreading': 'Enabled',
@@ -441,7 +451,7 @@ class TestSetUnset(fakes.TestCommand):
 
     def test_nothing_to_set_warns_and_asks_nothing(self):
         logged = self.useFixture(fixtures.FakeLogger(
-            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+            name='osc_deploy_config', format='%(levelname)s %(message)s'))
         self.set('CUSTOM_PLAIN')
         self.unset('CUSTOM_PLAIN')
         self.assertEqual('WARNING Please specify what to set.\n'

@@ -12,7 +12,7 @@
 
 from osc_lib import exceptions
 
-from osc_deploy_config.v1 import flavor as cmds
+from osc_deploy_config.v1 import owner_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -211,10 +211,13 @@ class TestShowList(FlavorCommandTest):
         rows = self.rows(cmds.ListFlavorDeployConfig)
         self.assertEqual(75, len(rows))
         self.assertEqual(1, len(self.nova.requests))
+        # nor a version discovery (which the SDK has not made for nova)
+        self.nova.proxy.get_endpoint_data.assert_not_called()
         self.assertEqual(151, len(self.rows(cmds.ListFlavorDeployConfig,
                                             '--all')))
 
     def test_nova_older_than_2_61(self):
+        # nova's 406 says its maximum
         self.nova.max_version = (2, 60)
         exc = self.assertRaises(exceptions.CommandError, self.rows,
                                 cmds.ListFlavorDeployConfig)

@@ -12,8 +12,8 @@
 
 from osc_lib import exceptions
 
-from osc_deploy_config import glance
-from osc_deploy_config.v1 import image as cmds
+from osc_deploy_config.services import glance
+from osc_deploy_config.v1 import owner_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import OFF_T
 from tests.unit.fakes import ON_T

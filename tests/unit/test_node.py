@@ -83,7 +83,7 @@ class TestList(NodeCommandTest):
 
     def test_unreadable_placement_leaves_schedulable_unknown(self):
         logged = self.useFixture(fixtures.FakeLogger(
-            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+            name='osc_deploy_config', format='%(levelname)s %(message)s'))
         self.placement.proxy.request.side_effect = None
         self.placement.proxy.request.return_value = fakes.error(
             403, 'Access was denied to this resource.')
@@ -182,7 +182,7 @@ class TestSync(NodeCommandTest):
     def test_placement_refusing_the_scope_is_a_warning(self):
         # the tags are written; only the wait for placement is impossible
         logged = self.useFixture(fixtures.FakeLogger(
-            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+            name='osc_deploy_config', format='%(levelname)s %(message)s'))
         self.placement.proxy.request.side_effect = None
         self.placement.proxy.request.return_value = fakes.error(
             403, 'Access was denied to this resource.')
@@ -228,7 +228,7 @@ class TestSync(NodeCommandTest):
 
     def test_failed_writes_reported_after_the_others(self):
         logged = self.useFixture(fixtures.FakeLogger(
-            name=cmds.LOG.name, format='%(levelname)s %(message)s'))
+            name='osc_deploy_config', format='%(levelname)s %(message)s'))
         self.ironic.locked_nodes.add(self.bm2['uuid'])
         exc = self.assertRaises(exceptions.CommandError, self.rows,
                                 cmds.SyncNodeDeployConfig)

@@ -17,9 +17,10 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from osc_lib import exceptions
 import testtools
 
+from osc_deploy_config import config_specs
 from osc_deploy_config import deploy_config
 from osc_deploy_config import preflight
-from osc_deploy_config.v1 import server as hooks
+from osc_deploy_config.v1 import server_hooks as hooks
 from tests.unit import fakes
 from tests.unit.fakes import HT
 from tests.unit.fakes import OFF_T
@@ -89,7 +90,7 @@ class TestConflicts(testtools.TestCase):
 
 class TestPlacement(testtools.TestCase):
     def test_request_is_the_flavors_and_the_images_traits(self):
-        resources, required, forbidden = preflight.placement_request(
+        resources, required, forbidden = config_specs.placement_request(
             flavor(**asks(ON)), asks(RAID))
         self.assertEqual({'CUSTOM_BAREMETAL_GOLD': 1}, resources)
         self.assertEqual({ON_T, 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'},

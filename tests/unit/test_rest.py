@@ -25,9 +25,9 @@ from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config import ironic
-from osc_deploy_config import rest
-from osc_deploy_config import versions
+from osc_deploy_config.services import ironic
+from osc_deploy_config.services import rest
+from osc_deploy_config.services import versions
 from osc_deploy_config.v1 import cli
 from tests.unit import fakes
 from tests.unit import test_cli
@@ -101,8 +101,11 @@ class TestSend(testtools.TestCase):
             500, '"baremetal:deploy_template:get": "(role:reader and '
             'system_scope:all)" requires a scope of [\'system\'], request '
             'was made with project scope.')
-        self.assertRaises(sdk_exceptions.ForbiddenException,
-                          self.api.deploy_templates)
+        exc = self.assertRaises(exceptions.CommandError,
+                                self.api.deploy_templates)
+        self.assertIn('Ironic refused to list deploy templates (403): ',
+                      str(exc))
+        self.assertIn('requires a scope of', str(exc))
 
 
 class _FakeIronicHandler(http.server.BaseHTTPRequestHandler):

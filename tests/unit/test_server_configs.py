@@ -19,10 +19,10 @@ from unittest import mock
 import fixtures
 
 from osc_deploy_config import deploy_config
-from osc_deploy_config import resize
 from osc_deploy_config import steps
-from osc_deploy_config.v1 import server as hooks
+from osc_deploy_config import toggle_plan
 from osc_deploy_config.v1 import server_deploy_config as cmds
+from osc_deploy_config.v1 import server_hooks as hooks
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -80,7 +80,7 @@ class TestShow(ServerTestCase):
             self.show())
 
     def test_a_toggle_overrides_and_the_hardware_tells(self):
-        self.nova.servers[self.server['id']]['metadata'] = resize.record(
+        self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
             [OFF])
         (_, ht) = self.show()
         self.assertEqual(('disabled', 'toggle', OFF_T,
@@ -134,12 +134,19 @@ class TestList(ServerTestCase):
             [r['In Effect'] for r in self.rows('--long')])
 
     def test_long_reads_each_node_once_whatever_the_servers(self):
-        self.rows('--long')
+        nodes = [self.node]
+        for number in range(1, 4):
+            server = self.nova.add_server('db-%d' % (number + 1), self.gold)
+            nodes.append(self.ironic.add_node(
+                'bm-%d' % number, instance_uuid=server['id']))
+            self.nova.add_server('web-%d' % number, self.gold)
+        self.assertEqual(7, len({r['Server'] for r in self.rows('--long')}))
         self.assertEqual(
             ['/deploy_templates?fields=uuid%2Cname%2Csteps%2Cextra',
-             '/nodes?fields=uuid%2Cname%2Craid_config%2Cinstance_uuid',
-             '/nodes/%s/bios' % self.node['uuid']],
-            [r[1] for r in self.ironic.requests])
+             '/nodes?fields=uuid%2Cname%2Craid_config%2Cinstance_uuid'] +
+            sorted('/nodes/%s/bios' % n['uuid'] for n in nodes),
+            [r[1] for r in self.ironic.requests[:2]] +
+            sorted(r[1] for r in self.ironic.requests[2:]))
 
 
 class TestRebuildHook(fakes.TestCommand):
@@ -152,14 +159,14 @@ class TestRebuildHook(fakes.TestCommand):
         cmd = mock.Mock(app=self.app)
         self.hook = hooks.RebuildDeployConfigHook(cmd)
         self.logged = self.useFixture(fixtures.FakeLogger(
-            name=hooks.LOG.name, format='%(levelname)s %(message)s'))
+            name='osc_deploy_config', format='%(levelname)s %(message)s'))
 
     def before(self, server):
         parsed = argparse.Namespace(server=server)
         self.assertIs(parsed, self.hook.before(parsed))
 
     def test_says_which_toggled_config_reverts(self):
-        self.nova.servers[self.server['id']]['metadata'] = resize.record(
+        self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
             [OFF])
         self.before('db-1')
         self.assertEqual(

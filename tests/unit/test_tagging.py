@@ -13,9 +13,9 @@
 import testtools
 
 from osc_deploy_config import deploy_config
-from osc_deploy_config import ironic
 from osc_deploy_config import tagging
-from osc_deploy_config import versions
+from osc_deploy_config.services import ironic
+from osc_deploy_config.services import versions
 from tests.unit import fakes
 from tests.unit.fakes import HT
 from tests.unit.fakes import ON_T
@@ -49,10 +49,16 @@ class TestCapable(testtools.TestCase):
                                          template()))
 
     def test_resource_class_as_nova_names_it(self):
-        self.assertEqual('CUSTOM_BAREMETAL_GOLD', tagging.resource_class(
-            node('a', resource_class='baremetal-gold')))
-        self.assertEqual('CUSTOM_GOLD', tagging.resource_class(
-            node('a', resource_class='CUSTOM_GOLD')))
+        # nova.utils.normalize_rc_name: each run of other characters one
+        # "_", upper case, CUSTOM_ always prefixed (even to CUSTOM_)
+        for ironic_name, placement_name in (
+                ('baremetal-gold', 'CUSTOM_BAREMETAL_GOLD'),
+                ('CUSTOM_GOLD', 'CUSTOM_CUSTOM_GOLD'),
+                ('gold--x', 'CUSTOM_GOLD_X'),
+                ('CUSTOM_gold--x', 'CUSTOM_CUSTOM_GOLD_X'),
+                ('a. b', 'CUSTOM_A_B')):
+            self.assertEqual(placement_name, tagging.resource_class(
+                node('a', resource_class=ironic_name)), ironic_name)
         self.assertIsNone(tagging.resource_class(node('a')))
 
     def test_no_capability_traits_means_any_node(self):

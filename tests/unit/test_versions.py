@@ -10,10 +10,11 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
+from keystoneauth1 import discover
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config import versions
+from osc_deploy_config.services import versions
 from tests.unit import fakes
 
 
@@ -27,6 +28,29 @@ class TestNeed(testtools.TestCase):
     def test_versions_compare_as_numbers(self):
         self.assertEqual((1, 100), versions.parse('1.100'))
         self.assertGreater(versions.parse('1.100'), versions.parse('1.99'))
+
+
+class TestCheckSupported(testtools.TestCase):
+    def endpoint(self, maximum):
+        return discover.EndpointData(catalog_url='http://nova.test/v2.1',
+                                     service_url='http://nova.test/v2.1',
+                                     max_microversion=maximum)
+
+    def test_a_range_that_ends_below_the_need_is_refused(self):
+        exc = self.assertRaises(
+            exceptions.CommandError, versions.check_supported,
+            self.endpoint((2, 60)), 'flavor extra specs in listings')
+        self.assertEqual(
+            'The compute service at http://nova.test supports API version '
+            '2.60 at most; flavor extra specs in listings need 2.61 or '
+            'later', str(exc))
+
+    def test_a_range_that_covers_it_or_none_passes(self):
+        for maximum in ((2, 61), (2, 100), None):
+            self.assertIsNone(versions.check_supported(
+                self.endpoint(maximum), 'flavor extra specs in listings'))
+        self.assertIsNone(versions.check_supported(
+            None, 'flavor extra specs in listings'))
 
 
 class TestCheckResponse(testtools.TestCase):

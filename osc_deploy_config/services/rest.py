@@ -26,7 +26,7 @@ import urllib.parse
 
 from osc_lib import exceptions as osc_exceptions
 
-from osc_deploy_config import versions
+from osc_deploy_config.services import versions
 
 READ_RETRIES = 2
 WRITE_RETRIES = 5   # as the SDK retries ironic's by default
@@ -57,10 +57,20 @@ def relative_link(url, version_root):
 
 
 class Api:
+    """One service's calls, at the version the features need."""
+
+    # The path of the service's versioned endpoint, which its links carry.
+    version_root = ''
+    # Whether the SDK reads the service's version range when it builds the
+    # proxy (openstacksdk 4 does for ironic and placement, not for nova):
+    # only then is checking it before a request free of a request.
+    range_known = False
+
     def __init__(self, proxy, *features):
         self.proxy = proxy
         self.features = features
         self.version = versions.need(*features)
+        self._supported = set()
 
     def _send(self, method, path, feature=None, **kwargs):
         """One request; the response, or the SDK's exception.  A call that
@@ -69,23 +79,11 @@ class Api:
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
-        if method == 'GET':
-            kwargs.setdefault('connect_retries', READ_RETRIES)
-            kwargs.setdefault('status_code_retries', READ_RETRIES)
-            kwargs.setdefault('retriable_status_codes', [503])
-        else:
-            # keystoneauth takes an empty list for its default, [429, 503],
-            # and the SDK's proxies retry those (ironic's 5 times): a write
-            # not safe to repeat must say "no retries" outright.
-            codes = self.retriable_writes(method, path)
-            kwargs.setdefault('retriable_status_codes', codes)
-            kwargs.setdefault('status_code_retries',
-                              WRITE_RETRIES if codes else 0)
-            kwargs.setdefault('connect_retries', 0)
+        self._check_supported(features)
         try:
             response = self.proxy.request(
                 path, method, microversion=versions.need(*features),
-                raise_exc=False, **kwargs
+                raise_exc=False, **dict(self._retries(method, path), **kwargs)
             )
         except ksa_exceptions.ConnectionError as exc:
             raise unreachable(self.service_type, str(exc),
@@ -104,8 +102,40 @@ class Api:
                     response.status_code, response.reason,
                     ' (after %d retries)' % READ_RETRIES
                     if response.status_code == 503 else ''))
+        self.refuse(method, path, response)
         exceptions.raise_from_response(response)
         return response
+
+    def _retries(self, method, path):
+        """Reads are retried on 503 and refused connections; a write only
+        where the service says it is safe (``retriable_writes``)."""
+        if method == 'GET':
+            return {'connect_retries': READ_RETRIES,
+                    'status_code_retries': READ_RETRIES,
+                    'retriable_status_codes': [503]}
+        # keystoneauth takes an empty list for its default, [429, 503], and
+        # the SDK's proxies retry those (ironic's 5 times): a write not safe
+        # to repeat must say "no retries" outright.
+        codes = self.retriable_writes(method, path)
+        return {'retriable_status_codes': codes,
+                'status_code_retries': WRITE_RETRIES if codes else 0,
+                'connect_retries': 0}
+
+    def _check_supported(self, features):
+        """Refuse, before sending, a call the service's discovered range
+        cannot take (once per set of features)."""
+        if not self.range_known or features in self._supported:
+            return
+        try:
+            endpoint = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - the request will tell
+            endpoint = None
+        versions.check_supported(endpoint, *features)
+        self._supported.add(features)
+
+    def refuse(self, method, path, response):
+        """A refusal the service's wrapper can say better than the SDK's
+        exception (see ``ironic.Ironic``); nothing by default."""
 
     def retriable_writes(self, method, path):
         """The statuses on which this write may be sent again, up to
@@ -115,6 +145,24 @@ class Api:
     @property
     def service_type(self):
         return versions.NEEDS[self.features[0]][0]
+
+    def _pages(self, path, collection, feature=None, limit=0):
+        """The objects of a listing, one request a page, following the
+        service's next links: every page (``limit`` 0), the first (None),
+        or at most ``limit`` objects."""
+        found = []
+        while path:
+            page = self._request('GET', path, feature)
+            found.extend(page[collection])
+            if limit is None or (limit and len(found) >= limit):
+                break
+            path = relative_link(self.next_link(page, collection),
+                                 self.version_root)
+        return found[:limit] if limit else found
+
+    def next_link(self, page, collection):
+        """The link to the page after ``page``, or None."""
+        return page.get('next')
 
     def _delete_item(self, path, item):
         """DELETE one item of an object, idempotently: a 404 whose detail

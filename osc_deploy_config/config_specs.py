@@ -10,7 +10,9 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""The flavor translation: the request filter, done once.
+"""The deploy-config specs of a config's owners, flavors and images: what
+they ask for, and the translation that the request filter of the design
+does once.
 
 An image asks for configs exactly as a flavor does (nova hands ironic the
 image's ``trait:*=required`` properties with the flavor's), so these
@@ -206,11 +208,13 @@ def drift(specs, templates_by_config, owner='flavor'):
     return found
 
 
-def placement_request(flavor):
+def placement_request(flavor, image=None):
     """What nova's scheduler asks placement for a server of this flavor
-    (its unnumbered request group): ``(resources, required, forbidden)``.
-    The flavor's sizes, overridden by ``resources:<class>=<amount>`` (0
-    drops one), and its ``trait:<trait>=required|forbidden``."""
+    booted from this image (its unnumbered request group): ``(resources,
+    required, forbidden)``.  The flavor's sizes, overridden by
+    ``resources:<class>=<amount>`` (0 drops one), its
+    ``trait:<trait>=required|forbidden``, and the image's
+    ``trait:<trait>=required`` properties."""
     specs = flavor.get('extra_specs') or {}
     swap_gb = -(-int(flavor.get('swap') or 0) // 1024)
     resources = {
@@ -225,7 +229,7 @@ def placement_request(flavor):
     forbidden = {key[len('trait:'):] for key, value in specs.items()
                  if key.startswith('trait:') and value == FORBIDDEN}
     return ({rc: n for rc, n in resources.items() if n > 0},
-            required_traits(specs), forbidden)
+            required_traits(specs) | required_traits(image), forbidden)
 
 
 def report(flavor, templates_by_config, nodes, candidates=None, free=None):

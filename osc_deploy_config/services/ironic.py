@@ -15,15 +15,77 @@
 Every request names its microversion (from ``versions``), so the number and
 shape of requests is exactly what a command needs, whatever version the
 proxy was pinned to.  Objects are plain dicts, as the API returns them.
+
+Under ironic's default secure RBAC most of this API is for system-scoped
+tokens only: a refusal (403) says in one line what is missing, knowing the
+scope the wrapper was given (``clients.Clients.ironic``).
 """
 
 import urllib.parse
 
-from osc_deploy_config import rest
-from osc_deploy_config import versions
+from osc_lib import exceptions
+
+from osc_deploy_config.services import rest
+from osc_deploy_config.services import versions
+
+# What each purpose reads of a node, in one listing or one read.
+TAGGING_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
+                  'provision_state', 'instance_uuid', 'instance_info',
+                  'resource_class')
+PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
+                    'target_provision_state', 'maintenance', 'last_error',
+                    'traits')
+HARDWARE_FIELDS = ('uuid', 'name', 'raid_config')
+# What deciding about a template's config and steps reads of it.
+TEMPLATE_STEP_FIELDS = ('uuid', 'name', 'steps')
+# Why ironic refuses a project-scoped token under its default policy, and
+# what to do: the end of every line that says so.
+SYSTEM_ROLE_HINT = (
+    'these credentials have no role on the system. Use a cloud entry with '
+    '"system_scope: all", or ask for a system role (openstack role add '
+    '--system all --user USER admin)')
+_VERBS = {'GET': 'list', 'POST': 'create', 'PATCH': 'update',
+          'PUT': 'change', 'DELETE': 'delete'}
+_NODE_PARTS = {'traits': 'node traits', 'bios': 'node BIOS settings',
+               'states': 'node states'}
 
 
 class Ironic(rest.Api):
+    """``scope``: 'system' or 'project', the token's; it names what a
+    refusal lacks."""
+
+    version_root = '/v1'
+    range_known = True
+
+    def __init__(self, proxy, *features, scope='system'):
+        super().__init__(proxy, *features)
+        self.scope = scope
+
+    def refuse(self, method, path, response):
+        """A 403 in one line: what was refused, and what is missing."""
+        from openstack import exceptions as sdk_exceptions
+
+        if response.status_code != 403:
+            return
+        action = describe_request(method, path)
+        if self.scope == 'project':
+            raise exceptions.CommandError(
+                'Ironic refused to %s (403): its default policy allows it '
+                'to a system-scoped token only, and %s.'
+                % (action, SYSTEM_ROLE_HINT))
+        try:
+            sdk_exceptions.raise_from_response(response)
+        except sdk_exceptions.HttpException as exc:
+            detail = exc.details or str(exc)
+        raise exceptions.CommandError('Ironic refused to %s (403): %s'
+                                      % (action, detail))
+
+    def warn_if_nodes_hidden(self, nodes, log):
+        """An empty node list may only mean the project scope sees none."""
+        if not nodes and self.scope == 'project':
+            log.warning('No node is visible to a project-scoped token; '
+                        "under ironic's default policy only a system-scoped "
+                        'one sees them all.')
 
     def retriable_writes(self, method, path):
         """A node write refused with 409 found the node locked by the
@@ -32,22 +94,13 @@ class Ironic(rest.Api):
         return [409] if path.startswith('/nodes/') else []
 
     def _list(self, collection, params, limit=None):
-        """Follow ironic's pages; ``limit`` None is one page of the
-        server's size, 0 every page, N at most N objects."""
+        """A listing with these query parameters; ``limit`` None is one
+        page of the server's size, 0 every page, N at most N objects."""
         params = {k: v for k, v in params.items() if v is not None}
         if limit:
             params['limit'] = limit
-        path = '/%s?%s' % (collection, urllib.parse.urlencode(params))
-        found = []
-        while path:
-            page = self._request('GET', path)
-            found.extend(page[collection])
-            if limit is None or (limit and len(found) >= limit):
-                break
-            path = rest.relative_link(page.get('next'), '/v1')
-        return found[:limit] if limit else found
-
-    # ------------------------------------------------------ deploy templates
+        return self._pages('/%s?%s' % (collection, urllib.parse.urlencode(
+            params)), collection, limit=limit)
 
     def deploy_templates(self, detail=False, fields=None, limit=None,
                          marker=None):
@@ -131,3 +184,14 @@ class Ironic(rest.Api):
         """Idempotent: a trait already gone (a concurrent sync removed it)
         is no error."""
         self._delete_item('/nodes/%s/traits/%s' % (node, trait), 'trait')
+
+
+def describe_request(method, path):
+    """What a request does, in words: ``GET /nodes`` -> 'list nodes'."""
+    parts = urllib.parse.urlsplit(path).path.strip('/').split('/')
+    if parts[0] == 'nodes' and len(parts) > 2:
+        return '%s %s' % ('read' if method == 'GET' else 'change',
+                          _NODE_PARTS.get(parts[2], 'nodes'))
+    verb = 'show' if method == 'GET' and len(parts) > 1 else _VERBS.get(
+        method, method.lower())
+    return '%s %s' % (verb, parts[0].replace('_', ' '))

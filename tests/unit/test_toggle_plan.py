@@ -21,8 +21,8 @@ from osc_lib.test import base as osc_base
 import testtools
 
 from osc_deploy_config import deploy_config
-from osc_deploy_config import resize
-from osc_deploy_config.v1 import server as hook
+from osc_deploy_config import toggle_plan
+from osc_deploy_config.v1 import server_hooks as hook
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import OFF
 from tests.unit.fakes import OFF_T
@@ -57,7 +57,7 @@ def listed(name, specs, **sizes):
 
 class TestPlan(testtools.TestCase):
     def test_new_flavor_with_a_derived_stable_name(self):
-        plan = resize.plan(server(), [OFF], TEMPLATES,
+        plan = toggle_plan.plan(server(), [OFF], TEMPLATES,
                            [listed('bm.gold', ON_SPECS)])
         self.assertTrue(plan.changed)
         self.assertEqual(OFF_SPECS, plan.target_specs)
@@ -67,7 +67,7 @@ class TestPlan(testtools.TestCase):
 
     def test_reuses_an_identical_flavor(self):
         twin = listed('gold-off', OFF_SPECS)
-        plan = resize.plan(server(), [OFF], TEMPLATES,
+        plan = toggle_plan.plan(server(), [OFF], TEMPLATES,
                            [listed('bm.gold', ON_SPECS), twin,
                             listed('bigger', OFF_SPECS, ram=16384)])
         self.assertEqual(twin, plan.target_flavor)
@@ -75,7 +75,7 @@ class TestPlan(testtools.TestCase):
 
     def test_back_to_the_original_flavor(self):
         original = listed('bm.gold', ON_SPECS)
-        plan = resize.plan(
+        plan = toggle_plan.plan(
             server(OFF_SPECS, name='bm.gold+hyperthreading=disabled'), [ON],
             TEMPLATES, [original])
         self.assertEqual(original, plan.target_flavor)
@@ -83,45 +83,49 @@ class TestPlan(testtools.TestCase):
     def test_derived_name_does_not_grow(self):
         self.assertEqual(
             'bm.gold+hyperthreading=enabled',
-            resize.derived_flavor_name('bm.gold+hyperthreading=disabled',
+            toggle_plan.derived_flavor_name('bm.gold+hyperthreading=disabled',
                                        ON_SPECS))
 
     def test_already_in_that_config(self):
-        self.assertFalse(resize.plan(server(), [ON], TEMPLATES, []).changed)
+        self.assertFalse(
+            toggle_plan.plan(server(), [ON], TEMPLATES, []).changed)
 
     def test_recorded_bare_metal_toggle_counts(self):
         self.assertEqual({'deploy-config:hyperthreading': 'disabled'},
-                         resize.record([OFF]))
-        toggled = server(metadata=resize.record([OFF]))
-        self.assertFalse(resize.plan(toggled, [OFF], TEMPLATES, []).changed)
-        self.assertTrue(resize.plan(toggled, [ON], TEMPLATES, []).changed)
+                         toggle_plan.record([OFF]))
+        toggled = server(metadata=toggle_plan.record([OFF]))
+        self.assertFalse(
+            toggle_plan.plan(toggled, [OFF], TEMPLATES, []).changed)
+        self.assertTrue(toggle_plan.plan(toggled, [ON], TEMPLATES, []).changed)
 
     def test_refusals_of_the_translation(self):
         for configs, why in (([deploy_config.Config('hyperthreading', 'auto')],
                               'No deploy template'),
                              ([ON, OFF], 'Two values')):
-            exc = self.assertRaises(exceptions.CommandError, resize.plan,
+            exc = self.assertRaises(exceptions.CommandError, toggle_plan.plan,
                                     server(), configs, TEMPLATES, [])
             self.assertIn(why, str(exc))
 
     def test_a_different_flavor_with_the_derived_name_is_refused(self):
         taken = listed('bm.gold+hyperthreading=disabled', GOLD)
-        plan = resize.plan(server(), [OFF], TEMPLATES, [taken])
+        plan = toggle_plan.plan(server(), [OFF], TEMPLATES, [taken])
         exc = self.assertRaises(exceptions.CommandError,
-                                resize.refuse_taken_name, plan, [taken])
+                                toggle_plan.refuse_taken_name, plan, [taken])
         self.assertIn('exists but differs', str(exc))
 
     def test_our_half_made_flavor_is_finished_not_refused(self):
         # an interrupted toggle created the flavor, not yet its extra specs
-        plan = resize.plan(server(), [OFF], TEMPLATES, [])
+        plan = toggle_plan.plan(server(), [OFF], TEMPLATES, [])
         ours = dict(listed(plan.new_flavor_name, {}),
-                    description=resize.derived_description('bm.gold'))
-        sizes = resize.sizes_of(server()['flavor'])
-        self.assertEqual(ours, resize.unfinished_flavor(plan, [ours], sizes))
+                    description=toggle_plan.derived_description('bm.gold'))
+        sizes = toggle_plan.sizes_of(server()['flavor'])
+        self.assertEqual(ours,
+                         toggle_plan.unfinished_flavor(plan, [ours], sizes))
         for other in (dict(ours, description='an operator\'s'),
                       dict(ours, ram=16384),
                       dict(ours, name='bm.gold+other')):
-            self.assertIsNone(resize.unfinished_flavor(plan, [other], sizes))
+            self.assertIsNone(
+                toggle_plan.unfinished_flavor(plan, [other], sizes))
 
 
 class TestSchedulerProblems(testtools.TestCase):
@@ -131,30 +135,30 @@ class TestSchedulerProblems(testtools.TestCase):
                 'resources': {'VCPU': 1}}
 
     def test_capable_host(self):
-        self.assertEqual([], resize.scheduler_problems(
+        self.assertEqual([], toggle_plan.scheduler_problems(
             [self.provider([OFF_T])], OFF_SPECS))
 
     def test_missing_trait_named(self):
         self.assertEqual(['fake-compute lacks %s' % OFF_T],
-                         resize.scheduler_problems([self.provider()],
+                         toggle_plan.scheduler_problems([self.provider()],
                                                    OFF_SPECS))
 
     def test_reserved_host(self):
-        (problem,) = resize.scheduler_problems(
+        (problem,) = toggle_plan.scheduler_problems(
             [self.provider([OFF_T], reserved=8)], OFF_SPECS)
         self.assertIn('fake-compute is reserved', problem)
 
     def test_bare_metal_maintenance_from_ironic_not_reservation(self):
         node_rp = dict(self.provider([OFF_T], reserved=8), uuid='n1')
         node = {'uuid': 'n1', 'name': 'bm-0', 'maintenance': False}
-        self.assertEqual([], resize.scheduler_problems([node_rp], OFF_SPECS,
-                                                       node))
+        self.assertEqual([], toggle_plan.scheduler_problems(
+            [node_rp], OFF_SPECS, node))
         node['maintenance'] = True
         self.assertEqual(['node bm-0 is in maintenance'],
-                         resize.scheduler_problems([node_rp], OFF_SPECS,
+                         toggle_plan.scheduler_problems([node_rp], OFF_SPECS,
                                                    node))
         self.assertEqual(['node bm-0 lacks %s' % OFF_T],
-                         resize.scheduler_problems(
+                         toggle_plan.scheduler_problems(
                              [dict(node_rp, traits=[])], OFF_SPECS,
                              dict(node, maintenance=False)))
 
@@ -162,7 +166,7 @@ class TestSchedulerProblems(testtools.TestCase):
 class TestServiceSteps(testtools.TestCase):
     def test_priority_order_without_priority(self):
         first = dict(STEP, interface='raid', priority=200)
-        steps = resize.service_steps({'steps': [STEP, first]})
+        steps = toggle_plan.service_steps({'steps': [STEP, first]})
         self.assertEqual(['raid', 'bios'], [s['interface'] for s in steps])
         self.assertNotIn('priority', steps[0])
 

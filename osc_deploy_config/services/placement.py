@@ -14,11 +14,13 @@
 
 import urllib.parse
 
-from osc_deploy_config import rest
-from osc_deploy_config import versions
+from osc_deploy_config.services import rest
+from osc_deploy_config.services import versions
 
 
 class Placement(rest.Api):
+    range_known = True
+
     def __init__(self, proxy):
         super().__init__(proxy, versions.PROVIDER_TRAITS)
 

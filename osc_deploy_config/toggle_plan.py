@@ -10,7 +10,8 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""Planning a deploy-config toggle of a running server (a limited resize).
+"""Planning a deploy-config toggle of a running server (a limited resize);
+``use_cases.server_toggle`` carries the plan out.
 
 From the server's current flavor (embedded in the server since compute API
 2.47) to the target extra specs with the configs changed, then to a flavor
@@ -24,7 +25,7 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config import flavors
+from osc_deploy_config import config_specs
 
 # The description of the flavors a toggle makes: how a rerun tells one
 # that an interrupted toggle left half-made (without all its extra specs)
@@ -50,8 +51,8 @@ def applied_configs(server, flavor_specs):
     """The configs the server runs with: its flavor's, overridden by those
     a bare-metal toggle recorded in the server's metadata (under the same
     ``deploy-config:<type>`` keys, see ``record``)."""
-    configs = {c.type: c for c in flavors.configs_of(flavor_specs)}
-    configs.update((c.type, c) for c in flavors.configs_of(
+    configs = {c.type: c for c in config_specs.configs_of(flavor_specs)}
+    configs.update((c.type, c) for c in config_specs.configs_of(
         server.get('metadata') or {}))
     return configs
 
@@ -59,14 +60,15 @@ def applied_configs(server, flavor_specs):
 def record(configs):
     """The server metadata that records configs a bare-metal toggle
     applied."""
-    return {flavors.config_spec(c.type): c.value for c in configs}
+    return {config_specs.config_spec(c.type): c.value for c in configs}
 
 
 def derived_flavor_name(original_name, target_specs):
     """``m1.tiny+hyperthreading=disabled``: the original name (without an
     earlier derivation) and every config the target flavor asks for."""
     base = original_name.split('+', 1)[0]
-    return base + ''.join('+%s' % c for c in flavors.configs_of(target_specs))
+    return base + ''.join('+%s' % c
+                          for c in config_specs.configs_of(target_specs))
 
 
 def plan(server, configs, templates_by_config, listed_flavors):
@@ -77,10 +79,10 @@ def plan(server, configs, templates_by_config, listed_flavors):
     embedded = server['flavor']
     specs = dict(embedded.get('extra_specs') or {})
     current = applied_configs(server, specs)
-    change = flavors.plan_set(specs, configs, templates_by_config)
+    change = config_specs.plan_set(specs, configs, templates_by_config)
     target_specs = {k: v for k, v in dict(specs, **change.set).items()
                     if k not in change.unset}
-    target = {c.type: c for c in flavors.configs_of(target_specs)}
+    target = {c.type: c for c in config_specs.configs_of(target_specs)}
     changed = any(current.get(c.type) != c for c in configs)
     wanted_sizes = sizes_of(embedded)
     identical = [f for f in listed_flavors
@@ -130,7 +132,7 @@ def scheduler_problems(providers, target_specs, node=None):
     deployed node in placement, so maintenance is read from ironic there.
     """
     problems = []
-    needed = sorted(flavors.required_traits(target_specs))
+    needed = sorted(config_specs.required_traits(target_specs))
     for provider in providers:
         name = provider['name']
         if node and provider['uuid'] == node['uuid']:
@@ -166,7 +168,7 @@ def refuse_image_configs(server, image, configs):
     """A toggle of a type the server's image asks for is refused: every
     deploy of the server (a rebuild) applies the image's template again,
     and ironic would run it with the toggle's."""
-    asked = {c.type: c for c in flavors.configs_of(image)}
+    asked = {c.type: c for c in config_specs.configs_of(image)}
     clashing = [c for c in configs if c.type in asked]
     if clashing:
         raise exceptions.CommandError(

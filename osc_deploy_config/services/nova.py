@@ -10,11 +10,12 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""A thin wrapper of nova's flavor API over the SDK's compute proxy.
+"""A thin wrapper of nova's flavor and server API over the SDK's compute
+proxy.
 
 Like ``ironic``: each request names its microversion; objects are dicts.
 From 2.61 a flavor listing carries every flavor's extra specs, so one
-request answers for all flavors.
+request answers for all flavors; from 2.47 a server embeds its flavor.
 """
 
 import re
@@ -22,11 +23,16 @@ import urllib.parse
 
 from osc_lib import exceptions
 
-from osc_deploy_config import rest
-from osc_deploy_config import versions
+from osc_deploy_config.services import rest
+from osc_deploy_config.services import versions
 
 
 class Nova(rest.Api):
+    """Flavors with their extra specs, and (with the feature
+    ``SERVER_FLAVOR_DETAILS``) servers with their flavor."""
+
+    version_root = '/v2.1'
+
     def __init__(self, proxy, *features):
         super().__init__(proxy, versions.LISTED_FLAVOR_EXTRA_SPECS, *features)
 
@@ -47,16 +53,9 @@ class Nova(rest.Api):
                 '(a system-scoped token?): use a project-scoped admin')
         return found
 
-    def _pages(self, path, collection, feature=None):
-        """Every object of a listing, one request per page."""
-        found = []
-        while path:
-            page = self._request('GET', path, feature)
-            found.extend(page[collection])
-            path = rest.relative_link(next(
-                (link['href'] for link in page.get(collection + '_links')
-                 or () if link.get('rel') == 'next'), None), '/v2.1')
-        return found
+    def next_link(self, page, collection):
+        return next((link['href'] for link in page.get(
+            collection + '_links') or () if link.get('rel') == 'next'), None)
 
     def find_flavor(self, name_or_id):
         """One flavor by ID or unique name, from one listing."""
@@ -105,12 +104,6 @@ class Nova(rest.Api):
         self._delete_item('/flavors/%s/os-extra_specs/%s' % (
             flavor_id, urllib.parse.quote(key, safe='')), 'extra spec')
 
-
-class NovaServers(Nova):
-    """The server calls of a deploy-config toggle (a limited resize)."""
-
-    def __init__(self, proxy):
-        super().__init__(proxy, versions.SERVER_FLAVOR_DETAILS)
 
     def find_server(self, name_or_id):
         """A server's details (with its embedded flavor) by ID or name."""

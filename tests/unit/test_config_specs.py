@@ -15,8 +15,8 @@
 from osc_lib import exceptions
 import testtools
 
+from osc_deploy_config import config_specs
 from osc_deploy_config import deploy_config
-from osc_deploy_config import flavors
 
 ON = deploy_config.Config('hyperthreading', 'enabled')
 OFF = deploy_config.Config('hyperthreading', 'disabled')
@@ -48,15 +48,15 @@ def applied(specs, change):
 
 class TestPlanSet(testtools.TestCase):
     def test_config_and_template_trait_never_capability(self):
-        change = flavors.plan_set(GOLD, [ON], TEMPLATES)
+        change = config_specs.plan_set(GOLD, [ON], TEMPLATES)
         self.assertEqual({'deploy-config:hyperthreading': 'enabled',
                           ON_TRAIT: 'required'}, change.set)
         self.assertEqual([], change.unset)
         self.assertNotIn('trait:HW_CPU_HYPERTHREADING', change.set)
 
     def test_new_value_replaces_the_old_configs_specs(self):
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
-        change = flavors.plan_set(specs, [OFF], TEMPLATES)
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], TEMPLATES))
+        change = config_specs.plan_set(specs, [OFF], TEMPLATES)
         self.assertEqual({'deploy-config:hyperthreading': 'disabled',
                           OFF_TRAIT: 'required'}, change.set)
         self.assertEqual([ON_TRAIT], change.unset)
@@ -65,11 +65,12 @@ class TestPlanSet(testtools.TestCase):
                          applied(specs, change))
 
     def test_same_config_again_changes_nothing(self):
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
-        self.assertEqual(({}, []), flavors.plan_set(specs, [ON], TEMPLATES))
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], TEMPLATES))
+        self.assertEqual(({}, []),
+                         config_specs.plan_set(specs, [ON], TEMPLATES))
 
     def test_two_types_at_once(self):
-        change = flavors.plan_set(GOLD, [ON, RAID], TEMPLATES)
+        change = config_specs.plan_set(GOLD, [ON, RAID], TEMPLATES)
         self.assertEqual({ON_TRAIT, RAID_TRAIT}, {
             k for k in change.set if k.startswith('trait:')})
 
@@ -84,70 +85,71 @@ class TestPlanSet(testtools.TestCase):
             fast = deploy_config.Config('bios', 'fast')
             templates = {**TEMPLATES, fast: template(fast)}
             exc = self.assertRaises(exceptions.CommandError,
-                                    flavors.plan_set, specs, configs,
+                                    config_specs.plan_set, specs, configs,
                                     templates)
             self.assertIn(why, str(exc))
 
     def test_step_conflict_with_a_config_already_on_the_flavor(self):
         fast = deploy_config.Config('bios', 'fast')
         templates = {**TEMPLATES, fast: template(fast)}
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], templates))
-        exc = self.assertRaises(exceptions.CommandError, flavors.plan_set,
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], templates))
+        exc = self.assertRaises(exceptions.CommandError, config_specs.plan_set,
                                 specs, [fast], templates)
         self.assertIn('bios.apply_configuration', str(exc))
 
     def test_hand_set_specs_are_kept(self):
         specs = dict(GOLD, **{'trait:CUSTOM_MINE': 'required'})
-        change = flavors.plan_set(specs, [ON], TEMPLATES)
+        change = config_specs.plan_set(specs, [ON], TEMPLATES)
         self.assertNotIn('trait:CUSTOM_MINE', change.unset)
 
 
 class TestPlanUnset(testtools.TestCase):
     def test_removes_exactly_what_set_added(self):
         specs = dict(GOLD, **{'trait:CUSTOM_MINE': 'required'})
-        set_specs = applied(specs, flavors.plan_set(specs, [ON, RAID],
-                                                    TEMPLATES))
-        change = flavors.plan_unset(set_specs, ['hyperthreading', 'disks'],
-                                    TEMPLATES)
+        set_specs = applied(specs, config_specs.plan_set(
+            specs, [ON, RAID], TEMPLATES))
+        change = config_specs.plan_unset(
+            set_specs, ['hyperthreading', 'disks'], TEMPLATES)
         self.assertEqual(specs, applied(set_specs, change))
 
     def test_template_gone_still_removes_the_conventional_trait(self):
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
-        change = flavors.plan_unset(specs, ['hyperthreading'], {})
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], TEMPLATES))
+        change = config_specs.plan_unset(specs, ['hyperthreading'], {})
         self.assertEqual(GOLD, applied(specs, change))
 
     def test_forbidden_trait_set_by_hand_is_not_ours(self):
         specs = dict(GOLD, **{'deploy-config:hyperthreading': 'enabled',
                               ON_TRAIT: 'forbidden'})
-        change = flavors.plan_unset(specs, ['hyperthreading'], TEMPLATES)
+        change = config_specs.plan_unset(specs, ['hyperthreading'], TEMPLATES)
         self.assertEqual(['deploy-config:hyperthreading'], change.unset)
 
     def test_type_not_on_the_flavor(self):
-        exc = self.assertRaises(exceptions.CommandError, flavors.plan_unset,
-                                GOLD, ['hyperthreading'], TEMPLATES)
+        exc = self.assertRaises(exceptions.CommandError,
+                                config_specs.plan_unset, GOLD,
+                                ['hyperthreading'], TEMPLATES)
         self.assertIn('no deploy config of type hyperthreading', str(exc))
 
 
 class TestDrift(testtools.TestCase):
     def test_in_sync(self):
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
-        self.assertEqual([], flavors.drift(specs, TEMPLATES))
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], TEMPLATES))
+        self.assertEqual([], config_specs.drift(specs, TEMPLATES))
 
     def test_config_without_its_trait(self):
         specs = dict(GOLD, **{'deploy-config:hyperthreading': 'enabled'})
-        (found,) = flavors.drift(specs, TEMPLATES)
+        (found,) = config_specs.drift(specs, TEMPLATES)
         self.assertIn('%s=required is missing' % ON_TRAIT, found)
 
     def test_template_gone(self):
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
-        (found,) = flavors.drift(specs, {})
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], TEMPLATES))
+        (found,) = config_specs.drift(specs, {})
         self.assertEqual('hyperthreading=enabled: no deploy template '
                          'realises it', found)
 
     def test_template_renamed(self):
-        specs = applied(GOLD, flavors.plan_set(GOLD, [ON], TEMPLATES))
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], TEMPLATES))
         renamed = {ON: template(ON, name='CUSTOM_DEPLOY_CONFIG_HT_ON')}
-        found = flavors.drift(specs, renamed)
+        found = config_specs.drift(specs, renamed)
         self.assertEqual(2, len(found))
         self.assertIn('trait:CUSTOM_DEPLOY_CONFIG_HT_ON=required is missing',
                       found[0])
@@ -160,7 +162,7 @@ class TestReconcile(testtools.TestCase):
 
     def test_consistent_flavor_needs_nothing(self):
         specs = dict(GOLD, **{self.SPEC: 'enabled', ON_TRAIT: 'required'})
-        self.assertEqual(({}, []), flavors.reconcile(
+        self.assertEqual(({}, []), config_specs.reconcile(
             specs, ['hyperthreading'], TEMPLATES))
 
     def test_two_writers_left_both_traits(self):
@@ -168,16 +170,16 @@ class TestReconcile(testtools.TestCase):
         # is B's, the traits both
         specs = {self.SPEC: 'disabled', ON_TRAIT: 'required',
                  OFF_TRAIT: 'required', RAID_TRAIT: 'required'}
-        self.assertEqual(({}, [ON_TRAIT]), flavors.reconcile(
+        self.assertEqual(({}, [ON_TRAIT]), config_specs.reconcile(
             specs, ['hyperthreading'], TEMPLATES))
 
     def test_winner_trait_removed_by_the_loser_is_restored(self):
         specs = {self.SPEC: 'disabled', ON_TRAIT: 'required'}
         self.assertEqual(({OFF_TRAIT: 'required'}, [ON_TRAIT]),
-                         flavors.reconcile(specs, ['hyperthreading'],
+                         config_specs.reconcile(specs, ['hyperthreading'],
                                            TEMPLATES))
 
     def test_type_unset_concurrently_leaves_no_trait(self):
         specs = {OFF_TRAIT: 'required', RAID_TRAIT: 'required'}
-        self.assertEqual(({}, [OFF_TRAIT]), flavors.reconcile(
+        self.assertEqual(({}, [OFF_TRAIT]), config_specs.reconcile(
             specs, ['hyperthreading'], TEMPLATES))

@@ -12,11 +12,15 @@
 
 """Which call needs which API microversion, negotiated per call.
 
-No global pin: each command asks for the versions its calls need, and the
-first request tells whether the server has them (a server refuses a version
-it lacks with 406), so negotiating costs no request of its own.  A server
-too old for a call gets one line naming the service, the need and the
-server's maximum.
+No global pin: each command asks for the versions its calls need.  Where
+the SDK has already read a service's range in its version discovery (ironic
+and placement), a call the server is too old for is refused before it is
+sent (``check_supported``).  Elsewhere (nova, whose discovery would cost a
+request of its own; an endpoint override without a version document), the
+request itself tells: a server refuses a version it lacks with 406
+(``check_response``).  Either way negotiating costs no request of
+its own, and a server too old for a call gets one line naming the service,
+the need and the server's maximum.
 """
 
 import re
@@ -73,13 +77,33 @@ def need(*features):
     return '%d.%d' % max(parse(NEEDS[f][1]) for f in features)
 
 
+def check_supported(endpoint, *features):
+    """Raise the version line when the service's discovered range
+    (``endpoint``: keystoneauth's EndpointData, or None) ends below what
+    these features need; say nothing when discovery did not tell."""
+    maximum = getattr(endpoint, 'max_microversion', None)
+    if not isinstance(maximum, tuple) or not maximum:
+        return
+    if maximum >= parse(need(*features)):
+        return
+    url = urllib.parse.urlsplit(getattr(endpoint, 'url', None) or '')
+    raise _too_old(url, '%d.%d' % maximum[:2], features)
+
+
+def _too_old(url, maximum, features):
+    return exceptions.CommandError(
+        'The %s service at %s://%s supports API version %s at most; %s '
+        'need %s or later'
+        % (NEEDS[features[0]][0], url.scheme, url.netloc, maximum,
+           ' and '.join(features), need(*features)))
+
+
 def check_response(response, *features):
     """Raise one clear line when the server refused our version (406)
     because it is older; other 406s (a field unknown at this version) are
     left to the caller."""
     if response.status_code != 406:
         return
-    service = NEEDS[features[0]][0]
     maximum = next((response.headers[h] for h in _MAXIMUM_HEADERS
                     if h in response.headers), None)
     if maximum is None:
@@ -87,9 +111,5 @@ def check_response(response, *features):
         maximum = found and (found.group(1) or found.group(2))
     if maximum and parse(maximum) >= parse(need(*features)):
         return
-    url = urllib.parse.urlsplit(response.url or '')
-    raise exceptions.CommandError(
-        'The %s service at %s://%s supports API version %s at most; %s '
-        'need %s or later'
-        % (service, url.scheme, url.netloc, maximum or 'unknown',
-           ' and '.join(features), need(*features)))
+    raise _too_old(urllib.parse.urlsplit(response.url or ''),
+                   maximum or 'unknown', features)

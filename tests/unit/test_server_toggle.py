@@ -13,12 +13,11 @@
 """A deploy-config toggle carried out against in-memory nova, ironic and
 placement: what it leaves on the cloud and what it says."""
 
-import fixtures
 from osc_lib import exceptions
 
 from osc_deploy_config import deploy_config
-from osc_deploy_config import resize
-from osc_deploy_config import toggle
+from osc_deploy_config import toggle_plan
+from osc_deploy_config.use_cases import server_toggle
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -44,10 +43,10 @@ class ToggleTestCase(fakes.TestCommand):
                     config, [HT]))
         self.said = []
 
-    def toggle(self, server, *configs, **options):
-        toggle.Toggle(self.app.client_manager.deploy_config, server['id'],
-                      configs, self.said.append, sleep=lambda seconds: None,
-                      **options).run()
+    def toggle(self, server, *configs, dry_run=False, **options):
+        return server_toggle.ServerToggle(
+            self.app.client_manager.deploy_config, configs, self.said.append,
+            sleep=lambda seconds: None, **options).run(server['id'], dry_run)
 
     def refused(self, server, *configs, **options):
         exc = self.assertRaises(exceptions.CommandError, self.toggle, server,
@@ -75,7 +74,7 @@ class TestVirtual(ToggleTestCase):
             server['flavor']['extra_specs']))
         made = next(f for f in self.nova.flavors.values()
                     if f['name'] == DERIVED)
-        self.assertTrue(made['description'].startswith(resize.DERIVED_MARK))
+        self.assertTrue(made['description'].startswith(toggle_plan.DERIVED_MARK))
         self.assertEqual([
             'Server web-1: deploy configs none -> hyperthreading=disabled: '
             'resize to flavor %s (to be created).' % DERIVED,
@@ -139,7 +138,7 @@ class TestVirtual(ToggleTestCase):
 
     def test_rerun_finishes_a_flavor_an_interrupted_toggle_half_made(self):
         half = self.nova.add_flavor(DERIVED, description=(
-            resize.derived_description('m1.tiny')))
+            toggle_plan.derived_description('m1.tiny')))
         self.toggle(self.server, OFF, auto_confirm=True)
         self.assertEqual(OFF_SPECS, half['extra_specs'])
         self.assertEqual(['m1.tiny', DERIVED], self.flavor_names())
@@ -206,7 +205,7 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual({'deploy_config_hyperthreading': 'disabled'},
                          self.node['extra'])
         server = self.nova.servers[self.server['id']]
-        self.assertEqual(resize.record([OFF]), server['metadata'])
+        self.assertEqual(toggle_plan.record([OFF]), server['metadata'])
         self.assertEqual('bm.gold', server['flavor']['original_name'])
         self.assertEqual([
             'Server db-1: deploy configs hyperthreading=enabled -> '
@@ -269,9 +268,7 @@ class TestBaremetal(ToggleTestCase):
 
     def test_a_node_ironic_hides_is_bare_metal_all_the_same(self):
         # a project-scoped token under ironic's secure RBAC sees no node
-        self.conn.config.config['auth'] = {'project_name': 'admin'}
-        self.useFixture(fixtures.MockPatch(
-            'osc_deploy_config.clients.system_scoped', return_value=None))
+        self.without_system_role()
         self.ironic.nodes.clear()
         why = self.refused(self.server, OFF)
         self.assertIn('Server db-1 is a bare-metal server, but ironic does '

@@ -20,10 +20,7 @@ project-scoped one otherwise (older clouds, with ironic's legacy policy,
 accept that).
 """
 
-import contextlib
 import logging
-
-from osc_lib import exceptions
 
 LOG = logging.getLogger(__name__)
 
@@ -73,7 +70,7 @@ def proxy_of(conn, service_type):
     service's version discovery: a service down gets one line."""
     from openstack import exceptions as sdk_exceptions
 
-    from osc_deploy_config import rest
+    from osc_deploy_config.services import rest
 
     try:
         return getattr(conn, service_type)
@@ -90,7 +87,10 @@ def proxy_of(conn, service_type):
 
 
 class Clients:
-    """Per-service SDK proxies, built on first use."""
+    """Ready service wrappers, each on a proxy built on first use with the
+    scope its service wants: ``ironic(*features)``, ``nova()``,
+    ``placement()``, ``glance()``.  Commands and hooks get one from OSC
+    (``client_manager.deploy_config``) and hand it to a use case."""
 
     def __init__(self, instance):
         self._instance = instance
@@ -101,21 +101,34 @@ class Clients:
     def connection(self):
         return self._instance.sdk_connection
 
-    @property
-    def compute(self):
-        return proxy_of(self.connection, 'compute')
+    def nova(self, *features):
+        """Nova at the version flavor listings with extra specs need, or
+        more for these features."""
+        from osc_deploy_config.services import nova
 
-    @property
+        return nova.Nova(proxy_of(self.connection, 'compute'), *features)
+
     def placement(self):
-        return proxy_of(self.connection, 'placement')
+        from osc_deploy_config.services import placement
 
-    @property
-    def image(self):
-        return proxy_of(self.connection, 'image')
+        return placement.Placement(proxy_of(self.connection, 'placement'))
 
-    @property
-    def baremetal(self):
-        """Ironic, system-scoped when the credentials allow it."""
+    def glance(self):
+        from osc_deploy_config.services import glance
+
+        return glance.Glance(proxy_of(self.connection, 'image'))
+
+    def ironic(self, *features):
+        """Ironic at the version these features need (deploy templates by
+        default), system-scoped when the credentials allow it."""
+        from osc_deploy_config.services import ironic
+        from osc_deploy_config.services import versions
+
+        proxy = self._baremetal_proxy()
+        return ironic.Ironic(proxy, *(features or (
+            versions.DEPLOY_TEMPLATES,)), scope=self.baremetal_scope)
+
+    def _baremetal_proxy(self):
         if self._baremetal is None:
             conn = self.connection
             system = system_scoped(conn)
@@ -127,35 +140,3 @@ class Clients:
             (system or conn).config.config['baremetal_api_version'] = '1'
             self._baremetal = proxy_of(system or conn, 'baremetal')
         return self._baremetal
-
-    def warn_if_nodes_hidden(self, nodes):
-        """An empty node list may only mean the project scope sees none."""
-        if not nodes and self.baremetal_scope == 'project':
-            LOG.warning('No node is visible to a project-scoped token; '
-                        "under ironic's default policy only a system-scoped "
-                        'one sees them all.')
-
-    @contextlib.contextmanager
-    def ironic_errors(self, action):
-        """Turn ironic's refusals into one line saying what is needed."""
-        from openstack import exceptions as sdk_exceptions
-
-        try:
-            yield
-        except sdk_exceptions.ForbiddenException as exc:
-            if self.baremetal_scope == 'project':
-                raise exceptions.CommandError(
-                    'Ironic refused to %s (403): its default policy allows '
-                    'it to a system-scoped token only, and these '
-                    'credentials have no role on the system. Use a cloud '
-                    'entry with "system_scope: all", or ask for a system '
-                    'role (openstack role add --system all --user USER '
-                    'admin).' % action
-                ) from None
-            raise exceptions.CommandError(
-                'Ironic refused to %s (403): %s' % (action, _detail(exc))
-            ) from None
-
-
-def _detail(exc):
-    return getattr(exc, 'details', None) or str(exc)

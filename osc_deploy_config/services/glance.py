@@ -19,26 +19,23 @@ import uuid
 
 from osc_lib import exceptions
 
-from osc_deploy_config import rest
-from osc_deploy_config import versions
+from osc_deploy_config.services import rest
+from osc_deploy_config.services import versions
 
 JSON_PATCH = 'application/openstack-images-v2.1-json-patch'
 
 
 class Glance(rest.Api):
+    version_root = '/v2'
+
     def __init__(self, proxy):
         super().__init__(proxy, versions.IMAGE_PROPERTIES)
 
     def images(self):
         """{image ID: properties} of every image these credentials see, one
         request per page of glance's largest."""
-        found = {}
-        path = '/images?limit=1000'
-        while path:
-            page = self._request('GET', path)
-            found.update((image['id'], image) for image in page['images'])
-            path = rest.relative_link(page.get('next'), '/v2')
-        return found
+        return {image['id']: image
+                for image in self._pages('/images?limit=1000', 'images')}
 
     def find_image(self, name_or_id):
         """An image (its properties as top-level keys) by ID or name: one

@@ -19,8 +19,8 @@ deploy; ``openstack server rebuild`` warns when it will revert a toggle.
 OSC's ``server resize`` requires one of --flavor, --confirm and --revert;
 the hook adds --deploy-config to that group (so the parser refuses it with
 any of them), relaxes the requirement only for it, and does the toggle
-(``toggle.Toggle``) in ``before()``, leaving OSC's own action nothing to
-do.
+(``use_cases.server_toggle``) in ``before()``, leaving OSC's own action
+nothing to do.
 
 A virtual server is resized by nova to a flavor with the configs changed;
 nova cannot resize a bare-metal server, so its node is serviced by ironic
@@ -101,15 +101,14 @@ class ResizeDeployConfigHook(hooks.CommandHook):
                                    '--revert --deploy-config is required')
             return parsed_args
         from osc_deploy_config import deploy_config
-        from osc_deploy_config import toggle
+        from osc_deploy_config.use_cases import server_toggle
 
         configs = [deploy_config.parse_config(c)
                    for c in parsed_args.deploy_configs]
-        toggle.Toggle(
-            self.cmd.app.client_manager.deploy_config, parsed_args.server,
-            configs, self.say, dry_run=parsed_args.dry_run,
+        server_toggle.ServerToggle(
+            self.cmd.app.client_manager.deploy_config, configs, self.say,
             wait=parsed_args.wait, auto_confirm=parsed_args.auto_confirm,
-        ).run()
+        ).run(parsed_args.server, dry_run=parsed_args.dry_run)
         # OSC's own resize has nothing left to do.
         self.cmd.take_action = lambda parsed_args: None
         return parsed_args
@@ -124,17 +123,8 @@ class ResizeDeployConfigHook(hooks.CommandHook):
 
 
 class CreatePreflightHook(hooks.CommandHook):
-    """``server create``: before nova is asked, refuse a flavor and image
-    whose deploy configs conflict, and (when placement can be read) a
-    config no node can take now; each in one line, nothing created.
-
-    It never blocks a boot it cannot judge: whatever it cannot read
-    (ironic's templates, placement: a plain project member) it leaves
-    unchecked, silently; a boot from a volume, or a flavor whose request
-    nova translates (numbered groups, dedicated CPUs), skips the placement
-    check.  A boot that asks for no deploy config costs its flavor's and
-    its image's reads (``Nova.flavor``, ``Glance.find_image``).
-    """
+    """``server create``: refuses, before nova is asked, a boot whose
+    deploy configs cannot deploy (``use_cases.boot_preflight``)."""
 
     def get_parser(self, parser):
         return parser
@@ -143,65 +133,14 @@ class CreatePreflightHook(hooks.CommandHook):
         return ''
 
     def before(self, parsed_args):
-        from osc_deploy_config import preflight
+        from osc_deploy_config.use_cases import boot_preflight
 
-        read = self._read(parsed_args)
-        if read is None:
-            return parsed_args
-        flavor, image, by_config = read
-        found = preflight.asked(flavor, image, by_config)
-        preflight.refuse_conflicts(found, by_config)
-        resources, required, forbidden = preflight.placement_request(
-            flavor, image)
-        if (found and preflight.asks_templates(required)
-                and preflight.judged(flavor) and not (
-                    getattr(parsed_args, 'volume', None)
-                    or getattr(parsed_args, 'snapshot', None)
-                    or getattr(parsed_args, 'boot_from_volume', None))):
-            candidates = self._candidates(resources, required, forbidden)
-            if candidates is not None:
-                preflight.refuse_unschedulable(found, candidates)
+        boot_preflight.check(
+            self.cmd.app.client_manager.deploy_config, parsed_args.flavor,
+            parsed_args.image, from_volume=any(
+                getattr(parsed_args, option, None) for option in (
+                    'volume', 'snapshot', 'boot_from_volume')))
         return parsed_args
-
-    def _read(self, parsed_args):
-        """(flavor, image properties, templates by config), or None when
-        the flavor cannot be read; templates {} when ironic hides them."""
-        from osc_deploy_config import glance
-        from osc_deploy_config import ironic
-        from osc_deploy_config import nova
-        from osc_deploy_config import versions
-
-        clients = self.cmd.app.client_manager.deploy_config
-        try:
-            flavor = nova.Nova(clients.compute).flavor(parsed_args.flavor)
-            image = glance.Glance(clients.image).find_image(
-                parsed_args.image) if parsed_args.image else {}
-        except Exception as exc:    # noqa: BLE001 - never block a boot
-            LOG.debug('deploy-config pre-flight skipped: %s', exc)
-            return None
-        if not any(k.startswith(('deploy-config:', 'trait:'))
-                   for k in list(flavor.get('extra_specs') or {}) + list(
-                       image)):
-            return flavor, image, {}
-        try:
-            by_config = ironic.Ironic(
-                clients.baremetal, versions.DEPLOY_TEMPLATES
-            ).config_templates(fields=('uuid', 'name', 'steps'))
-        except Exception as exc:    # noqa: BLE001 - never block a boot
-            LOG.debug('deploy-config pre-flight without templates: %s', exc)
-            by_config = {}
-        return flavor, image, by_config
-
-    def _candidates(self, resources, required, forbidden):
-        from osc_deploy_config import placement
-
-        try:
-            return placement.Placement(
-                self.cmd.app.client_manager.deploy_config.placement
-            ).schedulable(resources, required, forbidden)
-        except Exception as exc:    # noqa: BLE001 - never block a boot
-            LOG.debug('deploy-config pre-flight without placement: %s', exc)
-            return None
 
     def after(self, parsed_args, return_code):
         return return_code
@@ -228,29 +167,17 @@ class RebuildDeployConfigHook(hooks.CommandHook):
         return ''
 
     def before(self, parsed_args):
-        from osc_deploy_config import nova
-        from osc_deploy_config import server_configs
+        from osc_deploy_config.use_cases import server_rebuild
 
         try:
-            server = nova.NovaServers(
-                self.cmd.app.client_manager.deploy_config.compute
-            ).find_server(parsed_args.server)
-            reverting = server_configs.reverted_by_rebuild(server)
+            warning = server_rebuild.revert_warning(
+                self.cmd.app.client_manager.deploy_config,
+                parsed_args.server)
         except Exception as exc:    # noqa: BLE001 - never block a rebuild
             LOG.debug('deploy-config rebuild check skipped: %s', exc)
             return parsed_args
-        if reverting:
-            LOG.warning(
-                'Rebuilding server %s redeploys it with its flavor\'s '
-                'deploy configs, so %s; toggle again afterwards '
-                '(openstack server resize --deploy-config %s %s).',
-                server['name'], '; '.join(
-                    '%s reverts from %s (a toggle) to %s' % (
-                        toggled.type, toggled.value,
-                        deployed.value if deployed else 'none')
-                    for toggled, deployed in reverting),
-                ' --deploy-config '.join(str(t) for t, _ in reverting),
-                server['id'])
+        if warning:
+            LOG.warning('%s', warning)
         return parsed_args
 
     def after(self, parsed_args, return_code):

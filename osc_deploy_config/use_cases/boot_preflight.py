@@ -1,0 +1,79 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The pre-flight of ``server create``: before nova is asked, refuse a
+flavor and image whose deploy configs conflict, and (when placement can be
+read) a config no node can take now; each in one line, nothing created.
+
+It never blocks a boot it cannot judge: whatever it cannot read (ironic's
+templates, placement: a plain project member) it leaves unchecked,
+silently; a boot from a volume, or a flavor whose request nova translates
+(numbered groups, dedicated CPUs), skips the placement check.  A boot that
+asks for no deploy config costs its flavor's and its image's reads
+(``Nova.flavor``, ``Glance.find_image``).
+"""
+
+import logging
+
+from osc_deploy_config import config_specs
+from osc_deploy_config import preflight
+from osc_deploy_config.services import ironic as ironic_api
+
+LOG = logging.getLogger(__name__)
+
+
+def check(clients, flavor_ref, image_ref, from_volume=False):
+    """Refuse (CommandError) a boot of this flavor and image that cannot
+    deploy; nothing when it can, or when it cannot be judged."""
+    read = _read(clients, flavor_ref, image_ref)
+    if read is None:
+        return
+    flavor, image, by_config = read
+    found = preflight.asked(flavor, image, by_config)
+    preflight.refuse_conflicts(found, by_config)
+    resources, required, forbidden = config_specs.placement_request(
+        flavor, image)
+    if (found and preflight.asks_templates(required)
+            and preflight.judged(flavor) and not from_volume):
+        candidates = _candidates(clients, resources, required, forbidden)
+        if candidates is not None:
+            preflight.refuse_unschedulable(found, candidates)
+
+
+def _read(clients, flavor_ref, image_ref):
+    """(flavor, image properties, templates by config), or None when the
+    flavor cannot be read; templates {} when ironic hides them."""
+    try:
+        flavor = clients.nova().flavor(flavor_ref)
+        image = clients.glance().find_image(image_ref) if image_ref else {}
+    except Exception as exc:    # noqa: BLE001 - never block a boot
+        LOG.debug('deploy-config pre-flight skipped: %s', exc)
+        return None
+    if not any(k.startswith(('deploy-config:', 'trait:'))
+               for k in list(flavor.get('extra_specs') or {}) + list(image)):
+        return flavor, image, {}
+    try:
+        by_config = clients.ironic().config_templates(
+            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    except Exception as exc:    # noqa: BLE001 - never block a boot
+        LOG.debug('deploy-config pre-flight without templates: %s', exc)
+        by_config = {}
+    return flavor, image, by_config
+
+
+def _candidates(clients, resources, required, forbidden):
+    try:
+        return clients.placement().schedulable(resources, required,
+                                               forbidden)
+    except Exception as exc:    # noqa: BLE001 - never block a boot
+        LOG.debug('deploy-config pre-flight without placement: %s', exc)
+        return None

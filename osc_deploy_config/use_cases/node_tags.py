@@ -1,0 +1,210 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Which nodes can take which config, and the template traits (tags) that
+tell the scheduler: list them, and sync them until placement shows it.
+
+``sync`` tags nodes in ironic; nova's ironic compute copies node traits to
+the nodes' resource providers in placement on its periodic task (every 60 s
+by default), and only then does the scheduler land on them.  We wait for
+that copy rather than write placement ourselves: nova owns those providers
+and sets their traits from ironic on every run of the task, so a write of
+ours would race its generation-checked updates, and would be undone
+wherever it disagreed with ironic.  Nodes that are not resource providers
+(nova does not manage them) are not waited for.
+"""
+
+import collections
+import logging
+import time
+
+from openstack import exceptions as sdk_exceptions
+from osc_lib import exceptions
+
+from osc_deploy_config import deploy_config
+from osc_deploy_config import tagging
+from osc_deploy_config import templates as dtemplates
+from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
+
+LOG = logging.getLogger(__name__)
+STATUS_COLUMNS = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
+                  'In Use', 'Maintenance', 'Provision State', 'Schedulable')
+SYNC_COLUMNS = ('Node', 'Template', 'Action', 'Reason')
+POLL_SECONDS = 1
+
+# What both commands read of ironic: the config templates (by name), the
+# names of every template, every node, and the wrapper that read them.
+Inventory = collections.namedtuple('Inventory', [
+    'templates', 'template_names', 'nodes', 'ironic'])
+
+
+def read_inventory(clients):
+    """Two listings: every template and every node."""
+    api = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
+                         versions.NODE_RETIREMENT)
+    every = api.deploy_templates(fields=['uuid', 'name', 'extra'], limit=0)
+    nodes = api.nodes(ironic_api.TAGGING_FIELDS)
+    api.warn_if_nodes_hidden(nodes, LOG)
+    annotated = sorted(dtemplates.by_config(every).values(),
+                       key=lambda t: t['name'])
+    return Inventory(annotated, {t['name'] for t in every}, nodes, api)
+
+
+def statuses(clients, node=None, config=None):
+    """(columns, rows): per node and config template, whether the node is
+    capable, tagged, in use, in maintenance, and schedulable now."""
+    config = deploy_config.parse_config(config) if config else None
+    found = read_inventory(clients)
+    templates, nodes = found.templates, found.nodes
+    if config:
+        templates = [t for t in templates
+                     if deploy_config.config_of(t['extra']) == config]
+        if not templates:
+            raise exceptions.CommandError(
+                'No deploy template realises the deploy config %s' % config)
+    if node:
+        nodes = [n for n in nodes if node in (n['uuid'], n.get('name'))]
+        if not nodes:
+            raise exceptions.CommandError('Node %s not found' % node)
+    view = free_providers(clients, nodes)
+    return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
+        nodes, templates, view)]
+
+
+def free_providers(clients, nodes):
+    """{provider UUID: traits} of the providers placement has free for the
+    nodes' resource classes (one request per class); None, with a warning,
+    when placement cannot be read."""
+    classes = {tagging.resource_class(n) for n in nodes} - {None}
+    try:
+        return clients.placement().free_providers(classes)
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('Schedulable is unknown: placement could not be read '
+                    '(%s)', getattr(exc, 'details', None) or exc)
+        return None
+
+
+def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
+    """Tag the capable nodes, untag the others (and with ``prune`` remove
+    the traits of deleted templates); then, with ``wait``, wait until
+    placement shows it.  The rows of what was done."""
+    if prune and names:
+        raise exceptions.CommandError(
+            '--prune removes the traits of deleted templates from every '
+            'node: give it no template names')
+    if wait_timeout < 0:
+        raise exceptions.CommandError(
+            'Expected non-negative --wait-timeout, got %d' % wait_timeout)
+    found = read_inventory(clients)
+    changes = tagging.plan_sync(found.nodes, select_templates(
+        found.templates, names))
+    if not names:
+        changes += tagging.plan_prune(found.nodes, found.template_names,
+                                      prune)
+    rows, written = write_changes(found.ironic, changes, dry_run)
+    if written and wait:
+        try:
+            wait_for_placement(clients.placement(), written, wait_timeout,
+                               say)
+        except sdk_exceptions.ForbiddenException:
+            # e.g. a system-scoped token: placement wants a project
+            LOG.warning('Placement refused these credentials (403): sync '
+                        'cannot tell when the scheduler sees the tags; a '
+                        'project-scoped admin can (openstack baremetal node '
+                        'deploy-config list, column Schedulable).')
+    return rows
+
+
+def select_templates(templates, names):
+    """The templates named (by name or UUID); all when none is named."""
+    if not names:
+        return templates
+    known = {t['name']: t for t in templates}
+    known.update((t['uuid'], t) for t in templates)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise exceptions.CommandError(
+            'No deploy template with a deploy config named %s'
+            % ', '.join(unknown))
+    return list({known[n]['uuid']: known[n] for n in names}.values())
+
+
+def write_changes(api, changes, dry_run):
+    """Make the trait changes (or say what they would be): (a row per
+    change, the changes written).  Every write is tried; a failure of any
+    fails the whole in one line, after the others were made."""
+    rows, failures, written = [], [], []
+    for change in changes:
+        action = change.action
+        if action in (tagging.KEEP, tagging.STALE):
+            pass
+        elif dry_run:
+            action = 'would %s' % action
+        else:
+            write = (api.add_node_trait if action == tagging.ADD
+                     else api.remove_node_trait)
+            try:
+                write(change.node_uuid, change.template)
+            except sdk_exceptions.HttpException as exc:
+                failures.append('%s %s on %s: %s' % (
+                    action, change.template, change.node,
+                    exc.details or exc))
+                action = 'failed to %s' % action
+            else:
+                written.append(change)
+                action = 'added' if action == tagging.ADD else 'removed'
+        rows.append((change.node, change.template, action, change.reason))
+    if failures:
+        for failure in failures:
+            LOG.error('Failed to %s', failure)
+        raise exceptions.CommandError(
+            '%d of %d trait changes failed; rerun to retry' % (
+                len(failures), sum(1 for c in changes if c.action in (
+                    tagging.ADD, tagging.REMOVE))))
+    return rows, written
+
+
+def wait_for_placement(api, changes, timeout, say):
+    """Wait until placement shows every one of these trait changes (one
+    request per template a poll); ``say`` gets lines of progress.
+    CommandError, naming what is missing, after ``timeout`` seconds."""
+    providers = api.providers()
+    outside = sorted({c.node for c in changes
+                      if c.node_uuid not in providers})
+    if outside:
+        say('Not waiting for %s: not resource providers in placement '
+            '(not managed by nova)' % ', '.join(outside))
+    changes = [c for c in changes if c.node_uuid in providers]
+    if not changes:
+        return
+    say('Waiting for placement to show %d trait change(s) (nova copies '
+        'node traits on its periodic task)...' % len(changes))
+    start = time.monotonic()
+    left = changes
+    while True:
+        left = tagging.unseen(left, {t: api.providers(required=t) for t in
+                                     sorted({c.template for c in left})})
+        waited = time.monotonic() - start
+        if not left:
+            say('Placement shows all %d trait change(s) after %.0f s'
+                % (len(changes), waited))
+            return
+        if waited > timeout:
+            raise exceptions.CommandError(
+                'Placement does not show %d of %d trait change(s) after '
+                '%d s: %s. Ironic has them; nova\'s ironic compute copies '
+                'them on its periodic task (is it running?). See openstack '
+                'baremetal node deploy-config list, column Schedulable.'
+                % (len(left), len(changes), timeout,
+                   ', '.join(tagging.describe(c) for c in left)))
+        time.sleep(POLL_SECONDS)

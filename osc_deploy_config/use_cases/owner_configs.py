@@ -1,0 +1,243 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The deploy configs of their two owners, flavors and images: set, unset,
+show and list them.
+
+A flavor asks for a config in its extra specs, an image in its properties,
+with the same two keys (``config_specs``): one notion, two adapters that
+read and write it (``Flavors``, ``Images``).  nova calls use the cloud
+entry's project scope, ironic calls the system scope when the credentials
+allow it (see ``services.clients``).
+"""
+
+import collections
+import logging
+
+from openstack import exceptions as sdk_exceptions
+from osc_lib import exceptions
+
+from osc_deploy_config import config_specs
+from osc_deploy_config import deploy_config
+from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
+
+LOG = logging.getLogger(__name__)
+
+# One owner as read: its ID, its name, what asks for configs (extra specs
+# or properties), and the object itself.
+Owned = collections.namedtuple('Owned', ['id', 'name', 'specs', 'raw'])
+
+
+class Flavors:
+    """Flavors: configs in extra specs, written key by key."""
+
+    kind, key_column = 'flavor', 'Extra Spec'
+
+    def __init__(self, clients):
+        self.nova = clients.nova()
+
+    def find(self, ref):
+        """One flavor, from one listing."""
+        flavor = self.nova.find_flavor(ref)
+        return Owned(flavor['id'], flavor['name'], flavor['extra_specs'],
+                     flavor)
+
+    def listing(self):
+        return [Owned(f['id'], f['name'], f.get('extra_specs'), f)
+                for f in sorted(self.nova.flavors(),
+                                key=lambda f: f['name'])]
+
+    def write(self, owned, change):
+        """Set first, then unset (nova has no call for both)."""
+        if change.set:
+            self.nova.set_extra_specs(owned.id, change.set)
+        for key in change.unset:
+            self.nova.delete_extra_spec(owned.id, key)
+
+    def settle(self, owned, wanted, templates_by_config):
+        """Read the flavor back: repair what a concurrent change of it left
+        mixed, and tell when that change won.  ``wanted``: {type: value,
+        or None for unset}."""
+        specs = self.nova.extra_specs(owned.id)
+        repair = config_specs.reconcile(specs, list(wanted),
+                                        templates_by_config)
+        if repair.set or repair.unset:
+            LOG.info('Flavor %s was changed concurrently; repairing %s',
+                     owned.name, ', '.join(sorted(repair.set) + repair.unset))
+            self.write(owned, repair)
+        lost = [t for t, value in wanted.items()
+                if specs.get(config_specs.config_spec(t)) != value]
+        if lost:
+            raise exceptions.CommandError(
+                'A concurrent change of flavor %s won for %s: it now asks '
+                'for %s' % (owned.name, ', '.join(lost), ', '.join(
+                    str(c) for c in config_specs.configs_of(specs)
+                    if c.type in lost) or 'none of them'))
+
+
+class Images:
+    """Images: configs in properties, written in one request (glance
+    applies a JSON patch whole or not at all)."""
+
+    kind, key_column = 'image', 'Property'
+
+    def __init__(self, clients):
+        self.glance = clients.glance()
+
+    def find(self, ref):
+        """One image, in one request."""
+        image = self.glance.find_image(ref)
+        return Owned(image['id'], image.get('name'), image, image)
+
+    def listing(self):
+        return [Owned(i['id'], i.get('name'), i, i) for i in sorted(
+            self.glance.images().values(),
+            key=lambda i: (i.get('name') or '', i['id']))]
+
+    def write(self, owned, change):
+        self.glance.change_properties(owned.raw, change.set, change.unset)
+
+    def settle(self, owned, wanted, templates_by_config):
+        """Nothing to settle: the patch was applied whole."""
+
+
+OWNERS = {'flavor': Flavors, 'image': Images}
+
+
+def templates_by_config(clients):
+    """One template listing: {config: template}, with the steps."""
+    return clients.ironic().config_templates(
+        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+
+
+def set_configs(clients, kind, ref, configs, dry_run=False):
+    """Ask a flavor or an image for ``configs``: (columns, rows saying
+    what was, or with ``dry_run`` would be, set and unset)."""
+    owners = OWNERS[kind](clients)
+    owned = owners.find(ref)
+    by_config = templates_by_config(clients)
+    change = config_specs.plan_set(owned.specs, configs, by_config)
+    return _change(owners, owned, change, {c.type: c.value for c in configs},
+                   by_config, dry_run)
+
+
+def unset_configs(clients, kind, ref, config_types, dry_run=False):
+    """Remove from a flavor or an image exactly what ``set`` added for
+    these types: (columns, rows)."""
+    owners = OWNERS[kind](clients)
+    owned = owners.find(ref)
+    by_config = templates_by_config(clients)
+    change = config_specs.plan_unset(owned.specs, config_types, by_config,
+                                     owner=kind)
+    return _change(owners, owned, change, dict.fromkeys(config_types),
+                   by_config, dry_run)
+
+
+def _change(owners, owned, change, wanted, by_config, dry_run):
+    prefix = 'would ' if dry_run else ''
+    rows = [(prefix + 'set', k, v) for k, v in sorted(change.set.items())]
+    rows += [(prefix + 'unset', k, owned.specs.get(k))
+             for k in change.unset]
+    if not dry_run and (change.set or change.unset):
+        owners.write(owned, change)
+        owners.settle(owned, wanted, by_config)
+    return ('Action', owners.key_column, 'Value'), rows
+
+
+def list_configs(clients, kind, include_all=False):
+    """(ID, name, [config]) of every flavor or image that asks for a
+    config (with ``include_all``, of every one)."""
+    rows = []
+    for owned in OWNERS[kind](clients).listing():
+        configs = [str(c) for c in config_specs.configs_of(owned.specs)]
+        if configs or include_all:
+            rows.append((owned.id, owned.name, configs))
+    return rows
+
+
+def show_image(clients, ref):
+    """An image's configs, their templates and required traits, and the
+    drift (each also logged as a warning)."""
+    owned = Images(clients).find(ref)
+    by_config = templates_by_config(clients)
+    configs = config_specs.configs_of(owned.specs)
+    drift = config_specs.drift(owned.specs, by_config, owner='image')
+    for warning in drift:
+        LOG.warning('%s', warning)
+    templates = {str(c): by_config[c]['name'] for c in configs
+                 if c in by_config}
+    return {
+        'id': owned.id,
+        'name': owned.name,
+        'deploy_configs': [str(c) for c in configs],
+        'templates': templates,
+        'required_traits': {
+            config: '%s=%s' % (config_specs.trait_spec(name),
+                               config_specs.REQUIRED)
+            for config, name in templates.items()},
+        'drift': drift,
+    }
+
+
+def show_flavor(clients, ref):
+    """A flavor's configs, their templates and required traits, the nodes
+    tagged for each in ironic, how many nodes the scheduler can land on
+    now (placement), and the drift (each also logged as a warning)."""
+    flavor = Flavors(clients).find(ref).raw
+    ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
+                            versions.NODE_RETIREMENT)
+    by_config = ironic.config_templates(
+        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    nodes = []
+    if config_specs.configs_of(flavor['extra_specs']):
+        nodes = ironic.nodes(ironic_api.TAGGING_FIELDS)
+        ironic.warn_if_nodes_hidden(nodes, LOG)
+    candidates, free = scheduler_view(clients, flavor)
+    report = config_specs.report(flavor, by_config, nodes, candidates, free)
+    for warning in report.drift:
+        LOG.warning('%s', warning)
+    return {
+        'id': flavor['id'],
+        'name': flavor['name'],
+        'deploy_configs': report.configs,
+        'templates': report.templates,
+        'required_traits': report.required_traits,
+        'tagged_nodes': report.tagged_nodes,
+        'schedulable_nodes': report.schedulable_nodes,
+        'drift': report.drift,
+    }
+
+
+def scheduler_view(clients, flavor):
+    """What the scheduler can do for the flavor now, from placement: its
+    allocation candidates, and the free providers of its custom resource
+    classes; (None, None), with a warning, when placement cannot be read.
+    """
+    resources, required, forbidden = config_specs.placement_request(flavor)
+    try:
+        api = clients.placement()
+        candidates = api.schedulable(resources, required, forbidden)
+        free = api.free_providers(
+            rc for rc in resources if rc.startswith('CUSTOM_'))
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('Schedulable nodes are unknown: placement could not be '
+                    'read (%s)', getattr(exc, 'details', None) or exc)
+        return None, None
+    return candidates, free
+
+
+def parse_items(texts, unsetting):
+    """The configs of set, or the config types of unset."""
+    if unsetting:
+        return [deploy_config.parse_config_type(t) for t in texts]
+    return [deploy_config.parse_config(t) for t in texts]

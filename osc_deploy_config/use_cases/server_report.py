@@ -1,0 +1,95 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""What servers ask for, and what their hardware runs: ``server
+deploy-config show|list`` (``server_configs`` decides, this reads)."""
+
+import concurrent.futures
+
+from osc_deploy_config import server_configs
+from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
+
+# How many nodes' BIOS settings are read at once.
+READERS = 8
+
+
+def _ironic(clients):
+    return clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
+                          versions.NODE_BIOS)
+
+
+def show(clients, server_ref):
+    """(columns, rows) of one server's configs: wanted, their source and
+    template, and what its node reports of each."""
+    nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
+    server = nova.find_server(server_ref)
+    image_id = (server.get('image') or {}).get('id')
+    image = clients.glance().image_properties(image_id) if image_id else {}
+    ironic = _ironic(clients)
+    by_config = ironic.config_templates(
+        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    node = ironic.node_of_instance(server['id'], ironic_api.HARDWARE_FIELDS)
+    bios = ironic.bios_settings(node['uuid']) if node else None
+    reason = server_configs.VIRTUAL
+    if node is None and nova.runs_on_ironic(server):
+        reason = server_configs.HIDDEN_NODE
+    rows = server_configs.rows(server, by_config, image, node, bios,
+                               node and node.get('raid_config'), reason)
+    return server_configs.COLUMNS, [tuple(r) for r in rows]
+
+
+def list_servers(clients, all_projects=False, long=False):
+    """(columns, rows) of every server's configs; with ``long``, what
+    their nodes report (one BIOS read per bare-metal server)."""
+    nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
+    found = nova.servers(all_projects)
+    images = clients.glance().images() if any(
+        s.get('image') for s in found) else {}
+    ironic = _ironic(clients)
+    by_config = ironic.config_templates(
+        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    nodes = hardware(ironic, nova, found) if long else {}
+    columns = ('Server',) + server_configs.COLUMNS
+    if not long:
+        columns = columns[:-2]
+    rows = []
+    for server in sorted(found, key=lambda s: (s['name'], s['id'])):
+        image = images.get((server.get('image') or {}).get('id'), {})
+        node, bios, reason = nodes.get(server['id'], (None, None, None))
+        for row in server_configs.rows(
+                server, by_config, image, node, bios,
+                node and node.get('raid_config'), reason):
+            rows.append(((server['name'],) + tuple(row))[:len(columns)])
+    return columns, rows
+
+
+def hardware(ironic, nova, servers):
+    """{server ID: (node, BIOS settings, why none)} from one node listing,
+    one hypervisor listing, and the nodes' BIOS read concurrently."""
+    nodes = {n['instance_uuid']: n for n in ironic.nodes(
+        ironic_api.HARDWARE_FIELDS + ('instance_uuid',))
+        if n.get('instance_uuid')}
+    on_ironic = nova.ironic_hypervisors()
+    with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
+        bios = dict(zip(nodes, pool.map(ironic.bios_settings, [
+            n['uuid'] for n in nodes.values()]), strict=True))
+    found = {}
+    for server in servers:
+        node = nodes.get(server['id'])
+        if node is not None:
+            found[server['id']] = (node, bios[server['id']], None)
+        elif server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') in on_ironic:
+            found[server['id']] = (None, None, server_configs.HIDDEN_NODE)
+        else:
+            found[server['id']] = (None, None, server_configs.VIRTUAL)
+    return found
