@@ -77,15 +77,26 @@ def _venv_fingerprint(extra=()):
     return digest.hexdigest()
 
 
+def _installed(venv, fingerprint):
+    try:
+        with open(venv + '/.minicloud-stamp') as f:
+            return f.read() == fingerprint
+    except OSError:
+        return False
+
+
+def venv_is_current(lay):
+    """Whether the services' virtualenv holds what the checkout asks for
+    (its requirements and the fake hardware): a running cloud whose
+    virtualenv is not must restart to run the new code."""
+    return _installed(lay.venv, _venv_fingerprint())
+
+
 def _install_venv(lay, venv, what, fingerprint, *requirements):
     """A virtualenv with these requirements, rebuilt when they change."""
     stamp = venv + '/.minicloud-stamp'
-    try:
-        with open(stamp) as f:
-            if f.read() == fingerprint:
-                return
-    except OSError:
-        pass
+    if _installed(venv, fingerprint):
+        return
     t0 = time.monotonic()
     log('installing %s into %s (about a minute)' % (what, venv))
     shutil.rmtree(venv, ignore_errors=True)
