@@ -31,9 +31,12 @@ FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
 VIRTUAL = 'a virtual server: no hardware to read'
 HIDDEN_NODE = ('ironic does not show its node to these credentials: a role '
                'on the system is needed')
-COLUMNS = ('Type', 'Wanted', 'Source', 'Template', 'Actual', 'In Effect')
+COLUMNS = ('Type', 'Wanted', 'Source', 'Template', 'Actual', 'In Effect',
+           'Read At')
+# What a row says of the hardware: the last three columns.
+HARDWARE_COLUMNS = 3
 Row = collections.namedtuple('Row', ['type', 'wanted', 'source', 'template',
-                                     'actual', 'in_effect'])
+                                     'actual', 'in_effect', 'read_at'])
 
 
 def wanted(server, image_properties=None):
@@ -64,41 +67,36 @@ def reverted_by_rebuild(server):
 def rows(server, templates_by_config, image_properties=None, node=None,
          bios=None, raid_config=None, no_node_reason=VIRTUAL):
     """One ``Row`` per config type the server wants.  ``node``: its ironic
-    node, with ``bios`` ({name: value}) and ``raid_config``; without one,
-    ``no_node_reason`` says why nothing can be read."""
+    node, with ``bios`` (its settings as ironic lists them) and
+    ``raid_config``; without one, ``no_node_reason`` says why nothing can
+    be read."""
     found = []
     for config_type, (config, source) in sorted(
             wanted(server, image_properties).items()):
         template = templates_by_config.get(config)
         if template is None:
             found.append(Row(config_type, config.value, source, None, None,
-                             'unknown (no template realises %s)' % config))
-            continue
-        if node is None:
+                             'unknown (no template realises %s)' % config,
+                             None))
+        elif node is None:
             found.append(Row(config_type, config.value, source,
                              template['name'], None,
-                             'unknown (%s)' % no_node_reason))
-            continue
-        actual, in_effect = _read_back(template['steps'], bios or {},
-                                       raid_config)
-        found.append(Row(config_type, config.value, source,
-                         template['name'], actual, in_effect))
+                             'unknown (%s)' % no_node_reason, None))
+        else:
+            found.append(Row(config_type, config.value, source,
+                             template['name'], *read_back(
+                                 template['steps'], bios, raid_config)))
     return found
 
 
-def _read_back(steps, bios, raid_config):
+def read_back(steps, bios, raid_config):
     """(what the node shows of the steps' effect, whether it is all of
-    it: yes, no, or unknown and why)."""
-    settings = effects.bios_settings(steps)
-    levels = effects.raid_levels(steps)
-    shown = ['%s=%s' % (name, bios.get(name, '(none)'))
-             for name in sorted(settings)]
-    if levels is not None:
-        have = sorted(str(d.get('raid_level')) for d in
-                      (raid_config or {}).get('logical_disks') or ())
-        shown.append('RAID %s' % ('+'.join(have) or 'none'))
-    if not settings and levels is None:
+    it: yes, no, or unknown and why, when ironic recorded it)."""
+    values = effects.values(bios)
+    shown = effects.shown(steps, values, raid_config)
+    if not shown:
         return None, 'unknown (ironic reports no effect of %s)' % ', '.join(
-            '%s.%s' % (s['interface'], s['step']) for s in steps)
-    missing = effects.missing(steps, bios, raid_config)
-    return ', '.join(shown), 'no' if missing else 'yes'
+            '%s.%s' % (s['interface'], s['step']) for s in steps), None
+    missing = effects.missing(steps, values, raid_config)
+    return (', '.join(shown), 'no' if missing else 'yes',
+            effects.read_at(steps, bios, raid_config))

@@ -63,6 +63,13 @@ def record(configs):
     return {config_specs.config_spec(c.type): c.value for c in configs}
 
 
+def node_record(configs):
+    """The node's extra that records the configs a toggle applied (ironic
+    patches only keys of letters, digits, ``_`` and ``-``)."""
+    return {'deploy_config_%s' % c.type.replace('.', '_'): c.value
+            for c in configs}
+
+
 def derived_flavor_name(original_name, target_specs):
     """``m1.tiny+hyperthreading=disabled``: the original name (without an
     earlier derivation) and every config the target flavor asks for."""

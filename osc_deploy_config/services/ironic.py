@@ -154,12 +154,11 @@ class Ironic(rest.Api):
         return self._request('GET', '/nodes/%s?fields=%s' % (
             ident, ','.join(fields)))
 
-    def bios_settings(self, node):
-        """{name: value} of the node's BIOS settings, as ironic last read
-        them from the hardware."""
-        found = self._request('GET', '/nodes/%s/bios' % node,
-                              versions.NODE_BIOS)
-        return {s['name']: s['value'] for s in found['bios']}
+    def bios(self, node):
+        """The node's BIOS settings (name, value, created_at, updated_at),
+        as ironic last read them from the hardware."""
+        return self._request('GET', '/nodes/%s/bios' % node,
+                             versions.NODE_BIOS)['bios']
 
     def bios_registry(self, node):
         """The node's BIOS settings with the registry fields ironic keeps
@@ -172,10 +171,32 @@ class Ironic(rest.Api):
         self._request('PUT', '/nodes/%s/states/provision' % node,
                       json={'target': 'service', 'service_steps': steps})
 
+    def abort(self, node):
+        """Abort what the node is doing; from "service failed", back to
+        active (ironic 32.0 and later)."""
+        self._request('PUT', '/nodes/%s/states/provision' % node,
+                      json={'target': 'abort'})
+
+    def set_maintenance(self, node, on, reason=None):
+        path = '/nodes/%s/maintenance' % node
+        if on:
+            self._request('PUT', path, json={'reason': reason})
+        else:
+            self._request('DELETE', path)
+
     def set_node_extra(self, node, extra):
         self._request('PATCH', '/nodes/%s' % node, json=[
             {'op': 'add', 'path': '/extra/%s' % key, 'value': value}
             for key, value in extra.items()])
+
+    def unset_node_extra(self, node, keys):
+        """Remove these keys of a node's extra (``node`` with its
+        ``extra``), those it has."""
+        present = [k for k in keys if k in (node.get('extra') or {})]
+        if present:
+            self._request('PATCH', '/nodes/%s' % node['uuid'], json=[
+                {'op': 'remove', 'path': '/extra/%s' % key}
+                for key in present])
 
     def add_node_trait(self, node, trait):
         self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))

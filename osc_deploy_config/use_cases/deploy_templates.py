@@ -27,6 +27,7 @@ from osc_lib import utils
 from osc_deploy_config import bios_registry
 from osc_deploy_config import deploy_config
 from osc_deploy_config import effects
+from osc_deploy_config import step_safety
 from osc_deploy_config import tagging
 from osc_deploy_config import templates
 from osc_deploy_config.services import versions
@@ -61,6 +62,7 @@ def create(clients, given):
     except sdk_exceptions.ConflictException as exc:
         raise exceptions.CommandError('Cannot create deploy template %s: %s'
                                       % (name, exc.details or exc)) from None
+    _warn_deploy_only(name, body['steps'])
     return templates.with_config_fields(created)
 
 
@@ -91,7 +93,17 @@ def update(clients, ident, given):
                             dict(current.get('extra') or {}, **extra))
     ironic.patch_deploy_template(current['uuid'], templates.set_patch(
         given.name, steps, extra))
+    if steps:
+        _warn_deploy_only(given.name or current['name'], steps)
     return True
+
+
+def _warn_deploy_only(name, steps):
+    """Say when a template's steps would destroy a running server's data:
+    it applies at deploy, never in a toggle."""
+    warning = step_safety.deploy_only_warning(name, steps)
+    if warning:
+        LOG.warning('%s', warning)
 
 
 def unset(clients, ident, keys, config=False):

@@ -39,7 +39,7 @@ def show(clients, server_ref):
     by_config = ironic.config_templates(
         fields=ironic_api.TEMPLATE_STEP_FIELDS)
     node = ironic.node_of_instance(server['id'], ironic_api.HARDWARE_FIELDS)
-    bios = ironic.bios_settings(node['uuid']) if node else None
+    bios = ironic.bios(node['uuid']) if node else None
     reason = server_configs.VIRTUAL
     if node is None and nova.runs_on_ironic(server):
         reason = server_configs.HIDDEN_NODE
@@ -61,7 +61,7 @@ def list_servers(clients, all_projects=False, long=False):
     nodes = hardware(ironic, nova, found) if long else {}
     columns = ('Server',) + server_configs.COLUMNS
     if not long:
-        columns = columns[:-2]
+        columns = columns[:-server_configs.HARDWARE_COLUMNS]
     rows = []
     for server in sorted(found, key=lambda s: (s['name'], s['id'])):
         image = images.get((server.get('image') or {}).get('id'), {})
@@ -81,7 +81,7 @@ def hardware(ironic, nova, servers):
         if n.get('instance_uuid')}
     on_ironic = nova.ironic_hypervisors()
     with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
-        bios = dict(zip(nodes, pool.map(ironic.bios_settings, [
+        bios = dict(zip(nodes, pool.map(ironic.bios, [
             n['uuid'] for n in nodes.values()]), strict=True))
     found = {}
     for server in servers:

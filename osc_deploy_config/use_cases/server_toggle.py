@@ -26,12 +26,15 @@ completes when run again.
 """
 
 import dataclasses
+import json
 import time
 
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config import config_specs
 from osc_deploy_config import effects
+from osc_deploy_config import step_safety
 from osc_deploy_config import toggle_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
@@ -40,6 +43,12 @@ POLL_SECONDS = 1
 WAIT_SECONDS = 1800
 # how long a concurrent toggle's confirmation may take to show
 CONFIRM_RACE_SECONDS = 60
+# how long ironic may take to return an aborted node to active
+ABORT_SECONDS = 120
+# ironic's fault on a node whose service step failed (API 1.42), and what
+# to read of that
+SERVICE_FAILURE = 'service failure'
+FAULT_FIELDS = ('maintenance', 'maintenance_reason', 'fault')
 # Outcome.result
 TOGGLED, UNCHANGED, PLANNED = 'toggled', 'unchanged', 'planned'
 REQUESTED, AWAITING_CONFIRMATION = 'requested', 'awaiting confirmation'
@@ -106,13 +115,17 @@ class Waiter:
             self._last = text
             self.say('  ' + text)
 
-    def deadline(self):
-        return time.monotonic() + WAIT_SECONDS
+    def deadline(self, seconds=None):
+        return time.monotonic() + (WAIT_SECONDS if seconds is None
+                                   else seconds)
+
+    def expired(self, deadline):
+        return time.monotonic() > deadline
 
     def tick(self, deadline, still):
         """One poll interval, or the line of a wait that took too long
         (``still``: what it still was)."""
-        if time.monotonic() > deadline:
+        if self.expired(deadline):
             raise exceptions.CommandError('%s after %ds'
                                           % (still, WAIT_SECONDS))
         self.sleep(POLL_SECONDS)
@@ -177,7 +190,8 @@ class ServerToggle:
         settled = prepared.strategy.settle_earlier(prepared)
         if settled:
             return settled
-        if not plan.changed:
+        prepared.strategy.recheck(prepared)
+        if not prepared.changed:
             self.say('Server %s already runs with %s: nothing to do.'
                      % (server['name'], configs_text(self.configs)))
             return prepared.outcome(UNCHANGED)
@@ -235,6 +249,9 @@ class Resize(_Strategy):
         return 'resize to flavor %s%s' % (
             (plan.target_flavor or {}).get('name') or plan.new_flavor_name,
             '' if plan.target_flavor else ' (to be created)')
+
+    def recheck(self, prepared):
+        """A flavor is what it says: nothing to read back."""
 
     def refuse(self, prepared):
         """A flavor named like the one to create but different is an
@@ -378,7 +395,13 @@ class Resize(_Strategy):
 class Servicing(_Strategy):
     """A bare-metal server: ironic services its node in place with the
     target templates' steps (API 1.87), then the node must show their
-    effect before the config is recorded (on the server and the node)."""
+    effect before the config is recorded (on the server and the node).
+
+    A step that destroys data is refused before anything changes; a failed
+    servicing is aborted, which returns the node to ``active`` where ironic
+    allows it (32.0 and later).  A rerun after an interruption waits for a
+    servicing under way, and records without servicing again a node that
+    already shows every effect."""
 
     name = 'service'
 
@@ -393,12 +416,43 @@ class Servicing(_Strategy):
     def describe(self, prepared):
         node = prepared.node
         return 'service node %s with %s' % (
-            node['name'] or node['uuid'], ', '.join(
-                '%s.%s' % (s['interface'], s['step'])
-                for s in self.steps(prepared)))
+            node['name'] or node['uuid'],
+            step_safety.describe(self.steps(prepared)))
+
+    def recheck(self, prepared):
+        """A config the server's record says it runs, but whose effect its
+        node does not show (a rebuild redeployed the flavor's; a change at
+        the BMC), is to be applied again: the hardware decides."""
+        for config in self.toggle.configs:
+            steps = prepared.templates_by_config.get(
+                config, {}).get('steps') or ()
+            if config in prepared.changed or not effects.readable(steps):
+                continue
+            bios, raid_config = self.reading(prepared.node, steps)
+            if effects.missing(steps, effects.values(bios), raid_config):
+                prepared.changed.append(config)
+                current = {c.type: c for c in config_specs.configs_of(
+                    prepared.server['flavor'].get('extra_specs'))}
+                if current.get(config.type) is None:
+                    prepared.plan.current.pop(config.type, None)
+                else:
+                    prepared.plan.current[config.type] = current[
+                        config.type]
 
     def refuse(self, prepared):
-        """Nothing of its own to refuse (see the scheduler check)."""
+        """A step that destroys data never runs on a running server."""
+        found = step_safety.destroying(self.steps(prepared))
+        if found:
+            wanted = configs_text(prepared.changed)
+            raise exceptions.CommandError(
+                'Server %s cannot take %s while it runs: %s would destroy '
+                '%s. Nothing was changed; it applies at deploy only: boot a '
+                'new server from a flavor that asks for it (openstack flavor '
+                'deploy-config set FLAVOR %s) and move the workload there.'
+                % (prepared.server['name'], wanted,
+                   ', '.join(r.step for r in found),
+                   '; '.join(dict.fromkeys(r.at_risk for r in found)),
+                   ' '.join(str(c) for c in prepared.changed)))
 
     def settle_earlier(self, prepared):
         """A servicing still under way is waited for in ``carry_out``."""
@@ -409,51 +463,134 @@ class Servicing(_Strategy):
         steps = self.steps(prepared)
         state = self.ironic.node(node['uuid'], ironic_api.PROVISION_FIELDS)
         if state['provision_state'] not in ('active', 'service failed'):
-            self.wait_node(node)
-        self.ironic.service(node['uuid'], steps)
-        self.wait_node(node)
-        self.verify(node, changed, steps)
-        self.ironic.set_node_extra(node['uuid'], {
-            'deploy_config_%s' % c.type.replace('.', '_'): c.value
-            for c in changed})
+            state = self.wait_node(node)    # an interrupted toggle's
+        if state['provision_state'] == 'active' and self.shows(node, steps):
+            self.say('  node %s already shows %s: recording it'
+                     % (label(node), configs_text(changed)))
+        else:
+            self.ironic.service(node['uuid'], steps)
+            state = self.wait_node(node)
+            if state['provision_state'] == 'service failed':
+                raise exceptions.CommandError(self.recover(
+                    prepared, steps, state['last_error']))
+            self.verify(node, changed, steps)
+        self.ironic.set_node_extra(node['uuid'],
+                                   toggle_plan.node_record(changed))
         self.nova.set_metadata(prepared.server['id'],
                                toggle_plan.record(changed))
         self.say('Server %s: node %s serviced, now %s.' % (
-            prepared.server['name'], node['name'] or node['uuid'],
-            configs_text(changed)))
+            prepared.server['name'], label(node), configs_text(changed)))
         return prepared.outcome(TOGGLED)
 
-    def verify(self, node, changed, steps):
-        """The node must show what the steps set: ironic reports success
-        for a step the hardware ignored."""
+    def reading(self, node, steps):
+        """(the node's BIOS settings, its raid_config), as ironic has
+        them."""
         raid_config = None
         if effects.raid_levels(steps) is not None:
             raid_config = self.ironic.node(node['uuid'],
                                            ['raid_config'])['raid_config']
-        missing = effects.missing(steps, self.ironic.bios_settings(
-            node['uuid']), raid_config)
+        return self.ironic.bios(node['uuid']), raid_config
+
+    def shows(self, node, steps):
+        """Whether the node shows every effect of the steps, all of which
+        ironic reports (an interrupted toggle's servicing finished)."""
+        if not effects.readable(steps):
+            return False
+        bios, raid_config = self.reading(node, steps)
+        return not effects.missing(steps, effects.values(bios), raid_config)
+
+    def verify(self, node, changed, steps):
+        """The node must show what the steps set: ironic reports success
+        for a step the hardware ignored."""
+        bios, raid_config = self.reading(node, steps)
+        missing = effects.missing(steps, effects.values(bios), raid_config)
         if missing:
             raise exceptions.CommandError(
                 'Servicing node %s finished, but the hardware does not show '
                 '%s: %s. Nothing was recorded; rerun to retry once the node '
                 'takes the settings.' % (
-                    node['name'] or node['uuid'], configs_text(changed),
-                    '; '.join(missing)))
+                    label(node), configs_text(changed), '; '.join(missing)))
 
-    def wait_node(self, node):
-        """Until servicing ends: active, or an error with ironic's reason."""
-        deadline = self.waiter.deadline()
+    def recover(self, prepared, steps, why):
+        """After a failed servicing: abort it, which returns the node to
+        active (ironic 32.0 and later), and say what the hardware shows; or,
+        on an older ironic, how to recover it.  The one line.
+
+        Ironic puts a node whose service step failed in maintenance (fault
+        "service failure") and refuses to abort while it is: the node leaves
+        maintenance for the abort and goes back to it after, so that its
+        hardware is checked before anything else runs on it."""
+        node, server = prepared.node, prepared.server
+        failed = 'Servicing node %s failed: %s.' % (label(node), why)
+        held = self.ironic.node(node['uuid'], FAULT_FIELDS)
+        held = held if held['fault'] == SERVICE_FAILURE else None
+        if held:
+            self.ironic.set_maintenance(node['uuid'], False)
+        try:
+            self.ironic.abort(node['uuid'])
+        except sdk_exceptions.BadRequestException:
+            self.hold(node, held)
+            unset = ('openstack baremetal node maintenance unset %s && '
+                     % node['uuid']) if held else ''
+            return (
+                '%s This ironic cannot take a node out of "service failed" '
+                '(abort needs ironic 32.0 or later): nova still shows server '
+                '%s ACTIVE, but ironic manages its node again only after a '
+                'servicing succeeds. Nothing was recorded; once the cause is '
+                'fixed, rerun this toggle or run: %sopenstack baremetal node '
+                "service %s --service-steps '%s'" % (
+                    failed, server['name'], unset, node['uuid'],
+                    json.dumps(steps)))
+        state = self.wait_node(node, until=('active',),
+                               seconds=ABORT_SECONDS)
+        self.hold(node, held)
+        if state['provision_state'] != 'active':
+            return ('%s Aborting it did not return the node to active (%s): '
+                    'it is in "%s". Nothing was recorded.' % (
+                        failed, state['last_error'],
+                        state['provision_state']))
+        kept = ('; the node stays in maintenance, where ironic put it for the '
+                'failed step (openstack baremetal node maintenance unset %s '
+                'once the hardware is checked)' % label(node)) if held else ''
+        return ('%s Ironic returned the node to active and server %s runs '
+                'on%s%s. Nothing was recorded; fix the cause, then rerun.'
+                % (failed, server['name'], self.now_shows(node, steps), kept))
+
+    def hold(self, node, held):
+        """Put the node back in the maintenance ironic had set."""
+        if held:
+            self.ironic.set_maintenance(node['uuid'], True,
+                                        held['maintenance_reason'])
+
+    def now_shows(self, node, steps):
+        """What the node shows of the steps' effect, read back, in words."""
+        bios, raid_config = self.reading(node, steps)
+        shown = effects.shown(steps, effects.values(bios), raid_config)
+        if not shown:
+            return ''
+        return ': its hardware shows %s (as ironic read it at %s)' % (
+            ', '.join(shown),
+            effects.read_at(steps, bios, raid_config) or 'an unknown time')
+
+    def wait_node(self, node, until=('active', 'service failed'),
+                  seconds=None):
+        """Until the node's provisioning settles in one of ``until``
+        (ironic keeps target "active" on a node in "service failed"); its
+        state."""
+        deadline = self.waiter.deadline(seconds)
         while True:
             state = self.ironic.node(node['uuid'],
                                      ironic_api.PROVISION_FIELDS)
-            if state['provision_state'] == 'active' and not state[
-                    'target_provision_state']:
-                return
-            if state['provision_state'] == 'service failed':
-                raise exceptions.CommandError(
-                    'Servicing node %s failed: %s. Rerun to retry.'
-                    % (node['name'] or node['uuid'], state['last_error']))
-            self.waiter.progress('node %s %s' % (
-                node['name'] or node['uuid'], state['provision_state']))
-            self.waiter.tick(deadline, 'Node %s still %s' % (
-                node['uuid'], state['provision_state']))
+            current = state['provision_state']
+            if current in until and (current == 'service failed'
+                                     or not state['target_provision_state']):
+                return state
+            self.waiter.progress('node %s %s' % (label(node), current))
+            if seconds is not None and self.waiter.expired(deadline):
+                return state    # the caller says what it is
+            self.waiter.tick(deadline, 'Node %s still %s' % (node['uuid'],
+                                                             current))
+
+
+def label(node):
+    return node.get('name') or node['uuid']

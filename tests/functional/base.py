@@ -237,22 +237,20 @@ class FunctionalTestCase(testtools.TestCase):
     def cloud_state(self):
         """What our commands could change, read straight from the APIs:
         deploy templates, flavors with their extra specs, nodes with
-        traits, state and BIOS settings, images with their properties,
+        traits, state, BIOS settings and RAID configuration, the traits
+        placement shows for each provider, images with their properties,
         servers with status and flavor."""
         ironic = self.sdk(SYSTEM_ADMIN).baremetal
         nova = self.sdk(ADMIN).compute
-
-        def get(proxy, path, version):
-            response = proxy.get(path, microversion=version)
-            self.assertEqual(200, response.status_code, response.text)
-            return response.json()
-
+        get = self._get_json
         nodes = get(ironic, '/nodes?fields=uuid,name,traits,provision_state,'
-                    'maintenance,extra,instance_uuid', '1.87')['nodes']
+                    'maintenance,extra,instance_uuid,raid_config',
+                    '1.87')['nodes']
         for node in nodes:
             node['bios'] = get(ironic, '/nodes/%s/bios' % node['uuid'],
                                '1.87')['bios']
         return {
+            'placement': self.placement_traits(),
             'templates': sorted(
                 (t['name'], t['steps'], t['extra']) for t in get(
                     ironic, '/deploy_templates?detail=True', '1.87')[
@@ -273,6 +271,36 @@ class FunctionalTestCase(testtools.TestCase):
                     nova, '/servers/detail?all_tenants=True', '2.61')[
                     'servers']),
         }
+
+    def _get_json(self, proxy, path, version):
+        response = proxy.get(path, microversion=version)
+        self.assertEqual(200, response.status_code, response.text)
+        return response.json()
+
+    def placement_traits(self):
+        """{provider name: its traits}, as the scheduler sees them."""
+        placement = self.sdk(ADMIN).placement
+        return {p['name']: sorted(self._get_json(
+            placement, '/resource_providers/%s/traits' % p['uuid'],
+            '1.39')['traits']) for p in self._get_json(
+                placement, '/resource_providers', '1.39')[
+                    'resource_providers']}
+
+    def wait_placement_shows_ironic(self):
+        """Until placement shows every node's ironic traits (nova copies
+        them on its periodic task): a snapshot of the cloud taken before
+        holds still while nothing changes them."""
+        def settled():
+            nodes = self._get_json(self.sdk(SYSTEM_ADMIN).baremetal,
+                                   '/nodes?fields=uuid,traits',
+                                   '1.87')['nodes']
+            shown = self.placement_traits()
+            return all(set(n['traits']) <= set(shown.get(n['uuid'], ()))
+                       and not {t for t in shown.get(n['uuid'], ())
+                                if t.startswith('CUSTOM_')} - set(
+                           n['traits']) for n in nodes)
+
+        self.wait_for('placement to show the nodes\' traits', settled, 60)
 
     # ------------------------------------------------------------ objects
 

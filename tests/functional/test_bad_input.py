@@ -49,6 +49,9 @@ class TestBadInput(base.FunctionalTestCase):
                         parse=False, cloud=base.SYSTEM_ADMIN)
         self.server = self.create_server(base.VIRTUAL_FLAVOR)['id']
         self.files = self.useFixture(fixtures.TempDir()).path
+        # the snapshot holds still only once nova has copied every node's
+        # traits to placement (an earlier test's clean-up may be pending)
+        self.wait_placement_shows_ironic()
 
     def file(self, name, content):
         path = os.path.join(self.files, name)
@@ -74,6 +77,18 @@ class TestBadInput(base.FunctionalTestCase):
             ((*TEMPLATE, 'create', '--config', 'ht='), 'empty value'),
             ((*TEMPLATE, 'create', '--config', 'ht=' + TOO_LONG),
              'too long'),
+            # "$" would match before a trailing newline: the whole text
+            ((*TEMPLATE, 'create', '--config', 'fnbad=x\n',
+              '--bios-setting', 'FnToggle=b'), 'lowercase'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD\n', '--bios-setting',
+              'FnToggle=b'), 'custom trait'),
+            ((*TEMPLATE, 'create', '--config', 'fnbad=x', '--requires-trait',
+              'CUSTOM_FN_X\n', '--bios-setting', 'FnToggle=b'),
+             'Invalid trait'),
+            ((*TEMPLATE, 'create', 'CUSTOM_FN_BAD', '--steps',
+              step(priority='150\n')), 'priority'),
+            ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR, self.config + '\n'),
+             'lowercase'),
             ((*TEMPLATE, 'create', 'not-a-trait', '--steps', step()),
              'custom trait'),
             ((*TEMPLATE, 'create', 'CUSTOM_' + 'A' * 300, '--steps',

@@ -47,6 +47,10 @@ OFF = deploy_config.Config('hyperthreading', 'disabled')
 ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
 OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
 GOLD = {'resources:CUSTOM_BAREMETAL_GOLD': '1'}
+# When the fake ironic first read every BIOS setting, and when a servicing
+# changed one.
+READ_AT = '2026-11-30T12:00:00+00:00'
+SERVICED_AT = '2026-12-01T09:30:00+00:00'
 
 
 def response(status, body=None, url=URL):
@@ -120,6 +124,8 @@ class FakeIronic(FakeService):
         # unless the node's BIOS ignores them or servicing fails
         self.bios_ignores_steps = False
         self.service_error = None
+        self.abort_unsupported = False   # an ironic before 32.0
+        self.provision_requests = []     # (node name, target)
         # {node UUID: {setting: registry fields}} (?detail=True)
         self.bios_registries = {}
 
@@ -149,7 +155,9 @@ class FakeIronic(FakeService):
             'instance_uuid': instance_uuid,
             'instance_info': ({'traits': list(instance_traits)}
                               if instance_uuid else {}),
-            'extra': {}, 'bios': {}, 'resource_class': resource_class,
+            'maintenance_reason': None, 'fault': None,
+            'extra': {}, 'bios': {}, 'bios_at': {},
+            'resource_class': resource_class,
             'raid_config': {},
         }
         self.nodes[node['uuid']] = node
@@ -267,16 +275,25 @@ class FakeIronic(FakeService):
             if method == 'PATCH':
                 for op in body:
                     _, key = op['path'].strip('/').split('/', 1)
-                    node['extra'][key] = op['value']
+                    if op['op'] == 'remove':
+                        del node['extra'][key]
+                    else:
+                        node['extra'][key] = op['value']
             return response(200, {k: copy.deepcopy(node[k])
                                   for k in fields or node})
         if rest[1:] == ['states', 'provision']:
             return self._service(node, body)
+        if rest[1:] == ['maintenance']:
+            node.update(maintenance=method == 'PUT', maintenance_reason=(
+                body or {}).get('reason'), fault=None)
+            return response(202)
         if rest[1:] == ['bios']:
             registry = self.bios_registries.get(node['uuid'], {}) \
                 if query.get('detail') == 'True' else {}
             return response(200, {'bios': [
-                dict(registry.get(name, {}), name=name, value=value)
+                dict(registry.get(name, {}), name=name, value=value,
+                     created_at=READ_AT,
+                     updated_at=node['bios_at'].get(name))
                 for name, value in sorted(node['bios'].items())]})
         trait = rest[2]
         if node['uuid'] in self.locked_nodes:
@@ -294,23 +311,40 @@ class FakeIronic(FakeService):
 
 
     def _service(self, node, body):
-        if body['target'] != 'service' or node['provision_state'] not in (
-                'active', 'service failed'):
+        allowed = {'service': ('active', 'service failed'),
+                   'abort': () if self.abort_unsupported else (
+                       'service failed',)}
+        if node['provision_state'] not in allowed.get(body['target'], ()):
             return error(400, 'The requested action "%s" can not be '
                          'performed on node "%s" while it is in state "%s".'
                          % (body['target'], node['uuid'],
                             node['provision_state']))
+        if body['target'] == 'abort' and node['maintenance']:
+            return error(400, 'Can not abort service on node "%s" while it '
+                         'is in maintenance mode.' % node['uuid'])
+        self.provision_requests.append((node['name'], body['target']))
+        if body['target'] == 'abort':
+            node.update(provision_state='active', target_provision_state=None)
+            return response(202)
         if self.service_error:
+            # as ironic: the target stays "active", and the failed step
+            # puts the node in maintenance
             node.update(provision_state='service failed',
-                        last_error=self.service_error)
+                        target_provision_state='active',
+                        last_error=self.service_error, maintenance=True,
+                        maintenance_reason=self.service_error,
+                        fault='service failure')
             return response(202)
         for step in body['service_steps']:
             if (step['interface'], step['step']) == (
                     'bios', 'apply_configuration') and not (
                     self.bios_ignores_steps):
-                node['bios'].update((s['name'], s['value'])
-                                    for s in step['args']['settings'])
-        node.update(provision_state='active', last_error=None)
+                for setting in step['args']['settings']:
+                    if node['bios'].get(setting['name']) != setting['value']:
+                        node['bios'][setting['name']] = setting['value']
+                        node['bios_at'][setting['name']] = SERVICED_AT
+        node.update(provision_state='active', target_provision_state=None,
+                    last_error=None)
         return response(202)
 
 
@@ -429,6 +463,10 @@ class FakeNova(FakeService):
             return error(404, 'Instance %s could not be found.' % rest[0])
         if len(rest) == 1:
             return response(200, {'server': copy.deepcopy(server)})
+        if rest[1] == 'metadata' and method == 'DELETE':
+            if server['metadata'].pop(rest[2], None) is None:
+                return error(404, 'Metadata item was not found')
+            return response(204)
         if rest[1] == 'metadata':
             server['metadata'].update(body['metadata'])
             return response(200, {'metadata': server['metadata']})

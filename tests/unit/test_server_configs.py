@@ -13,16 +13,12 @@
 """openstack server deploy-config show: wanted against actual; the
 warning before a rebuild reverts a toggle."""
 
-import argparse
-from unittest import mock
 
-import fixtures
 
 from osc_deploy_config import deploy_config
 from osc_deploy_config import steps
 from osc_deploy_config import toggle_plan
 from osc_deploy_config.v1 import server_deploy_config as cmds
-from osc_deploy_config.v1 import server_hooks as hooks
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -60,7 +56,8 @@ class ServerTestCase(fakes.TestCommand):
                                          instance_uuid=self.server['id'])
         self.node['bios'] = {'HyperThreading': 'Enabled'}
         self.node['raid_config'] = {'logical_disks': [
-            {'raid_level': '1', 'size_gb': 100}]}
+            {'raid_level': '1', 'size_gb': 100}],
+            'last_updated': '2026-11-29 08:00:00.123456'}
 
 
 
@@ -71,13 +68,32 @@ class TestShow(ServerTestCase):
         return [dict(zip(columns, r, strict=True)) for r in rows]
 
     def test_flavor_and_image_configs_in_effect(self):
+        # each reading with the time ironic recorded it: the RAID
+        # configuration's last_updated, the BIOS setting's timestamp
         self.assertEqual([
             {'Type': 'disks', 'Wanted': 'raid1', 'Source': 'image',
-             'Template': RAID1_T, 'Actual': 'RAID 1', 'In Effect': 'yes'},
+             'Template': RAID1_T, 'Actual': 'RAID 1', 'In Effect': 'yes',
+             'Read At': '2026-11-29T08:00:00Z'},
             {'Type': 'hyperthreading', 'Wanted': 'enabled',
              'Source': 'flavor', 'Template': ON_T,
-             'Actual': 'HyperThreading=Enabled', 'In Effect': 'yes'}],
+             'Actual': 'HyperThreading=Enabled', 'In Effect': 'yes',
+             'Read At': '2026-11-30T12:00:00Z'}],
             self.show())
+
+    def test_a_reading_is_as_old_as_its_oldest_part(self):
+        both = deploy_config.Config('tuning', 'both')
+        self.ironic.add_template('CUSTOM_BOTH', steps=[steps.bios_step(
+            [('HyperThreading', 'Enabled'), ('BootDelay', '5')])],
+            extra=deploy_config.template_extra(both, []))
+        self.node['bios']['BootDelay'] = '5'
+        self.node['bios_at']['HyperThreading'] = fakes.SERVICED_AT
+        self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
+            [both])
+        tuning = self.show()[2]
+        self.assertEqual(('BootDelay=5, HyperThreading=Enabled', 'yes',
+                          '2026-11-30T12:00:00Z'),
+                         (tuning['Actual'], tuning['In Effect'],
+                          tuning['Read At']))
 
     def test_a_toggle_overrides_and_the_hardware_tells(self):
         self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
@@ -128,7 +144,8 @@ class TestList(ServerTestCase):
              ('web-1', 'hyperthreading', 'disabled', 'flavor')],
             [(r['Server'], r['Type'], r['Wanted'], r['Source'])
              for r in self.rows('--all-projects')])
-        self.assertNotIn('In Effect', self.rows()[0])
+        self.assertEqual(['Server', 'Type', 'Wanted', 'Source', 'Template'],
+                         list(self.rows()[0]))
         self.assertEqual(
             ['yes', 'yes', 'unknown (a virtual server: no hardware to read)'],
             [r['In Effect'] for r in self.rows('--long')])
@@ -147,36 +164,3 @@ class TestList(ServerTestCase):
             sorted('/nodes/%s/bios' % n['uuid'] for n in nodes),
             [r[1] for r in self.ironic.requests[:2]] +
             sorted(r[1] for r in self.ironic.requests[2:]))
-
-
-class TestRebuildHook(fakes.TestCommand):
-    def setUp(self):
-        super().setUp()
-        gold = self.nova.add_flavor('bm.gold', dict(GOLD, **{
-            'deploy-config:hyperthreading': 'enabled',
-            'trait:' + ON_T: 'required'}))
-        self.server = self.nova.add_server('db-1', gold)
-        cmd = mock.Mock(app=self.app)
-        self.hook = hooks.RebuildDeployConfigHook(cmd)
-        self.logged = self.useFixture(fixtures.FakeLogger(
-            name='osc_deploy_config', format='%(levelname)s %(message)s'))
-
-    def before(self, server):
-        parsed = argparse.Namespace(server=server)
-        self.assertIs(parsed, self.hook.before(parsed))
-
-    def test_says_which_toggled_config_reverts(self):
-        self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
-            [OFF])
-        self.before('db-1')
-        self.assertEqual(
-            'WARNING Rebuilding server db-1 redeploys it with its flavor\'s '
-            'deploy configs, so hyperthreading reverts from disabled (a '
-            'toggle) to enabled; toggle again afterwards (openstack server '
-            'resize --deploy-config hyperthreading=disabled %s).\n'
-            % self.server['id'], self.logged.output)
-
-    def test_silent_without_a_toggle_or_when_it_cannot_tell(self):
-        self.before('db-1')
-        self.before('no-such-server')
-        self.assertEqual('', self.logged.output)

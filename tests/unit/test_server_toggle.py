@@ -16,6 +16,7 @@ placement: what it leaves on the cloud and what it says."""
 from osc_lib import exceptions
 
 from osc_deploy_config import deploy_config
+from osc_deploy_config import steps
 from osc_deploy_config import toggle_plan
 from osc_deploy_config.use_cases import server_toggle
 from tests.unit import fakes
@@ -210,7 +211,7 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual([
             'Server db-1: deploy configs hyperthreading=enabled -> '
             'hyperthreading=disabled: service node bm-0 with '
-            'bios.apply_configuration.',
+            'bios.apply_configuration (reboots).',
             'Server db-1: node bm-0 serviced, now hyperthreading=disabled.'],
             self.said)
         self.toggle(self.server, OFF)
@@ -276,13 +277,76 @@ class TestBaremetal(ToggleTestCase):
         self.assertIn('openstack role add --system all', why)
         self.assertEqual([], self.nova.writes)
 
-    def test_failed_servicing_says_why_and_a_rerun_retries(self):
+    def test_failed_servicing_is_aborted_and_the_node_runs_on(self):
         self.ironic.service_error = 'BIOS interface timed out'
-        self.assertEqual('Servicing node bm-0 failed: BIOS interface timed '
-                         'out. Rerun to retry.',
-                         self.refused(self.server, OFF))
+        self.assertEqual(
+            'Servicing node bm-0 failed: BIOS interface timed out. Ironic '
+            'returned the node to active and server db-1 runs on: its '
+            'hardware shows HyperThreading=Enabled (as ironic read it at '
+            '2026-11-30T12:00:00Z); the node stays in maintenance, where '
+            'ironic put it for the failed step (openstack baremetal node '
+            'maintenance unset bm-0 once the hardware is checked). Nothing '
+            'was recorded; fix the cause, then rerun.',
+            self.refused(self.server, OFF))
+        self.assertEqual(('active', True, 'BIOS interface timed out'), (
+            self.node['provision_state'], self.node['maintenance'],
+            self.node['maintenance_reason']))
+        self.assertEqual([('bm-0', 'service'), ('bm-0', 'abort')],
+                         self.ironic.provision_requests)
+        # the operator checks the hardware, then a rerun toggles it
+        self.node['maintenance'] = False
         self.assertEqual({}, self.nova.servers[self.server['id']][
             'metadata'])
         self.ironic.service_error = None
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_an_ironic_that_cannot_abort_says_how_to_recover(self):
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.ironic.abort_unsupported = True
+        why = self.refused(self.server, OFF)
+        self.assertTrue(why.startswith(
+            'Servicing node bm-0 failed: BIOS interface timed out. This '
+            'ironic cannot take a node out of "service failed" (abort needs '
+            'ironic 32.0 or later)'), why)
+        self.assertTrue(why.endswith(
+            "openstack baremetal node service %s --service-steps "
+            "'[{\"interface\": \"bios\", \"step\": "
+            "\"apply_configuration\", \"args\": {\"settings\": "
+            "[{\"name\": \"HyperThreading\", \"value\": "
+            "\"Disabled\"}]}}]'" % self.node['uuid']), why)
+        self.assertIn('openstack baremetal node maintenance unset %s && '
+                      'openstack baremetal node service' % self.node['uuid'],
+                      why)
+        self.assertEqual(('service failed', True), (
+            self.node['provision_state'], self.node['maintenance']))
+        self.ironic.service_error = None
+        self.node['maintenance'] = False
         self.toggle(self.server, OFF)    # from "service failed"
         self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_a_rerun_records_what_an_interrupted_servicing_did(self):
+        # killed after ironic serviced the node, before the record
+        self.node['bios'] = {'HyperThreading': 'Disabled'}
+        self.toggle(self.server, OFF)
+        self.assertEqual([], self.ironic.provision_requests)
+        self.assertEqual(toggle_plan.record([OFF]), self.nova.servers[
+            self.server['id']]['metadata'])
+        self.assertIn('node bm-0 already shows hyperthreading=disabled: '
+                      'recording it', self.said[1])
+
+    def test_a_profile_that_destroys_data_is_refused(self):
+        raid = deploy_config.Config('disks', 'raid0')
+        self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_DISKS_RAID0', steps=[steps.raid_step(
+                {'logical_disks': [{'size_gb': 'MAX', 'raid_level': '0',
+                                    'is_root_volume': True}]})],
+            extra=deploy_config.template_extra(raid, []))
+        self.assertEqual(
+            'Server db-1 cannot take disks=raid0 while it runs: '
+            'raid.apply_configuration would destroy the RAID volumes and '
+            'everything on them. Nothing was changed; it applies at deploy '
+            'only: boot a new server from a flavor that asks for it '
+            '(openstack flavor deploy-config set FLAVOR disks=raid0) and '
+            'move the workload there.', self.refused(self.server, raid))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)

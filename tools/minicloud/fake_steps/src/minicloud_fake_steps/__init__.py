@@ -13,6 +13,7 @@ shows it), as real hardware does through Redfish: ``REGISTRY`` below.
 Never shipped: the mini cloud installs it into its own virtualenv.
 """
 from ironic import objects
+from ironic.common import exception
 from ironic.common import raid
 from ironic.drivers import base
 from ironic.drivers.modules import fake
@@ -27,6 +28,9 @@ _service_step = getattr(base, 'service_step', _no_servicing)
 # A node whose extra says so has a BIOS that ignores the settings it is
 # given: the step succeeds and nothing changes (the tests' broken hardware).
 IGNORES_STEPS = 'minicloud_bios_ignores_steps'
+# A node whose extra says so has a BIOS that fails the settings it is
+# given: the step fails with this error, and nothing changes.
+FAILS_STEPS = 'minicloud_bios_fails_steps'
 _BIOS_ARGS = {'settings': {'description': 'A list of {"name", "value"} dicts',
                            'required': True}}
 
@@ -78,6 +82,9 @@ class StepsBIOS(fake.FakeBIOS):
     @base.deploy_step(priority=0, argsinfo=_BIOS_ARGS)
     @base.clean_step(priority=0, argsinfo=_BIOS_ARGS, requires_ramdisk=False)
     def apply_configuration(self, task, settings):
+        if task.node.extra.get(FAILS_STEPS):
+            raise exception.DriverOperationError(
+                'BIOS refused the settings: %s' % task.node.extra[FAILS_STEPS])
         if task.node.extra.get(IGNORES_STEPS):
             return None     # as a BIOS that ignores what it is told
         _sync(task, [_with_registry(s) for s in settings])
