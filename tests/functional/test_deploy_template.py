@@ -218,11 +218,11 @@ class TestSync(DeployConfigTestCase):
         # placement: each run of symbols one "_", CUSTOM_ always prefixed
         node, ironic_class = 'bm-2', 'CUSTOM_fn--x'
         self.free_nodes(node)
-        trait = 'CUSTOM_' + self.unique_name('FN_RC').replace('-', '_')
+        trait = 'CUSTOM_' + self.unique_name('FN_RC').replace('-', '_').upper()
         template = self.openstack(
-            'baremetal', 'deploy', 'template', 'create', trait,
-            '--config', 'fnrc=%s' % trait[-8:].lower(), '--bios-setting',
-            'FnToggle=rc', '--requires-trait', trait)
+            'baremetal', 'deploy', 'template', 'create', '--config',
+            'fnrc=%s' % trait[-8:].lower(), '--bios-setting', 'FnToggle=rc',
+            '--requires-trait', trait)
         self.addCleanup(self.forget_template, template['name'])
         self.set_resource_class(node, ironic_class)
         self.addCleanup(self.set_resource_class, node, 'baremetal-gold')
@@ -235,7 +235,7 @@ class TestSync(DeployConfigTestCase):
                       lambda: self.free_in('CUSTOM_CUSTOM_FN_X', node), 60)
 
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
-                                trait)
+                                template['name'])
         self.assertEqual([(node, 'added')],
                          [(r['Node'], r['Action']) for r in synced])
         listed = self.openstack('baremetal', 'node', 'deploy-config', 'list',
