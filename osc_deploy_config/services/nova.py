@@ -188,6 +188,11 @@ class Nova(rest.Api):
             found = self._request('GET', path)
         return found['instanceAction']
 
+    def delete_metadata(self, server_id, key):
+        """Idempotent: a key already gone is no error."""
+        self._delete_item('/servers/%s/metadata/%s' % (
+            server_id, urllib.parse.quote(key, safe='')), 'metadata')
+
     def set_metadata(self, server_id, metadata):
         self._request('POST', '/servers/%s/metadata' % server_id,
                       json={'metadata': metadata})

@@ -10,34 +10,165 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""``server rebuild`` of a toggled bare-metal server: which configs it
-will revert.
+"""``server rebuild`` of a bare-metal server that works, and keeps its
+configs (``rebuild_plan`` decides).
 
-A rebuild redeploys the node with the instance traits of the server's
-flavor and image, so ironic applies their templates, not the ones a toggle
-applied later; the server's record of the toggle stays, and ``server
-deploy-config show`` then reports it as not in effect.
+Before OSC sends the rebuild: for a server on ironic, the compute
+microversion OSC would send is brought down to what nova's ironic driver
+can rebuild at (2.92), or the rebuild is refused when the user asked for
+what only a later one offers.  After it: the configs a toggle had applied
+(a rebuild redeploys with the flavor's) are applied again by the one-server
+toggle, verified; or, when asked, the server goes back to its flavor's and
+the toggle's record is dropped.  A virtual server is left to OSC: one read
+of it, nothing changed.
 """
 
-from osc_deploy_config import server_configs
+import logging
+
+from openstack.compute.v2 import server as sdk_server
+from osc_lib import exceptions
+
+from osc_deploy_config import config_specs
+from osc_deploy_config import rebuild_plan
+from osc_deploy_config import toggle_plan
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases import server_toggle
+
+LOG = logging.getLogger(__name__)
 
 
-def revert_warning(clients, server_ref):
-    """The line that says which configs a rebuild of the server reverts,
-    and the toggle that restores them; None when it reverts none."""
-    nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
-    server = nova.find_server(server_ref)
-    reverting = server_configs.reverted_by_rebuild(server)
-    if not reverting:
-        return None
-    return ('Rebuilding server %s redeploys it with its flavor\'s deploy '
-            'configs, so %s; toggle again afterwards (openstack server '
-            'resize --deploy-config %s %s).' % (
-                server['name'], '; '.join(
-                    '%s reverts from %s (a toggle) to %s' % (
-                        toggled.type, toggled.value,
-                        deployed.value if deployed else 'none')
-                    for toggled, deployed in reverting),
-                ' --deploy-config '.join(str(t) for t, _ in reverting),
-                server['id']))
+class Rebuild:
+    """The plugin's part of one ``server rebuild``.
+
+    ``clients``: ``services.clients.Clients``; ``compute``: OSC's compute
+    proxy, which sends the rebuild; ``say``: lines for the user.
+    """
+
+    def __init__(self, clients, compute, say):
+        self.clients = clients
+        self.compute = compute
+        self.say = say
+        self.nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
+        self.server = None
+        self.reverting = []
+
+    def read(self, server_ref):
+        """Read the server; whether it runs on ironic (then kept)."""
+        server = self.nova.find_server(server_ref)
+        if not self.on_ironic(server):
+            LOG.debug('deploy-config: server %s is not on ironic: rebuild '
+                      'left as OSC sends it (read: the server)', server['id'])
+            return False
+        self.server = server
+        return True
+
+    def before(self, reimage=False):
+        """For a server on ironic: pin the microversion (or refuse), and
+        note the configs the rebuild will revert."""
+        server = self.server
+        negotiated = self.pin(reimage)
+        LOG.debug('deploy-config: server %s runs on ironic (read: the '
+                  'server, its hypervisor): rebuild sent at compute API %s '
+                  '(OSC: %s; nova\'s ironic driver refuses every rebuild '
+                  'from 2.93)', server['id'],
+                  self.compute.default_microversion or 'negotiated',
+                  rebuild_plan.version_text(negotiated))
+        self.reverting = rebuild_plan.reapplied(server)
+
+    def pin(self, reimage):
+        """Bring OSC's compute microversion down to what nova's ironic
+        driver rebuilds at, or refuse; the version OSC would have sent."""
+        explicit = self.compute.default_microversion
+        nova_max = self.nova_maximum()
+        negotiated = versions.parse(explicit) if explicit else min(
+            versions.parse(sdk_server.Server._max_microversion),
+            nova_max or (2, 1))
+        pinned = rebuild_plan.pinned_version(
+            self.server['name'], negotiated, nova_max, explicit, reimage)
+        if pinned:
+            self.compute.default_microversion = rebuild_plan.version_text(
+                pinned)
+        return negotiated
+
+    def on_ironic(self, server):
+        """From nova's own data: the hypervisor (an admin's view), else
+        the flavor (a member's)."""
+        if 'OS-EXT-SRV-ATTR:hypervisor_hostname' in server:
+            return (rebuild_plan.hypervisor_may_be_ironic(server)
+                    and bool(self.nova.runs_on_ironic(server)))
+        return rebuild_plan.on_ironic_by_flavor(server['flavor'])
+
+    def nova_maximum(self):
+        """Nova's maximum compute microversion, from the discovery OSC
+        makes for the rebuild anyway; None when it does not tell."""
+        maximum = getattr(self.compute.get_endpoint_data(),
+                          'max_microversion', None)
+        return tuple(maximum[:2]) if maximum else None
+
+    def after(self, from_flavor=False, waited=False):
+        """Once OSC asked for the rebuild: the configs it reverted applied
+        again, or (``from_flavor``) the toggle's record dropped."""
+        if not self.reverting:
+            return
+        if from_flavor:
+            self.forget_toggles()
+            return
+        if not waited:
+            self.say('Waiting for the rebuild of server %s to end, to apply '
+                     '%s again...' % (self.server['name'], self.wanted()))
+        self.wait_rebuilt()
+        try:
+            server_toggle.ServerToggle(
+                self.clients, self.reverting, self.say).run(self.server['id'])
+        except exceptions.CommandError as exc:
+            raise exceptions.CommandError(
+                'Server %s was rebuilt and runs its flavor\'s deploy configs: '
+                'applying %s again failed: %s Restore it with: openstack '
+                'server resize --deploy-config %s %s' % (
+                    self.server['name'], self.wanted(),
+                    str(exc).rstrip('.') + '.', ' --deploy-config '.join(
+                        str(c) for c in self.reverting),
+                    self.server['id'])) from None
+
+    def wanted(self):
+        return ', '.join(str(c) for c in self.reverting)
+
+    def wait_rebuilt(self):
+        """Until nova has rebuilt the server (ACTIVE, no task)."""
+        waiter = server_toggle.Waiter(self.say)
+        deadline = waiter.deadline()
+        while True:
+            found = self.nova.find_server(self.server['id'])
+            task = found.get('OS-EXT-STS:task_state')
+            if found['status'] == 'ERROR':
+                raise exceptions.CommandError(
+                    'Rebuilding server %s failed: %s' % (
+                        self.server['name'],
+                        (found.get('fault') or {}).get('message') or 'ERROR'))
+            if found['status'] == 'ACTIVE' and not task:
+                return
+            waiter.progress('%s (%s)' % (found['status'], task))
+            waiter.tick(deadline, 'Server %s still %s' % (
+                self.server['id'], task))
+
+    def forget_toggles(self):
+        """The server runs its flavor's configs again: drop the toggle's
+        record, on the server and its node."""
+        for key in toggle_plan.record(self.reverting):
+            self.nova.delete_metadata(self.server['id'], key)
+        ironic = self.clients.ironic(versions.NODE_TRAITS)
+        node = ironic.node_of_instance(self.server['id'], ('uuid', 'extra'))
+        if node:
+            ironic.unset_node_extra(node, toggle_plan.node_record(
+                self.reverting))
+        self.say('Server %s runs its flavor\'s deploy configs again: %s.' % (
+            self.server['name'], ', '.join(
+                str(c) for c in deployed(self.server, self.reverting))
+            or 'none'))
+
+
+def deployed(server, configs):
+    """The flavor's configs of the types of ``configs``."""
+    types = {c.type for c in configs}
+    return [c for c in config_specs.configs_of(
+        server['flavor'].get('extra_specs')) if c.type in types]

@@ -147,20 +147,22 @@ class CreatePreflightHook(hooks.CommandHook):
 
 
 class RebuildDeployConfigHook(hooks.CommandHook):
-    """``server rebuild`` of a toggled bare-metal server says, before
-    anything happens, which configs will revert.
+    """``server rebuild`` of a bare-metal server works, and keeps its
+    configs (``use_cases.server_rebuild``): it is sent at the compute
+    microversion nova's ironic driver can rebuild at, and the configs a
+    toggle applied are applied again after, unless
+    --deploy-config-from-flavor.  A virtual server's rebuild is OSC's own;
+    what the hook cannot read, it leaves to OSC."""
 
-    A rebuild redeploys the node with the instance traits of the server's
-    flavor and image, so ironic applies their templates, not the ones a
-    toggle applied later; the server's record of the toggle stays, and
-    ``server deploy-config show`` then reports it as not in effect.  The
-    hook warns rather than re-applying the toggle after the rebuild: a
-    rebuild is the operator's request for a fresh deployment, and a second
-    servicing right after it would be a change nobody asked for.  It never
-    blocks a rebuild: when it cannot tell, it says nothing.
-    """
+    rebuild = None
 
     def get_parser(self, parser):
+        parser.add_argument(
+            '--deploy-config-from-flavor', action='store_true',
+            help='A bare-metal server runs its flavor\'s deploy configs after '
+                 'the rebuild (a toggle\'s are dropped); by default the '
+                 'configs a toggle applied are applied again. '
+                 '(osc-deploy-config)')
         return parser
 
     def get_epilog(self):
@@ -169,16 +171,26 @@ class RebuildDeployConfigHook(hooks.CommandHook):
     def before(self, parsed_args):
         from osc_deploy_config.use_cases import server_rebuild
 
+        rebuild = server_rebuild.Rebuild(
+            self.cmd.app.client_manager.deploy_config,
+            self.cmd.app.client_manager.compute, self.say)
         try:
-            warning = server_rebuild.revert_warning(
-                self.cmd.app.client_manager.deploy_config,
-                parsed_args.server)
-        except Exception as exc:    # noqa: BLE001 - never block a rebuild
+            on_ironic = rebuild.read(parsed_args.server)
+        except Exception as exc:    # noqa: BLE001 - OSC says what is wrong
             LOG.debug('deploy-config rebuild check skipped: %s', exc)
             return parsed_args
-        if warning:
-            LOG.warning('%s', warning)
+        if on_ironic:
+            rebuild.before(bool(parsed_args.reimage_boot_volume))
+            self.rebuild = rebuild
         return parsed_args
 
     def after(self, parsed_args, return_code):
+        if self.rebuild:
+            self.rebuild.after(parsed_args.deploy_config_from_flavor,
+                               parsed_args.wait)
         return return_code
+
+    def say(self, text):
+        """Progress on stderr: stdout has the server OSC shows."""
+        self.cmd.app.stderr.write(text + '\n')
+        self.cmd.app.stderr.flush()

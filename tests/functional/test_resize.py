@@ -12,8 +12,10 @@
 
 """``server resize --deploy-config``: the toggle, against the mini cloud."""
 
+import json
 import os
 import subprocess
+import time
 
 import fixtures
 
@@ -184,10 +186,22 @@ class TestBaremetalToggle(ToggleTestCase):
 
     def configs_shown(self, server_id):
         """server deploy-config show: (type, wanted, source, actual, in
-        effect) per row."""
+        effect) per row; each reading says when ironic made it."""
+        shown = self.openstack('server', 'deploy-config', 'show', server_id)
+        for row in shown:
+            self.assertRegex(row['Read At'] or '',
+                             r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$', row)
         return [(r['Type'], r['Wanted'], r['Source'], r['Actual'],
-                 r['In Effect']) for r in self.openstack(
-                     'server', 'deploy-config', 'show', server_id)]
+                 r['In Effect']) for r in shown]
+
+    def rebuild(self, server_id, *options):
+        """openstack server rebuild --image tiny --wait, as a user types
+        it (no microversion option); it must succeed."""
+        done = self.openstack('server', 'rebuild', '--image', base.IMAGE,
+                              '--wait', *options, server_id, parse=False,
+                              fail_ok=True)
+        self.assertEqual(0, done.returncode, done.stderr)
+        return done
 
     def service_behind_its_back(self, node, name, value):
         """Set a BIOS setting by servicing the node through ironic."""
@@ -258,10 +272,15 @@ class TestBaremetalToggle(ToggleTestCase):
                       refused.stderr)
         self.assertEqual('on', self.bios(node)['FnToggle'])
 
+        toggled_from = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
         done = self.toggle(server['id'], '%s=off' % config_type)
 
         self.assertIn('node %s serviced' % node, done)
         self.assertEqual('off', self.bios(node)['FnToggle'])
+        # the reading is the one the servicing made
+        (read_at,) = [r['Read At'] for r in self.openstack(
+            'server', 'deploy-config', 'show', server['id'])]
+        self.assertGreaterEqual(read_at, toggled_from)
         shown = self.node(node)
         self.assertEqual('active', shown['provision_state'])
         self.assertEqual('off', shown['extra']['deploy_config_%s'
@@ -279,7 +298,7 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertIn({'Server': server['name'], 'Type': config_type,
                        'Wanted': 'off', 'Source': 'toggle',
                        'Template': '', 'Actual': 'FnToggle=off',
-                       'In Effect': 'yes'},
+                       'In Effect': 'yes', 'Read At': read_at},
                       [dict(r, Template='') for r in listed])
 
         # a BIOS that ignores its settings: ironic says the servicing
@@ -302,22 +321,61 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual('off', self.server_details(server['id'])[
             'properties']['deploy-config:%s' % config_type])
 
-        # a rebuild redeploys with the flavor's config: the hook says so
-        # first, and show tells the truth after (compute API 2.92: from
-        # 2.93 nova's ironic driver refuses every rebuild)
-        rebuilt = self.openstack(
-            '--os-compute-api-version', '2.92', 'server', 'rebuild',
-            '--wait', server['id'], parse=False, fail_ok=True)
-        self.assertEqual(0, rebuilt.returncode, rebuilt.stderr)
-        self.assertIn('%s reverts from off (a toggle) to on' % config_type,
-                      rebuilt.stderr)
+        # hardware that fails the step: ironic fails the servicing, the
+        # toggle aborts it and the node is back in active, as it was
+        self.openstack('baremetal', 'node', 'set', node, '--extra',
+                       'minicloud_bios_fails_steps=fan failure', parse=False,
+                       cloud=base.SYSTEM_ADMIN)
+        self.addCleanup(self.openstack, 'baremetal', 'node', 'maintenance',
+                        'unset', node, parse=False, cloud=base.SYSTEM_ADMIN,
+                        fail_ok=True)
+        failed = self.toggle(server['id'], '%s=on' % config_type,
+                             fail_ok=True)
+        self.openstack('baremetal', 'node', 'unset', node, '--extra',
+                       'minicloud_bios_fails_steps', parse=False,
+                       cloud=base.SYSTEM_ADMIN)
+        self.assertEqual(1, failed.returncode)
+        (line,) = failed.stderr.splitlines()
+        self.assertRegex(line, (
+            r'^Servicing node %s failed: .*fan failure.*\. Ironic returned '
+            r'the node to active and server %s runs on: its hardware shows '
+            r'FnToggle=off \(as ironic read it at %s\); the node stays in '
+            r'maintenance, where ironic put it for the failed step '
+            r'\(openstack baremetal node maintenance unset %s once the '
+            r'hardware is checked\)\. Nothing was recorded; fix the cause, '
+            r'then rerun\.$') % (node, server['name'],
+                                   r'\d{4}-\d\d-\d\dT[\d:]{8}Z', node))
+        shown = self.node(node)
+        self.assertEqual(('active', True, 'off'), (
+            shown['provision_state'], shown['maintenance'],
+            self.bios(node)['FnToggle']))
+        self.openstack('baremetal', 'node', 'maintenance', 'unset', node,
+                       parse=False, cloud=base.SYSTEM_ADMIN)
+        details = self.server_details(server['id'])
+        self.assertEqual(('ACTIVE', 'off'), (
+            details['status'],
+            details['properties']['deploy-config:%s' % config_type]))
+
+        # a plain rebuild, at OSC's own compute microversion (from 2.93
+        # nova's ironic driver refuses it: the hook sends it at 2.92), and
+        # the toggle survives: applied again, read back
+        self.rebuild(server['id'])
+        self.assertEqual(('ACTIVE', 'off'), (
+            self.server_details(server['id'])['status'],
+            self.bios(node)['FnToggle']))
+        self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=off',
+                           'yes')], self.configs_shown(server['id']))
+        # ... or, asked for, the flavor's config
+        self.rebuild(server['id'], '--deploy-config-from-flavor')
         self.assertEqual('on', self.bios(node)['FnToggle'])
-        self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=on',
-                           'no')], self.configs_shown(server['id']))
+        self.assertEqual([(config_type, 'on', 'flavor', 'FnToggle=on',
+                           'yes')], self.configs_shown(server['id']))
+        self.assertNotIn('deploy_config_%s' % config_type,
+                         self.node(node)['extra'])
 
         # the BIOS changed behind the plugin's back: show reads it
         self.service_behind_its_back(node, 'FnToggle', 'other')
-        self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=other',
+        self.assertEqual([(config_type, 'on', 'flavor', 'FnToggle=other',
                            'no')], self.configs_shown(server['id']))
 
         self.openstack('baremetal', 'node', 'maintenance', 'set', node,
@@ -329,6 +387,67 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual(1, refused.returncode)
         self.assertIn('node %s is in maintenance' % node, refused.stderr)
         self.assertEqual('other', self.bios(node)['FnToggle'])
+
+
+class TestStepSafety(ToggleTestCase):
+    def raid_templates(self):
+        """A config type with a RAID 1 and a RAID 0 profile, any node
+        capable of them, tagged."""
+        disks = self.unique_name('fndisks').replace('-', '')
+        folder = self.useFixture(fixtures.TempDir()).path
+        made = {}
+        for level in ('1', '0'):
+            path = os.path.join(folder, 'raid%s.json' % level)
+            with open(path, 'w') as f:
+                json.dump({'logical_disks': [
+                    {'size_gb': 'MAX', 'raid_level': level}]}, f)
+            done = self.openstack(
+                'baremetal', 'deploy', 'template', 'create', '--config',
+                '%s=raid%s' % (disks, level), '--raid-config', path,
+                '--no-requires-trait', fail_ok=True)
+            self.assertEqual(0, done.returncode, done.stderr)
+            made[level] = json.loads(done.stdout)['name']
+            self.addCleanup(self.forget_template, made[level])
+            self.assertIn('applies at deploy only', done.stderr)
+            self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                           made[level])
+        return disks, made
+
+    def test_a_raid_profile_deploys_and_never_runs_on_a_live_server(self):
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)     # an earlier server has left
+        disks, _ = self.raid_templates()
+        flavor = self.create_baremetal_flavor()
+        self.openstack('flavor', 'deploy-config', 'set', flavor,
+                       '%s=raid1' % disks)
+        server = self.create_server(flavor)
+        node = self.node(self.server_details(server['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])
+        self.assertEqual(['1'], [d['raid_level'] for d in node[
+            'raid_config']['logical_disks']])
+        (row,) = self.openstack('server', 'deploy-config', 'show',
+                                server['id'])
+        self.assertEqual((disks, 'raid1', 'RAID 1', 'yes'), (
+            row['Type'], row['Wanted'], row['Actual'], row['In Effect']))
+        self.assertEqual(node['raid_config']['last_updated'][:19],
+                         row['Read At'][:19].replace('T', ' '))
+
+        self.wait_placement_shows_ironic()
+        before = self.cloud_state()
+        refused = self.toggle(server['id'], '%s=raid0' % disks,
+                              fail_ok=True)
+        self.assertEqual(before, self.cloud_state())
+        self.assertEqual(1, refused.returncode)
+        self.assertEqual(
+            ['Server %s cannot take %s=raid0 while it runs: '
+             'raid.apply_configuration would destroy the RAID volumes and '
+             'everything on them. Nothing was changed; it applies at deploy '
+             'only: boot a new server from a flavor that asks for it '
+             '(openstack flavor deploy-config set FLAVOR %s=raid0) and move '
+             'the workload there.' % (server['name'], disks, disks)],
+            refused.stderr.splitlines())
+        self.assertEqual('ACTIVE',
+                         self.server_details(server['id'])['status'])
 
 
 class TestCompletion(base.FunctionalTestCase):

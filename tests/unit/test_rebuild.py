@@ -1,0 +1,175 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""OSC's own ``server rebuild``, with and without the hook, over the fake
+services: what is sent to nova, at which microversion, and what the hook
+reads and does after."""
+
+from unittest import mock
+
+from openstack.compute.v2 import server as sdk_server
+from openstack.image.v2 import _proxy as image_proxy
+from openstack.image.v2 import image as sdk_image
+from openstackclient.compute.v2 import server as osc_server
+from osc_lib import exceptions
+
+from osc_deploy_config import deploy_config
+from osc_deploy_config import steps
+from osc_deploy_config import toggle_plan
+from osc_deploy_config.v1 import server_hooks
+from tests.unit import fakes
+from tests.unit.fakes import GOLD
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON
+from tests.unit.fakes import ON_T
+
+IMAGE_ID = 'a8c1b5a4-0f0e-4c1b-9c65-0123456789ab'
+BM_FLAVOR = dict(GOLD, **{'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                          'resources:DISK_GB': '0',
+                          'deploy-config:hyperthreading': 'enabled',
+                          'trait:' + ON_T: 'required'})
+
+
+class RebuildTestCase(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        for config, name in ((ON, ON_T), (OFF, OFF_T)):
+            self.ironic.add_template(name, steps=[steps.bios_step(
+                [('HyperThreading', config.value.title())])],
+                extra=deploy_config.template_extra(config, [HT]))
+        self.compute = self.nova.proxy
+        self.compute.default_microversion = None    # OSC negotiates
+        self.app.client_manager.compute = self.compute
+        self.app.client_manager.image = mock.create_autospec(
+            image_proxy.Proxy, instance=True)
+        self.app.client_manager.image.find_image.return_value = \
+            sdk_image.Image(id=IMAGE_ID, name='tiny')
+        self.sent = []      # (rebuild arguments, microversion then)
+        self.compute.rebuild_server.side_effect = self.rebuild_server
+        self.redeploy = None
+
+    def rebuild_server(self, server, image, **kwargs):
+        self.sent.append(((server.id, image.id, kwargs),
+                          self.compute.default_microversion))
+        if self.redeploy:
+            self.redeploy()
+        return server
+
+    def server(self, name, flavor, hypervisor='fake-compute'):
+        found = self.nova.add_server(name, flavor, hypervisor=hypervisor,
+                                     image=IMAGE_ID)
+        self.compute.find_server.return_value = sdk_server.Server(
+            id=found['id'], name=name, status='ACTIVE',
+            image={'id': IMAGE_ID}, flavor=found['flavor'])
+        return found
+
+    def rebuild(self, server, *args, hooked=True):
+        """OSC's RebuildServer, as cliff runs it with our hook."""
+        cmd = osc_server.RebuildServer(self.app, None)
+        hook = server_hooks.RebuildDeployConfigHook(cmd)
+        parser = cmd.get_parser('openstack server rebuild')
+        if hooked:
+            hook.get_parser(parser)
+        parsed = parser.parse_args([*args, '--image', 'tiny', server['id']])
+        if hooked:
+            hook.before(parsed)
+        cmd.take_action(parsed)
+        if hooked:
+            hook.after(parsed, 0)
+        return parsed
+
+
+class TestVirtual(RebuildTestCase):
+    def test_sends_exactly_what_osc_sends_alone(self):
+        server = self.server('web-1', self.nova.add_flavor('m1.tiny'))
+        self.rebuild(server, hooked=False)
+        self.rebuild(server)
+        self.assertEqual(2, len(self.sent))
+        self.assertEqual(self.sent[0], self.sent[1])
+        self.assertIsNone(self.sent[1][1])
+        # one read of the server, nothing else
+        self.assertEqual([('GET', '/servers/%s' % server['id'])],
+                         [r[:2] for r in self.nova.requests])
+        self.assertEqual([], self.ironic.requests + self.placement.requests)
+
+
+class TestBaremetal(RebuildTestCase):
+    def setUp(self):
+        super().setUp()
+        gold = self.nova.add_flavor('bm.gold', BM_FLAVOR)
+        self.node = self.ironic.add_node('bm-0', [HT, ON_T, OFF_T])
+        self.db = self.server('db-1', gold, hypervisor=self.node['uuid'])
+        self.node.update(instance_uuid=self.db['id'],
+                         provision_state='active')
+        self.nova.hypervisors[self.node['uuid']] = 'ironic'
+        provider = self.placement.add_provider(
+            self.node['uuid'], traits=[HT, ON_T, OFF_T],
+            uuid_=self.node['uuid'], reserved=1,
+            resource_class='CUSTOM_BAREMETAL_GOLD')
+        self.placement.allocate(self.db['id'], provider,
+                                {'CUSTOM_BAREMETAL_GOLD': 1})
+        # toggled to hyperthreading=disabled; a rebuild deploys the
+        # flavor's enabled again
+        self.node['bios'] = {'HyperThreading': 'Disabled'}
+        self.nova.servers[self.db['id']]['metadata'] = toggle_plan.record(
+            [OFF])
+        self.redeploy = lambda: self.node['bios'].update(
+            HyperThreading='Enabled')
+
+    def test_sent_at_2_92_and_the_toggle_applied_again(self):
+        self.rebuild(self.db)
+        self.assertEqual('2.92', self.sent[0][1])
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+        self.assertEqual(toggle_plan.record([OFF]),
+                         self.nova.servers[self.db['id']]['metadata'])
+
+    def test_the_flavors_configs_when_asked(self):
+        self.node['extra'] = toggle_plan.node_record([OFF])
+        self.rebuild(self.db, '--deploy-config-from-flavor')
+        self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
+        self.assertEqual([], self.ironic.provision_requests)
+        self.assertEqual({}, self.nova.servers[self.db['id']]['metadata'])
+        self.assertEqual({}, self.node['extra'])
+        self.assertIn("runs its flavor's deploy configs again: "
+                      'hyperthreading=enabled', self.fake_stderr.getvalue())
+
+    def test_what_only_a_later_version_offers_is_refused(self):
+        exc = self.assertRaises(exceptions.CommandError, self.rebuild,
+                                self.db, '--reimage-boot-volume')
+        self.assertIn('leave out --reimage-boot-volume', str(exc))
+        self.compute.default_microversion = '2.95'
+        exc = self.assertRaises(exceptions.CommandError, self.rebuild,
+                                self.db)
+        self.assertIn('rebuild at 2.92 or lower', str(exc))
+        self.assertEqual([], self.sent)
+
+    def test_an_old_enough_compute_version_is_left_alone(self):
+        self.compute.default_microversion = '2.90'
+        self.rebuild(self.db)
+        self.assertEqual('2.90', self.sent[0][1])
+
+    def test_when_it_cannot_apply_again_it_says_how_to(self):
+        self.ironic.service_error = 'BIOS interface timed out'
+        exc = self.assertRaises(exceptions.CommandError, self.rebuild,
+                                self.db)
+        self.assertTrue(str(exc).startswith(
+            "Server db-1 was rebuilt and runs its flavor's deploy configs: "
+            'applying hyperthreading=disabled again failed: Servicing node '
+            'bm-0 failed: BIOS interface timed out.'), exc)
+        self.assertTrue(str(exc).endswith(
+            'Restore it with: openstack server resize --deploy-config '
+            'hyperthreading=disabled %s' % self.db['id']), exc)
+        self.assertEqual(1, len(self.sent))
