@@ -95,12 +95,7 @@ def plan_set(specs, configs, templates_by_config):
     deploy).
     """
     specs = specs or {}
-    types = collections.Counter(c.type for c in configs)
-    doubled = sorted(t for t, n in types.items() if n > 1)
-    if doubled:
-        raise exceptions.CommandError(
-            'Two values for the deploy config type %s in one call'
-            % ', '.join(doubled))
+    refuse_doubled_types(configs)
     missing = [str(c) for c in configs if c not in templates_by_config]
     if missing:
         raise exceptions.CommandError(
@@ -126,6 +121,16 @@ def plan_set(specs, configs, templates_by_config):
             if specs.get(key) != value:
                 to_set[key] = value
     return SpecChange(to_set, [k for k in to_unset if k not in to_set])
+
+
+def refuse_doubled_types(configs):
+    """One value per config type in one call."""
+    types = collections.Counter(c.type for c in configs)
+    doubled = sorted(t for t, n in types.items() if n > 1)
+    if doubled:
+        raise exceptions.CommandError(
+            'Two values for the deploy config type %s in one call'
+            % ', '.join(doubled))
 
 
 def plan_unset(specs, config_types, templates_by_config, owner='flavor'):

@@ -92,8 +92,11 @@ def plan(server, configs, templates_by_config, listed_flavors):
     target = {c.type: c for c in config_specs.configs_of(target_specs)}
     changed = any(current.get(c.type) != c for c in configs)
     wanted_sizes = sizes_of(embedded)
+    # nova refuses a resize to the server's own flavor, even one whose
+    # extra specs have changed since (a flavor change rolled out)
     identical = [f for f in listed_flavors
                  if sizes_of(f) == wanted_sizes
+                 and f['name'] != embedded['original_name']
                  and (f.get('extra_specs') or {}) == target_specs]
     name = derived_flavor_name(embedded['original_name'], target_specs)
     preferred = sorted(identical, key=lambda f: (f['name'] != name,

@@ -118,6 +118,18 @@ class Clients:
 
         return glance.Glance(proxy_of(self.connection, 'image'))
 
+    def project_id(self, name_or_id):
+        """A project's ID, by its name or ID (keystone)."""
+        from openstack import exceptions as sdk_exceptions
+        from osc_lib import exceptions
+
+        try:
+            return self.connection.identity.find_project(
+                name_or_id, ignore_missing=False).id
+        except sdk_exceptions.ResourceNotFound:
+            raise exceptions.CommandError(
+                'No project with a name or ID of %s' % name_or_id) from None
+
     def ironic(self, *features):
         """Ironic at the version these features need (deploy templates by
         default), system-scoped when the credentials allow it."""

@@ -123,10 +123,16 @@ class Nova(rest.Api):
                                         name_or_id))
         return found[0]
 
-    def servers(self, all_projects=False):
-        """Every server (of every project), with its flavor's details."""
+    def servers(self, all_projects=False, project=None):
+        """Every server (of every project, or of one), with its flavor's
+        details."""
+        query = {}
+        if all_projects or project:
+            query['all_tenants'] = 'True'
+        if project:
+            query['project_id'] = project
         return self._pages('/servers/detail' + (
-            '?all_tenants=True' if all_projects else ''), 'servers')
+            '?' + urllib.parse.urlencode(query) if query else ''), 'servers')
 
     def ironic_hypervisors(self):
         """The hypervisor names of the nodes nova's ironic driver runs."""

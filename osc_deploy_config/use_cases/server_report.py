@@ -15,6 +15,7 @@ deploy-config show|list`` (``server_configs`` decides, this reads)."""
 
 import concurrent.futures
 
+from osc_deploy_config import fleet_plan
 from osc_deploy_config import server_configs
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
@@ -48,13 +49,17 @@ def show(clients, server_ref):
     return server_configs.COLUMNS, [tuple(r) for r in rows]
 
 
-def list_servers(clients, all_projects=False, long=False):
+def list_servers(clients, all_projects=False, long=False, outdated=False):
     """(columns, rows) of every server's configs; with ``long``, what
-    their nodes report (one BIOS read per bare-metal server)."""
+    their nodes report (one BIOS read per bare-metal server); with
+    ``outdated``, only the servers whose configs lag what their flavor
+    asks for now (one more listing, of the flavors)."""
     nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
     found = nova.servers(all_projects)
     images = clients.glance().images() if any(
         s.get('image') for s in found) else {}
+    if outdated:
+        found = lagging(found, nova.flavors(), images)
     ironic = _ironic(clients)
     by_config = ironic.config_templates(
         fields=ironic_api.TEMPLATE_STEP_FIELDS)
@@ -93,3 +98,13 @@ def hardware(ironic, nova, servers):
         else:
             found[server['id']] = (None, None, server_configs.VIRTUAL)
     return found
+
+
+def lagging(servers, flavors, images):
+    """The servers whose configs lag what their flavor asks for now."""
+    specs = {f['name']: f.get('extra_specs') for f in flavors}
+    return [s for s in servers
+            if fleet_plan.base_flavor_name(s) in specs
+            and fleet_plan.lagging(s, specs[fleet_plan.base_flavor_name(s)],
+                                   images.get((s.get('image') or {}).get(
+                                       'id'), {}))]

@@ -51,6 +51,12 @@ SERVICE_FAILURE = 'service failure'
 FAULT_FIELDS = ('maintenance', 'maintenance_reason', 'fault')
 # Outcome.result
 TOGGLED, UNCHANGED, PLANNED = 'toggled', 'unchanged', 'planned'
+# What settle_earlier returns when the server is to be read again.
+RETRY = object()
+
+
+class Busy(exceptions.CommandError):
+    """The server is busy with a change under way."""
 REQUESTED, AWAITING_CONFIRMATION = 'requested', 'awaiting confirmation'
 
 
@@ -68,6 +74,7 @@ class Outcome:
     after: str
     how: str
     result: str
+    detail: str = ''
 
 
 @dataclasses.dataclass
@@ -82,13 +89,13 @@ class Prepared:
     changed: list       # the configs that change
     strategy: object = None     # Resize or Servicing
 
-    def outcome(self, result):
+    def outcome(self, result, detail=''):
         return Outcome(
             self.server['name'], self.server['id'],
             host_of(self.server, self.node),
             configs_text(self.plan.current.values()),
             configs_text(self.plan.target.values()),
-            self.strategy.name, result)
+            self.strategy.name, result, detail)
 
 
 def configs_text(configs):
@@ -102,12 +109,13 @@ def host_of(server, node):
 
 
 class Waiter:
-    """Polls until a wait ends, within WAIT_SECONDS; says each new state
+    """Polls until a wait ends, within ``seconds``; says each new state
     once (``say``: a line at a time)."""
 
-    def __init__(self, say, sleep=time.sleep):
+    def __init__(self, say, sleep=None, seconds=WAIT_SECONDS):
         self.say = say
-        self.sleep = sleep
+        self.sleep = sleep or time.sleep
+        self.seconds = seconds
         self._last = None
 
     def progress(self, text):
@@ -116,7 +124,7 @@ class Waiter:
             self.say('  ' + text)
 
     def deadline(self, seconds=None):
-        return time.monotonic() + (WAIT_SECONDS if seconds is None
+        return time.monotonic() + (self.seconds if seconds is None
                                    else seconds)
 
     def expired(self, deadline):
@@ -127,7 +135,7 @@ class Waiter:
         (``still``: what it still was)."""
         if self.expired(deadline):
             raise exceptions.CommandError('%s after %ds'
-                                          % (still, WAIT_SECONDS))
+                                          % (still, self.seconds))
         self.sleep(POLL_SECONDS)
 
 
@@ -136,17 +144,21 @@ class ServerToggle:
 
     ``clients``: ``services.clients.Clients``; ``say``: where the lines for
     the user go, one per call; ``wait``/``auto_confirm``: how far to follow
-    a resize.
+    a resize; ``wait_busy``: wait for a change under way on the server
+    rather than refuse.
     """
 
     def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
-                 sleep=time.sleep):
+                 sleep=None, wait_busy=False, wait_seconds=WAIT_SECONDS):
         self.clients = clients
         self.configs = list(configs)
         self.say = say
         self.wait = wait or auto_confirm
         self.auto_confirm = auto_confirm
-        self.waiter = Waiter(say, sleep)
+        # a server busy with a change waits for it (a rollout's rerun
+        # finishes what it left in flight) instead of being refused
+        self.wait_busy = wait_busy
+        self.waiter = Waiter(say, sleep, wait_seconds)
         self.nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
                                      versions.NODE_TRAITS)
@@ -164,7 +176,7 @@ class ServerToggle:
             configs_text(prepared.plan.target.values()),
             ('would ' if dry_run else '') + strategy.describe(prepared)))
         if dry_run:
-            return prepared.outcome(PLANNED)
+            return prepared.outcome(PLANNED, strategy.describe(prepared))
         return strategy.carry_out(prepared)
 
     def prepare(self, server_ref):
@@ -188,6 +200,8 @@ class ServerToggle:
             c for c in self.configs if plan.current.get(c.type) != c])
         prepared.strategy = (Servicing if node else Resize)(self)
         settled = prepared.strategy.settle_earlier(prepared)
+        if settled is RETRY:
+            return self.prepare(server['id'])
         if settled:
             return settled
         prepared.strategy.recheck(prepared)
@@ -268,8 +282,11 @@ class Resize(_Strategy):
         ours, refuse another's.  Its Outcome when that settles it."""
         server, plan = prepared.server, prepared.plan
         task = server.get('OS-EXT-STS:task_state')
+        if task and self.toggle.wait_busy:
+            self.wait_server(server['id'])
+            return RETRY
         if task:
-            raise exceptions.CommandError(
+            raise Busy(
                 'Server %s is busy (%s): another change is under way; rerun '
                 'when it ends. Nothing was changed.' % (server['name'], task))
         if server['status'] != 'VERIFY_RESIZE':

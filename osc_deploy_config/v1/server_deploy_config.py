@@ -14,6 +14,9 @@
 what their hardware runs (``use_cases.server_report``).  The hooks on OSC's
 own ``server`` commands are in ``v1.server_hooks``."""
 
+import threading
+
+from osc_lib import exceptions
 from osc_lib.command import command
 
 from osc_deploy_config.v1 import cli
@@ -52,11 +55,96 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
                             help='The servers of every project (admin).')
         parser.add_argument(
             '--long', action='store_true',
-            help='Also Actual and In Effect: one BIOS read per bare-metal '
-                 'server, made concurrently.')
+            help='Also Actual, In Effect and Read At: one BIOS read per '
+                 'bare-metal server, made concurrently.')
+        parser.add_argument(
+            '--outdated', action='store_true',
+            help='Only the servers whose configs differ from what their '
+                 'flavor asks for now (roll it out with openstack server '
+                 'deploy-config set --flavor FLAVOR).')
         return parser
 
     def take_action(self, parsed_args):
         return _server_report().list_servers(
             self.app.client_manager.deploy_config, parsed_args.all_projects,
-            parsed_args.long)
+            parsed_args.long, parsed_args.outdated)
+
+
+class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
+    _description = (
+        'Toggle deploy configs on many servers, at most --max-unavailable at '
+        'once: the configs given, or what their flavor asks for now. Every '
+        'server is planned first; each goes through the one-server toggle '
+        '(openstack server resize --deploy-config) with all its checks. '
+        'Progress on stderr, a row per server on stdout; a rerun finishes '
+        'what an interrupted run left.')
+    _epilog = """Examples::
+
+  openstack server deploy-config set --flavor hpc.gold --all-projects \\
+      --dry-run
+  openstack server deploy-config set --flavor hpc.gold --all-projects \\
+      --max-unavailable 4
+  openstack server deploy-config set web-1 web-2 \\
+      --deploy-config hyperthreading=disabled
+"""
+
+    def get_parser(self, prog_name):
+        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
+        parser.add_argument('servers', metavar='<server>', nargs='*',
+                            help='Servers (name or ID).')
+        parser.add_argument(
+            '--deploy-config', metavar='<type=value>', action='append',
+            dest='deploy_configs', default=[],
+            help='A config to toggle to (repeat for several types). '
+                 'Default, with --flavor: what the flavor asks for now.')
+        parser.add_argument(
+            '--flavor', metavar='<flavor>',
+            help='Also the servers of this flavor (or of a flavor a toggle '
+                 'derived from it).')
+        scope = parser.add_mutually_exclusive_group()
+        scope.add_argument('--project', metavar='<project>',
+                           help='Servers of this project (name or ID).')
+        scope.add_argument('--all-projects', action='store_true',
+                           help='Servers of every project.')
+        parser.add_argument(
+            '--max-unavailable', metavar='<count>', type=int, default=1,
+            help='At most this many servers toggling at once (default 1).')
+        parser.add_argument(
+            '--max-failures', metavar='<count>', type=int, default=0,
+            help='After more failures than this, no new server starts; '
+                 'those in flight finish (default 0).')
+        parser.add_argument('--dry-run', action='store_true',
+                            help='Plan every server, change nothing.')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config import deploy_config
+        from osc_deploy_config.use_cases import fleet
+
+        configs = [deploy_config.parse_config(c)
+                   for c in parsed_args.deploy_configs]
+        self.rollout = fleet.Rollout(
+            self.app.client_manager.deploy_config, self.say,
+            parsed_args.max_unavailable, parsed_args.max_failures)
+        return fleet.roll_out(
+            self.rollout, parsed_args.servers, configs, parsed_args.flavor,
+            parsed_args.project, parsed_args.all_projects,
+            parsed_args.dry_run)
+
+    def run(self, parsed_args):
+        """The rows first; then a failed rollout exits non-zero."""
+        code = super().run(parsed_args)
+        failures = self.rollout.failures
+        if failures:
+            raise exceptions.CommandError(
+                '%d server(s) failed: %s' % (len(failures),
+                                             '; '.join(failures)))
+        return code
+
+    _said = threading.Lock()
+
+    def say(self, text):
+        """Progress: on stderr, never in the command's output."""
+        with self._said:
+            self.app.stderr.write(text + '\n')
+            self.app.stderr.flush()

@@ -124,6 +124,9 @@ class FakeIronic(FakeService):
         # unless the node's BIOS ignores them or servicing fails
         self.bios_ignores_steps = False
         self.service_error = None
+        self.failing_nodes = set()       # names whose servicing fails
+        # how many reads of a node a servicing lasts (0: done at once)
+        self.servicing_reads = 0
         self.abort_unsupported = False   # an ironic before 32.0
         self.provision_requests = []     # (node name, target)
         # {node UUID: {setting: registry fields}} (?detail=True)
@@ -272,6 +275,7 @@ class FakeIronic(FakeService):
         if node is None:
             return error(404, 'Node %s could not be found.' % rest[0])
         if len(rest) == 1:
+            self._servicing_goes_on(node)
             if method == 'PATCH':
                 for op in body:
                     _, key = op['path'].strip('/').split('/', 1)
@@ -326,16 +330,32 @@ class FakeIronic(FakeService):
         if body['target'] == 'abort':
             node.update(provision_state='active', target_provision_state=None)
             return response(202)
-        if self.service_error:
+        if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
             # puts the node in maintenance
             node.update(provision_state='service failed',
                         target_provision_state='active',
-                        last_error=self.service_error, maintenance=True,
+                        last_error=self.service_error or 'step failed',
+                        maintenance=True,
                         maintenance_reason=self.service_error,
                         fault='service failure')
             return response(202)
-        for step in body['service_steps']:
+        node.update(provision_state='servicing',
+                    target_provision_state='active',
+                    service_reads_left=self.servicing_reads,
+                    service_steps=body['service_steps'])
+        self._servicing_goes_on(node)
+        return response(202)
+
+    def _servicing_goes_on(self, node):
+        """A read of a node under servicing: one read less to wait, and
+        the steps' effect at the end."""
+        if node['provision_state'] != 'servicing':
+            return
+        if node['service_reads_left'] > 0:
+            node['service_reads_left'] -= 1
+            return
+        for step in node['service_steps']:
             if (step['interface'], step['step']) == (
                     'bios', 'apply_configuration') and not (
                     self.bios_ignores_steps):
@@ -345,7 +365,6 @@ class FakeIronic(FakeService):
                         node['bios_at'][setting['name']] = SERVICED_AT
         node.update(provision_state='active', target_provision_state=None,
                     last_error=None)
-        return response(202)
 
 
 class FakeNova(FakeService):

@@ -325,6 +325,21 @@ class TestBaremetal(ToggleTestCase):
         self.toggle(self.server, OFF)    # from "service failed"
         self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
 
+    def test_waits_for_the_servicing_saying_each_state_once(self):
+        self.ironic.servicing_reads = 3
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+        self.assertEqual(['  node bm-0 servicing'],
+                         [s for s in self.said if s.startswith('  ')])
+
+    def test_a_servicing_that_never_ends_is_one_line(self):
+        self.ironic.servicing_reads = 10 ** 6
+        self.assertEqual(
+            'Node %s still servicing after 0s' % self.node['uuid'],
+            self.refused(self.server, OFF, wait_seconds=0))
+        self.assertEqual({}, self.nova.servers[self.server['id']][
+            'metadata'])
+
     def test_a_rerun_records_what_an_interrupted_servicing_did(self):
         # killed after ironic serviced the node, before the record
         self.node['bios'] = {'HyperThreading': 'Disabled'}
