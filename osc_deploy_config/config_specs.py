@@ -96,12 +96,7 @@ def plan_set(specs, configs, templates_by_config):
     """
     specs = specs or {}
     refuse_doubled_types(configs)
-    missing = [str(c) for c in configs if c not in templates_by_config]
-    if missing:
-        raise exceptions.CommandError(
-            'No deploy template realises %s: create one first (openstack '
-            'baremetal deploy template create --config ...)'
-            % ', '.join(missing))
+    refuse_missing_templates(configs, templates_by_config)
     wanted = {c.type: c for c in configs_of(specs)}
     wanted.update((c.type, c) for c in configs)
     refuse_step_conflicts(sorted(wanted.values(), key=lambda c: c.type),
@@ -131,6 +126,16 @@ def refuse_doubled_types(configs):
         raise exceptions.CommandError(
             'Two values for the deploy config type %s in one call'
             % ', '.join(doubled))
+
+
+def refuse_missing_templates(configs, templates_by_config):
+    """A config needs its template."""
+    missing = [str(c) for c in configs if c not in templates_by_config]
+    if missing:
+        raise exceptions.CommandError(
+            'No deploy template realises %s: create one first (openstack '
+            'baremetal deploy template create --config ...)'
+            % ', '.join(missing))
 
 
 def plan_unset(specs, config_types, templates_by_config, owner='flavor'):

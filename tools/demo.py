@@ -368,6 +368,29 @@ def story(demo, workdir):
                 row['In Effect']) == ('disabled', 'toggle',
                                       'HyperThreading=Disabled', 'yes'))
 
+    demo.step('A RAID profile is never toggled on a running server')
+    before = demo.query('baremetal', 'node', 'show', name, cloud=SYSTEM)
+    refusal = demo.fails('server', 'resize', '--deploy-config',
+                         'disks=raid1', server_id)
+    after = demo.query('baremetal', 'node', 'show', name, cloud=SYSTEM)
+    demo.check('refused in one line naming the step and the data at risk; '
+               'raid_config and the node unchanged',
+               'raid.apply_configuration would destroy the RAID volumes'
+               in refusal and (before['raid_config'],
+                               before['provision_state']) == (
+                   after['raid_config'], after['provision_state']))
+
+    demo.step('Rebuild it as anyone would: it works, the toggle survives')
+    demo.run('server', 'rebuild', '--image', 'tiny', '--wait', server_id,
+             '-c', 'name', '-c', 'status')
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', name, cloud=SYSTEM)}
+    (row,) = demo.query('server', 'deploy-config', 'show', server_id)
+    demo.check('ACTIVE, HyperThreading=Disabled read back, in effect',
+               demo.query('server', 'show', server_id)['status'] == 'ACTIVE'
+               and bios.get('HyperThreading') == 'Disabled'
+               and (row['Wanted'], row['In Effect']) == ('disabled', 'yes'))
+
     image_story(demo, workdir)
 
     demo.step('A bare-metal server on a node not capable is refused')
@@ -423,6 +446,30 @@ def story(demo, workdir):
                flavor['original_name'] == 'm1.tiny+hyperthreading=disabled'
                and flavor['extra_specs'].get('trait:' + HT_OFF)
                == 'required')
+    fleet_story(demo, host, server_id, vm_id, plain_id)
+
+
+def fleet_story(demo, host, server_id, vm_id, plain_id):
+    demo.step('Roll hyperthreading=enabled out: planned first, two at once')
+    traits = [t['name'] for t in demo.query('resource', 'provider', 'trait',
+                                            'list', host)]
+    demo.quiet('resource', 'provider', 'trait', 'set', host, *[
+        arg for t in sorted(set(traits) | {HT_ON}) for arg in ('--trait', t)])
+    fleet = (server_id, vm_id, plain_id, '--deploy-config',
+             'hyperthreading=enabled', '--max-unavailable', '2')
+    demo.run('server', 'deploy-config', 'set', *fleet, '--dry-run',
+             '-c', 'Server', '-c', 'How', '-c', 'Outcome')
+    demo.run('server', 'deploy-config', 'set', *fleet)
+    outcomes = {r['Server']: r['Outcome'] for r in demo.query(
+        'server', 'deploy-config', 'set', *fleet)}
+    shown = {r['Server']: (r['Wanted'], r['In Effect']) for r in demo.query(
+        'server', 'deploy-config', 'list', '--all-projects', '--long')}
+    demo.check('both servers there, the bare-metal one read back; the one '
+               'on bm-2 skipped, untouched; a rerun changes nothing',
+               outcomes[SERVER] == outcomes[VIRTUAL] == 'unchanged'
+               and outcomes[PLAIN_SERVER].startswith('skipped: ')
+               and shown[SERVER] == ('enabled', 'yes')
+               and shown[VIRTUAL][0] == 'enabled')
 
 
 def image_story(demo, workdir):

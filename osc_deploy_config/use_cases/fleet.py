@@ -203,6 +203,8 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
     config_specs.refuse_doubled_types(configs)
     servers, found = rollout.select(refs, flavor, project, all_projects)
     configs = list(configs) or fleet_plan.flavor_target(found)
+    config_specs.refuse_missing_templates(
+        configs, rollout.clients.ironic().config_templates())
     rollout.say('Planning %s on %d server(s)...' % (
         ', '.join(str(c) for c in configs), len(servers)))
     planned = rollout.plan(servers, configs)
