@@ -70,11 +70,12 @@ class Nova(rest.Api):
                 'More than one flavor is named %s: use its ID' % name_or_id)
         return named[0]
 
-    def flavor(self, name_or_id):
+    def flavor(self, name_or_id, by_name_filter=False):
         """One flavor, with its extra specs, at the cost of its own reads:
-        by ID (one request), else its ID from the flavor summaries, which
-        are a fraction of the detailed listing on a cloud of many
-        flavors."""
+        by ID (one request), else by name: with ``by_name_filter`` (a nova
+        of compute API 2.102 or later) one filtered listing, otherwise its
+        ID from the flavor summaries (a fraction of the detailed listing on
+        a cloud of many flavors) and one read."""
         from openstack import exceptions as sdk_exceptions
 
         try:
@@ -82,13 +83,33 @@ class Nova(rest.Api):
                 name_or_id, safe=''))['flavor']
         except sdk_exceptions.NotFoundException:
             pass
-        named = [f for f in self._pages('/flavors?is_public=None',
-                                        'flavors') if f['name'] == name_or_id]
+        if by_name_filter:
+            named = self._request('GET', '/flavors/detail?%s' % (
+                urllib.parse.urlencode({
+                    'is_public': 'None',
+                    'name': '^%s$' % re.escape(name_or_id)})),
+                versions.FLAVORS_BY_NAME)['flavors']
+        else:
+            named = [f for f in self._pages('/flavors?is_public=None',
+                                            'flavors')
+                     if f['name'] == name_or_id]
         if len(named) != 1:
             raise exceptions.CommandError(
                 '%s flavor named %s' % ('No' if not named else 'More than one',
                                         name_or_id))
+        if 'extra_specs' in named[0]:
+            return named[0]
         return self._request('GET', '/flavors/%s' % named[0]['id'])['flavor']
+
+    def maximum(self):
+        """Nova's maximum compute microversion, from the version discovery
+        (one request, unless OSC made it already); None when unknown."""
+        try:
+            found = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - unknown, then
+            return None
+        maximum = getattr(found, 'max_microversion', None)
+        return tuple(maximum[:2]) if isinstance(maximum, tuple) else None
 
     def set_extra_specs(self, flavor_id, specs):
         self._request('POST', '/flavors/%s/os-extra_specs' % flavor_id,

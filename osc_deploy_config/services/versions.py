@@ -39,6 +39,7 @@ LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
 SERVER_FLAVOR_DETAILS = 'server flavor details'
 ACTION_EVENT_DETAILS = 'instance action event details'
 HYPERVISORS_BY_NAME = 'hypervisor search in listings'
+FLAVORS_BY_NAME = 'flavor listings by name'
 PROVIDER_TRAITS = 'resource provider traits'
 IMAGE_PROPERTIES = 'image properties'
 PROVIDERS_BY_TRAIT = 'resource providers by trait'
@@ -55,6 +56,7 @@ NEEDS = {
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
     ACTION_EVENT_DETAILS: ('compute', '2.84'),
     HYPERVISORS_BY_NAME: ('compute', '2.53'),
+    FLAVORS_BY_NAME: ('compute', '2.102'),
     PROVIDER_TRAITS: ('placement', '1.6'),
     # glance has no microversions: its v2 API
     IMAGE_PROPERTIES: ('image', '2.0'),

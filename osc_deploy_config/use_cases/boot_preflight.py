@@ -18,8 +18,10 @@ It never blocks a boot it cannot judge: whatever it cannot read (ironic's
 templates, placement: a plain project member) it leaves unchecked,
 silently; a boot from a volume, or a flavor whose request nova translates
 (numbered groups, dedicated CPUs), skips the placement check.  A boot that
-asks for no deploy config costs its flavor's and its image's reads
-(``Nova.flavor``, ``Glance.find_image``).
+asks for no deploy config costs the reads of its flavor and its image, which
+OSC then does not make (``services.handover``): by name, one request each
+where nova filters flavors by name (2.102), and the version discovery OSC
+makes for the boot anyway.
 """
 
 import logging
@@ -27,17 +29,20 @@ import logging
 from osc_deploy_config import config_specs
 from osc_deploy_config import preflight
 from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)
 
 
 def check(clients, flavor_ref, image_ref, from_volume=False):
     """Refuse (CommandError) a boot of this flavor and image that cannot
-    deploy; nothing when it can, or when it cannot be judged."""
+    deploy; otherwise (the flavor, the image or {}, what else was read), or
+    None when the flavor cannot be read (nothing judged)."""
     read = _read(clients, flavor_ref, image_ref)
     if read is None:
-        return
+        return None
     flavor, image, by_config = read
+    also = ['templates'] if by_config else []
     found = preflight.asked(flavor, image, by_config)
     preflight.refuse_conflicts(found, by_config)
     resources, required, forbidden = config_specs.placement_request(
@@ -45,15 +50,21 @@ def check(clients, flavor_ref, image_ref, from_volume=False):
     if (found and preflight.asks_templates(required)
             and preflight.judged(flavor) and not from_volume):
         candidates = _candidates(clients, resources, required, forbidden)
+        also.append('placement')
         if candidates is not None:
             preflight.refuse_unschedulable(found, candidates)
+    return flavor, image, also
 
 
 def _read(clients, flavor_ref, image_ref):
     """(flavor, image properties, templates by config), or None when the
     flavor cannot be read; templates {} when ironic hides them."""
     try:
-        flavor = clients.nova().flavor(flavor_ref)
+        nova = clients.nova()
+        maximum = nova.maximum()
+        flavor = nova.flavor(flavor_ref, by_name_filter=bool(
+            maximum and maximum >= versions.parse(
+                versions.NEEDS[versions.FLAVORS_BY_NAME][1])))
         image = clients.glance().find_image(image_ref) if image_ref else {}
     except Exception as exc:    # noqa: BLE001 - never block a boot
         LOG.debug('deploy-config pre-flight skipped: %s', exc)

@@ -53,13 +53,13 @@ class Rebuild:
         self.reverting = []
 
     def read(self, server_ref):
-        """Read the server; whether it runs on ironic (then kept)."""
-        server = self.nova.find_server(server_ref)
-        if not self.on_ironic(server):
-            LOG.debug('deploy-config: server %s is not on ironic: rebuild '
-                      'left as OSC sends it (read: the server)', server['id'])
+        """Read the server (kept); whether it runs on ironic."""
+        self.server = self.nova.find_server(server_ref)
+        if not self.on_ironic(self.server):
+            LOG.debug('deploy-config rebuild: read server %s (on ironic?): '
+                      'not on ironic, the rebuild is OSC\'s own; the server '
+                      'handed to OSC', self.server['id'])
             return False
-        self.server = server
         return True
 
     def before(self, reimage=False):
@@ -67,10 +67,10 @@ class Rebuild:
         note the configs the rebuild will revert."""
         server = self.server
         negotiated = self.pin(reimage)
-        LOG.debug('deploy-config: server %s runs on ironic (read: the '
-                  'server, its hypervisor): rebuild sent at compute API %s '
+        LOG.debug('deploy-config rebuild: read server %s and its '
+                  'hypervisor: on ironic, rebuild sent at compute API %s '
                   '(OSC: %s; nova\'s ironic driver refuses every rebuild '
-                  'from 2.93)', server['id'],
+                  'from 2.93); the server handed to OSC', server['id'],
                   self.compute.default_microversion or 'negotiated',
                   rebuild_plan.version_text(negotiated))
         self.reverting = rebuild_plan.reapplied(server)
@@ -79,7 +79,7 @@ class Rebuild:
         """Bring OSC's compute microversion down to what nova's ironic
         driver rebuilds at, or refuse; the version OSC would have sent."""
         explicit = self.compute.default_microversion
-        nova_max = self.nova_maximum()
+        nova_max = self.nova.maximum()
         negotiated = versions.parse(explicit) if explicit else min(
             versions.parse(sdk_server.Server._max_microversion),
             nova_max or (2, 1))
@@ -97,13 +97,6 @@ class Rebuild:
             return (rebuild_plan.hypervisor_may_be_ironic(server)
                     and bool(self.nova.runs_on_ironic(server)))
         return rebuild_plan.on_ironic_by_flavor(server['flavor'])
-
-    def nova_maximum(self):
-        """Nova's maximum compute microversion, from the discovery OSC
-        makes for the rebuild anyway; None when it does not tell."""
-        maximum = getattr(self.compute.get_endpoint_data(),
-                          'max_microversion', None)
-        return tuple(maximum[:2]) if maximum else None
 
     def after(self, from_flavor=False, waited=False):
         """Once OSC asked for the rebuild: the configs it reverted applied

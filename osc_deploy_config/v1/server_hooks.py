@@ -133,13 +133,24 @@ class CreatePreflightHook(hooks.CommandHook):
         return ''
 
     def before(self, parsed_args):
+        from osc_deploy_config.services import handover
         from osc_deploy_config.use_cases import boot_preflight
 
-        boot_preflight.check(
-            self.cmd.app.client_manager.deploy_config, parsed_args.flavor,
-            parsed_args.image, from_volume=any(
-                getattr(parsed_args, option, None) for option in (
-                    'volume', 'snapshot', 'boot_from_volume')))
+        manager = self.cmd.app.client_manager
+        read = boot_preflight.check(
+            manager.deploy_config, parsed_args.flavor, parsed_args.image,
+            from_volume=any(getattr(parsed_args, option, None) for option in (
+                'volume', 'snapshot', 'boot_from_volume')))
+        if read is None:
+            return parsed_args
+        flavor, image, also = read
+        handover.flavor(manager.compute, parsed_args.flavor, flavor)
+        if image:
+            handover.image(manager.image, parsed_args.image, image)
+        LOG.debug('deploy-config pre-flight: read flavor %s and %s%s to '
+                  'check their deploy configs; handed to server create',
+                  flavor['id'], 'image %s' % image['id'] if image
+                  else 'no image', ''.join(', ' + a for a in also))
         return parsed_args
 
     def after(self, parsed_args, return_code):
@@ -169,16 +180,18 @@ class RebuildDeployConfigHook(hooks.CommandHook):
         return ''
 
     def before(self, parsed_args):
+        from osc_deploy_config.services import handover
         from osc_deploy_config.use_cases import server_rebuild
 
-        rebuild = server_rebuild.Rebuild(
-            self.cmd.app.client_manager.deploy_config,
-            self.cmd.app.client_manager.compute, self.say)
+        manager = self.cmd.app.client_manager
+        rebuild = server_rebuild.Rebuild(manager.deploy_config,
+                                         manager.compute, self.say)
         try:
             on_ironic = rebuild.read(parsed_args.server)
         except Exception as exc:    # noqa: BLE001 - OSC says what is wrong
             LOG.debug('deploy-config rebuild check skipped: %s', exc)
             return parsed_args
+        handover.server(manager.compute, parsed_args.server, rebuild.server)
         if on_ironic:
             rebuild.before(bool(parsed_args.reimage_boot_volume))
             self.rebuild = rebuild

@@ -19,6 +19,7 @@ for real, and every request they make is recorded in ``requests``.
 import copy
 import io
 import json
+import re
 from unittest import mock
 import urllib.parse
 import uuid
@@ -432,6 +433,9 @@ class FakeNova(FakeService):
                     self.flavors.values(), key=lambda f: f['id'])]})
         if segments[:2] == ['flavors', 'detail']:
             ordered = sorted(self.flavors.values(), key=lambda f: f['id'])
+            if 'name' in query:     # a regex, from 2.102
+                ordered = [f for f in ordered
+                           if re.search(query['name'], f['name'])]
             if 'marker' in query:
                 ordered = [f for f in ordered if f['id'] > query['marker']]
             page = {'flavors': copy.deepcopy(ordered[:self.page_size])}

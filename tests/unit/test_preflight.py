@@ -11,9 +11,11 @@
 #   under the License.
 
 import argparse
-from unittest import mock
+import logging
 
+import fixtures
 from keystoneauth1 import exceptions as ksa_exceptions
+from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 import testtools
 
@@ -83,9 +85,11 @@ class TestConflicts(testtools.TestCase):
                       'bios.apply_configuration', str(exc))
 
     def test_agreeing_and_disjoint_configs_pass(self):
-        for image in (asks(ON), asks(RAID), {}):
+        for image, configs in ((asks(ON), [ON, ON]), (asks(RAID), [ON, RAID]),
+                               ({}, [ON])):
             found = preflight.asked(flavor(**asks(ON)), image, TEMPLATES)
-            preflight.refuse_conflicts(found, TEMPLATES)
+            self.assertEqual(configs, [a.config for a in found])
+            self.assertIsNone(preflight.refuse_conflicts(found, TEMPLATES))
 
 
 class TestPlacement(testtools.TestCase):
@@ -109,13 +113,15 @@ class TestPlacement(testtools.TestCase):
                                 preflight.refuse_unschedulable, found, {})
         self.assertIn('No node can take hyperthreading=enabled (flavor '
                       'bm.gold) now', str(exc))
-        preflight.refuse_unschedulable(found, {'rp': set()})
-        preflight.refuse_unschedulable([], {})
+        # a candidate, or a boot that asks for no config: no refusal
+        self.assertIsNone(preflight.refuse_unschedulable(found,
+                                                         {'rp': set()}))
+        self.assertIsNone(preflight.refuse_unschedulable([], {}))
 
 
 class TestCreateHook(fakes.TestCommand):
-    """The hook over the fake services: what it refuses, and that it never
-    blocks what it cannot judge."""
+    """The hook before OSC's own server create, over the fake services:
+    what it refuses, what it reads, and that OSC reads none of it again."""
 
     def setUp(self):
         super().setUp()
@@ -126,17 +132,23 @@ class TestCreateHook(fakes.TestCommand):
         self.nova.add_flavor('bm.gold', flavor(**asks(ON))['extra_specs'])
         self.tiny = self.nova.add_flavor('m1.tiny')
         self.glance.add_image('ht-off', **asks(OFF))
-        self.glance.add_image('tiny')
+        self.image = self.glance.add_image('tiny')
         self.node = self.placement.add_provider(
             'bm-0', traits=[HT, ON_T, OFF_T],
             resource_class='CUSTOM_BAREMETAL_GOLD')
+        self.app.client_manager.compute = self.nova.proxy
+        self.app.client_manager.image = self.glance.proxy
+        self.cmd = osc_server.CreateServer(self.app, None)
+        self.logged = self.useFixture(fixtures.FakeLogger(
+            name='osc_deploy_config', level=logging.DEBUG))
 
     def before(self, flavor_name, image):
-        hook = hooks.CreatePreflightHook(mock.Mock(app=self.app))
+        """The hook's before(); what it logged for --debug."""
         args = argparse.Namespace(flavor=flavor_name, image=image,
                                   volume=None, snapshot=None,
                                   boot_from_volume=None)
-        self.assertIs(args, hook.before(args))
+        hooks.CreatePreflightHook(self.cmd).before(args)
+        return self.logged.output
 
     def refused(self, flavor_name, image):
         return str(self.assertRaises(exceptions.CommandError, self.before,
@@ -153,23 +165,53 @@ class TestCreateHook(fakes.TestCommand):
         self.assertIn('No node can take hyperthreading=enabled (flavor '
                       'bm.gold) now', self.refused('bm.gold', 'tiny'))
         self.placement.forbidden = True
-        self.before('bm.gold', 'tiny')
+        self.placement.requests.clear()
+        said = self.before('bm.gold', 'tiny')
+        # placement was asked, refused, and the boot goes on unjudged
+        self.assertEqual(1, len(self.placement.requests))
+        self.assertIn('pre-flight without placement', said)
 
-    def test_a_plain_boot_costs_the_reads_of_its_flavor_and_image(self):
-        self.before('m1.tiny', 'tiny')
-        # by ID (404 for a name), the summaries, the flavor; the image
+    def test_a_plain_boot_is_read_once_and_handed_to_osc(self):
+        said = self.before('m1.tiny', 'tiny')
+        # by ID (404 for a name), then the summaries, then the flavor
         self.assertEqual(['/flavors/m1.tiny', '/flavors?is_public=None',
                           '/flavors/' + self.tiny['id']],
                          [path for _, path, _ in self.nova.requests])
         self.assertEqual(1, len(self.glance.requests))
         self.assertEqual([], self.ironic.requests + self.placement.requests)
-        self.nova.requests.clear()
-        self.before(self.tiny['id'], 'tiny')
-        self.assertEqual(1, len(self.nova.requests), 'by ID: one read')
+        # OSC's own lookups get what the hook read: no request of theirs
+        compute, images = self.nova.proxy, self.glance.proxy
+        self.assertEqual(self.tiny['id'], compute.find_flavor(
+            'm1.tiny', ignore_missing=False).id)
+        self.assertEqual(self.image['id'], images.find_image(
+            'tiny', ignore_missing=False).id)
+        self.assertEqual(4, len(self.nova.requests + self.glance.requests))
+        self.assertIn('deploy-config pre-flight: read flavor %s and image '
+                      '%s to check their deploy configs; handed to server '
+                      'create' % (self.tiny['id'], self.image['id']), said)
+
+    def test_a_name_is_one_filtered_read_where_nova_filters_names(self):
+        self.nova.max_version = (2, 102)
+        self.before('m1.tiny', 'tiny')
+        self.assertEqual(
+            [('/flavors/m1.tiny', '2.61'),
+             ('/flavors/detail?is_public=None&name=%5Em1%5C.tiny%24',
+              '2.102')], [(p, v) for _, p, v in self.nova.requests])
+
+    def test_by_id_one_read_each(self):
+        self.before(self.tiny['id'], self.image['id'])
+        self.assertEqual(1, len(self.nova.requests))
+        self.assertEqual(1, len(self.glance.requests))
 
     def test_what_cannot_be_read_never_blocks(self):
-        self.before('no-such-flavor', 'tiny')
-        self.before('bm.gold', 'no-such-image')
+        lookups = self.nova.proxy.find_flavor, self.glance.proxy.find_image
+        for flavor_ref, image in (('no-such-flavor', 'tiny'),
+                                  ('bm.gold', 'no-such-image')):
+            self.assertIn('deploy-config pre-flight skipped',
+                          self.before(flavor_ref, image))
+        # nothing handed over: OSC looks them up itself, and says so
+        self.assertEqual(lookups, (self.nova.proxy.find_flavor,
+                                   self.glance.proxy.find_image))
         self.nova.proxy.request.side_effect = (
             ksa_exceptions.ConnectFailure('nova is down'))
-        self.before('bm.gold', 'ht-off')
+        self.assertIn('pre-flight skipped', self.before('bm.gold', 'ht-off'))

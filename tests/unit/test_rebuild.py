@@ -93,14 +93,17 @@ class RebuildTestCase(fakes.TestCommand):
 class TestVirtual(RebuildTestCase):
     def test_sends_exactly_what_osc_sends_alone(self):
         server = self.server('web-1', self.nova.add_flavor('m1.tiny'))
+        lookup = self.compute.find_server
         self.rebuild(server, hooked=False)
+        self.assertEqual(1, lookup.call_count)
         self.rebuild(server)
         self.assertEqual(2, len(self.sent))
         self.assertEqual(self.sent[0], self.sent[1])
         self.assertIsNone(self.sent[1][1])
-        # one read of the server, nothing else
+        # one read of the server, the one OSC no longer makes
         self.assertEqual([('GET', '/servers/%s' % server['id'])],
                          [r[:2] for r in self.nova.requests])
+        self.assertEqual(1, lookup.call_count)
         self.assertEqual([], self.ironic.requests + self.placement.requests)
 
 
