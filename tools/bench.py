@@ -61,6 +61,7 @@ NEVER_TRAIT = 'CUSTOM_BENCH_NEVER'
 SERVER = 'bench-server'
 LIST_SERVERS = 'bench-list'
 PREFLIGHT_SERVER = 'bench-preflight'
+HOOKS_SERVER = 'bench-hooks'
 PARALLEL_SETUP = 4
 VERSIONS_OF = ('osc-deploy-config', 'python-openstackclient',
                'python-ironicclient', 'openstacksdk', 'osc-lib', 'cliff',
@@ -290,7 +291,13 @@ def clean(cloud):
                                          ok=(204, 404)), nodes)
     parallel(lambda f: cloud.nova_call('DELETE', '/flavors/%s' % f,
                                        ok=(202, 204, 404)), bench_flavors)
-    return servers, len(templates), len(nodes), len(bench_flavors)
+    images = [i.id for i in cloud.admin.image.images()
+              if (i.name or '').startswith('bench.i')]
+    parallel(lambda i: cloud.call(cloud.admin.image, 'DELETE',
+                                  '/images/%s' % i, None, ok=(204, 404)),
+             images)
+    return (servers, len(templates), len(nodes), len(bench_flavors),
+            len(images))
 
 
 def boot_server(cloud):
@@ -607,25 +614,103 @@ def sync_vs_floor(cloud, counter, nodes, rounds, nova_log):
     }
 
 
-def preflight_cost(cloud, counter, env, without, runs):
-    """What the ``server create`` pre-flight adds to a plain project
-    member's boot of a flavor and image without configs: requests (ours
-    against the same virtualenv without our plugin) and wall time, median
-    of ``runs`` interleaved pairs (each server deleted after its pair)."""
-    args = ('server', 'create', '--flavor', 'm1.tiny', '--image', 'tiny',
-            '--nic', 'none', PREFLIGHT_SERVER)
-    ours, _ = counter.run(*args, cloud=DEMO)
-    theirs, _ = counter.run(*args, cloud=DEMO,
-                            python=without + '/bin/python')
-    delete_servers(cloud, PREFLIGHT_SERVER)
+def grow_images(cloud, count):
+    """``count`` bench images (queued, no data): a cloud of that many
+    images, for the lookups by name."""
+    have = {i.name for i in cloud.admin.image.images()
+            if (i.name or '').startswith('bench.i')}
+    wanted = ['bench.i%04d' % n for n in range(1, count + 1)]
+    parallel(lambda name: cloud.call(cloud.admin.image, 'POST', '/images',
+                                     None, json={'name': name,
+                                                 'disk_format': 'raw',
+                                                 'container_format': 'bare'}),
+             [name for name in wanted if name not in have])
+
+
+def wait_active(cloud, name):
+    def active():
+        found = cloud.nova_call('GET', '/servers/detail?all_tenants=True&'
+                                'name=^%s$' % name)['servers']
+        if any(s['status'] == 'ERROR' for s in found):
+            raise SystemExit('bench server %s is in ERROR' % name)
+        return (len(found) == 1 and found[0]['status'] in (
+            'ACTIVE', 'VERIFY_RESIZE') and not found[0][
+            'OS-EXT-STS:task_state'] and found[0])
+
+    return waiting.wait_for('%s settled' % name, active, 300, 0.5)
+
+
+def hook_costs(cloud, counter, env, without, runs):
+    """What our hooks on OSC's own commands add to them, for a plain
+    member and for an admin, on a cloud of at least 1000 flavors and 1000
+    images: requests (ours against the same virtualenv without our
+    plugin) and wall time, median of ``runs`` interleaved pairs.  Each
+    command is a plain one that asks for no deploy config: server create,
+    server rebuild (of a virtual server), server resize --flavor (then
+    confirmed, untimed)."""
+    cloud.nova_call('POST', '/flavors', json={'flavor': {
+        'name': 'bench.hooks', 'vcpus': 1, 'ram': 512, 'disk': 1}})
+    found = {}
+    for cloud_name, who in ((DEMO, 'member'), (ADMIN, 'admin')):
+        name = '%s-%s' % (HOOKS_SERVER, who)
+        commands = {
+            'server create': (('server', 'create', '--flavor', 'm1.tiny',
+                               '--image', 'tiny', '--nic', 'none',
+                               PREFLIGHT_SERVER), PREFLIGHT_SERVER),
+            'server rebuild': (('server', 'rebuild', '--image', 'tiny',
+                                name), name),
+            'server resize': (('server', 'resize', '--flavor',
+                               'bench.hooks', name), name),
+        }
+        delete_servers(cloud, name)
+        counter.run('server', 'create', '--flavor', 'm1.tiny', '--image',
+                    'tiny', '--nic', 'none', '--wait', name,
+                    cloud=cloud_name)
+        for label, (args, server) in commands.items():
+            log('  %s, %s' % (label, who))
+            found['%s (%s)' % (label, who)] = _hook_cost(
+                cloud, counter, env, without, runs, cloud_name, args,
+                server)
+        delete_servers(cloud, name)
+    return found
+
+
+def _hook_cost(cloud, counter, env, without, runs, cloud_name, args,
+               server):
+    def settle():
+        """Back to where the command started: no server to create, or the
+        server ACTIVE on m1.tiny."""
+        if args[1] == 'create':
+            delete_servers(cloud, server)
+            return
+        found = wait_active(cloud, server)
+        if found['status'] != 'VERIFY_RESIZE':
+            return
+        action = '/servers/%s/action' % found['id']
+        cloud.nova_call('POST', action, json={'confirmResize': None})
+        wait_active(cloud, server)
+        tiny = next(f for f in cloud.nova_call('GET', '/flavors')['flavors']
+                    if f['name'] == 'm1.tiny')
+        cloud.nova_call('POST', action, json={'resize': {
+            'flavorRef': tiny['id']}})
+        wait_active(cloud, server)
+        cloud.nova_call('POST', action, json={'confirmResize': None})
+        wait_active(cloud, server)
+
+    counts = {}
+    for label, python in (('ours', sys.executable),
+                          ('without', without + '/bin/python')):
+        counts[label], _ = counter.run(*args, cloud=cloud_name,
+                                       python=python)
+        settle()
     times = {'ours': [], 'without': []}
     for _ in range(runs):
-        for name, osc in (('ours', BIN), ('without', without + '/bin')):
-            times[name].append(wall([osc + '/openstack', '--os-cloud', DEMO,
-                                     *args], env))
-        delete_servers(cloud, PREFLIGHT_SERVER)
-    return {'requests': ours, 'requests_without': theirs,
-            'ours_s': median(times['ours']),
+        for label, osc in (('ours', BIN), ('without', without + '/bin')):
+            times[label].append(wall([osc + '/openstack', '--os-cloud',
+                                      cloud_name, *args], env))
+            settle()
+    return {'requests': counts['ours'], 'requests_without':
+            counts['without'], 'ours_s': median(times['ours']),
             'without_s': median(times['without']), 'runs': runs}
 
 
@@ -788,9 +873,11 @@ def main(argv):
         log('template list vs ironicclient')
         report['template_list'] = template_list_vs_ironicclient(
             args.runs, env, without)
-        log('server create pre-flight of a plain member')
-        report['preflight'] = preflight_cost(cloud, counter, env, without,
-                                             args.runs)
+        log('the hooks on OSC\'s server create, rebuild and resize, in a '
+            'cloud of %d images' % sizes[-1])
+        grow_images(cloud, sizes[-1])
+        report['hooks'] = hook_costs(cloud, counter, env, without,
+                                     args.runs)
         log('server deploy-config list --long over %d servers'
             % args.list_servers)
         report['server_list'] = server_list_long(

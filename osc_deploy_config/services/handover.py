@@ -48,7 +48,9 @@ def flavor(proxy, ref, found):
 def image(proxy, ref, found):
     from openstack.image.v2 import image as sdk_image
 
-    answer_lookups(proxy, 'find_image', ref, sdk_image.Image.existing(**found))
+    # glance names an image's own link "self", which a keyword cannot be
+    attrs = {k: v for k, v in found.items() if k != 'self'}
+    answer_lookups(proxy, 'find_image', ref, sdk_image.Image.existing(**attrs))
 
 
 def server(proxy, ref, found):

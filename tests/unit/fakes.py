@@ -645,6 +645,7 @@ class FakeGlance(FakeService):
 
     def add_image(self, name, **properties):
         image = dict(properties, id=str(uuid.uuid4()), name=name)
+        image['self'] = '/v2/images/%s' % image['id']     # as glance
         self.images[image['id']] = image
         return image
 

@@ -61,7 +61,8 @@ class TestSetUnset(ImageCommandTest):
                          self.image['deploy-config:hyperthreading'])
         self.image['trait:CUSTOM_OTHER'] = 'required'
         self.rows(cmds.UnsetImageDeployConfig, 'hpc', 'hyperthreading')
-        self.assertEqual({'id', 'name', 'disk_format', 'trait:CUSTOM_OTHER'},
+        self.assertEqual({'id', 'name', 'self', 'disk_format',
+                          'trait:CUSTOM_OTHER'},
                          set(self.image))
 
     def test_dry_run_and_refusals_write_nothing(self):
