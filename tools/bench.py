@@ -62,6 +62,7 @@ SERVER = 'bench-server'
 LIST_SERVERS = 'bench-list'
 PREFLIGHT_SERVER = 'bench-preflight'
 HOOKS_SERVER = 'bench-hooks'
+FLEET_SERVERS = 'bench-fleet'
 PARALLEL_SETUP = 4
 VERSIONS_OF = ('osc-deploy-config', 'python-openstackclient',
                'python-ironicclient', 'openstacksdk', 'osc-lib', 'cliff',
@@ -280,6 +281,10 @@ def clean(cloud):
     templates = [t['uuid'] for t in cloud.ironic_list('deploy_templates',
                                                       'uuid,name')
                  if t['name'].startswith('CUSTOM_DEPLOY_CONFIG_BENCH')]
+    undeploy(cloud, [n for n in cloud.ironic_list(
+        'nodes', 'uuid,name,provision_state')
+        if (n['name'] or '').startswith('bench-')
+        and n['provision_state'] != 'enroll'])
     nodes = [n['uuid'] for n in cloud.ironic_list('nodes', 'uuid,name')
              if (n['name'] or '').startswith('bench-')]
     found = cloud.nova_call('GET', '/flavors?is_public=None&limit=100000')
@@ -298,6 +303,24 @@ def clean(cloud):
              images)
     return (servers, len(templates), len(nodes), len(bench_flavors),
             len(images))
+
+
+def undeploy(cloud, nodes):
+    """Bench nodes an earlier run adopted (``fleet_rollout``), back to a
+    state ironic deletes nodes in."""
+    def one(node):
+        path = '/nodes/%s' % node['uuid']
+        if node['provision_state'] == 'active':
+            cloud.ironic_call('PATCH', path, json=[
+                {'op': 'remove', 'path': '/instance_uuid'}], ok=(200, 400))
+            cloud.ironic_call('PUT', path + '/states/provision',
+                              json={'target': 'deleted'})
+        waiting.wait_for('%s undeployed' % node['name'], lambda: (
+            cloud.ironic_call('GET', path + '?fields=provision_state')[
+                'provision_state'] in ('available', 'manageable',
+                                       'clean failed', 'enroll')), 300, 1)
+
+    parallel(one, nodes)
 
 
 def boot_server(cloud):
@@ -775,6 +798,154 @@ def server_list_long(cloud, counter, env, servers, runs):
             'short_s': times['short']}
 
 
+def fleet_rollout(cloud, counter, servers, unavailable, singles):
+    """A rollout over ``servers`` bare-metal servers at each
+    ``--max-unavailable`` of ``unavailable``: wall time against
+    ceil(N/M) times the median single toggle (``singles`` runs of
+    ``server resize --deploy-config``), requests per server, and the load
+    on ironic and nova per second.
+
+    The servers are virtual ones (nova's fake driver boots forty in
+    seconds), each paired with a bench node that ironic adopted as active
+    with the server as its instance: the toggle finds the node and
+    services it through ironic (the fake BIOS), reads it back and records
+    it, as for a server nova deployed there.  nova's ironic compute is
+    stopped meanwhile, so it leaves the pairing alone."""
+    from osc_deploy_config import config_specs
+    from osc_deploy_config import deploy_config
+
+    configs = {v: deploy_config.Config('benchfleet', v) for v in ('on',
+                                                                  'off')}
+    made = {}
+    for value, config in configs.items():
+        body = template_body(config, ())
+        body['steps'] = [{'interface': 'bios', 'step': 'apply_configuration',
+                          'args': {'settings': [{'name': 'BenchFleet',
+                                                 'value': value}]},
+                          'priority': 150}]
+        made[value] = cloud.ironic_call('POST', '/deploy_templates',
+                                        json=body)
+    flavor = cloud.nova_call('POST', '/flavors', json={'flavor': {
+        'name': 'bench.fleet', 'vcpus': 1, 'ram': 64, 'disk': 1}})['flavor']
+    change = config_specs.plan_set({}, [configs['on']], {
+        c: made[v] for v, c in configs.items()})
+    cloud.nova_call('POST', '/flavors/%s/os-extra_specs' % flavor['id'],
+                    json={'extra_specs': change.set})
+    host_traits = [t['name'] for t in made.values()]
+    _tag_fake_compute(cloud, host_traits)
+    found = _boot_many(cloud, FLEET_SERVERS, flavor, servers)
+    _adopt_nodes(cloud, found)
+    single = {'s': [], 'requests': []}
+    for number in range(singles):
+        value = ('off', 'on')[number % 2]
+        counts, took = counter.run('server', 'resize', '--deploy-config',
+                                   'benchfleet=%s' % value, found[0]['id'])
+        single['s'].append(took)
+        single['requests'].append(counts)
+    if singles % 2:
+        counter.run('server', 'resize', '--deploy-config', 'benchfleet=on',
+                    found[0]['id'])
+    rounds = []
+    for number, width in enumerate(unavailable):
+        value = ('off', 'on')[number % 2]
+        counts, took = counter.run(
+            'server', 'deploy-config', 'set', '--flavor', 'bench.fleet',
+            '--all-projects', '--deploy-config', 'benchfleet=%s' % value,
+            '--max-unavailable', str(width))
+        _check_read_back(cloud, found, value)
+        rounds.append({'max_unavailable': width, 's': took,
+                       'requests': counts, 'value': value})
+    _untag_fake_compute(cloud, host_traits)
+    return {'servers': servers, 'single_s': median(single['s']),
+            'single_all_s': single['s'],
+            'single_requests': single['requests'][0], 'rounds': rounds}
+
+
+def _tag_fake_compute(cloud, traits, remove=False):
+    host = cloud.call(cloud.placement, 'GET',
+                      '/resource_providers?name=fake-compute',
+                      PLACEMENT_VERSION)['resource_providers'][0]
+    for trait in traits:
+        cloud.call(cloud.placement, 'PUT', '/traits/%s' % trait,
+                   PLACEMENT_VERSION)
+    path = '/resource_providers/%s/traits' % host['uuid']
+    now = cloud.call(cloud.placement, 'GET', path, PLACEMENT_VERSION)
+    wanted = set(now['traits']) - set(traits) if remove else set(
+        now['traits']) | set(traits)
+    cloud.call(cloud.placement, 'PUT', path, PLACEMENT_VERSION, json={
+        'resource_provider_generation': now['resource_provider_generation'],
+        'traits': sorted(wanted)})
+
+
+def _untag_fake_compute(cloud, traits):
+    _tag_fake_compute(cloud, traits, remove=True)
+
+
+def _boot_many(cloud, name, flavor, count):
+    """``count`` virtual servers of the flavor in one request; ACTIVE."""
+    project = cloud.admin.current_project_id
+    cloud.nova_call('PUT', '/os-quota-sets/%s' % project, json={
+        'quota_set': {'instances': -1, 'cores': -1, 'ram': -1}})
+    image = next(i for i in cloud.admin.image.images() if i.name == 'tiny')
+    cloud.nova_call('POST', '/servers', json={'server': {
+        'name': name, 'flavorRef': flavor['id'], 'imageRef': image.id,
+        'networks': 'none', 'min_count': count, 'max_count': count}})
+
+    def booted():
+        found = cloud.nova_call('GET', '/servers/detail?name=^%s' % name)[
+            'servers']
+        if any(s['status'] == 'ERROR' for s in found):
+            raise SystemExit('a bench server failed to boot')
+        return len(found) == count and all(
+            s['status'] == 'ACTIVE' for s in found) and found
+
+    return sorted(waiting.wait_for('%d bench servers ACTIVE' % count,
+                                   booted, 600, 1), key=lambda s: s['name'])
+
+
+def _adopt_nodes(cloud, servers):
+    """Make one bench node per server active, with the fake BIOS, the
+    server its instance (ironic's adoption: no deploy)."""
+    nodes = sorted((n for n in cloud.ironic_list(
+        'nodes', 'uuid,name,provision_state,instance_uuid')
+        if (n['name'] or '').startswith('bench-')
+        and not n['instance_uuid']), key=lambda n: n['name'])[
+            :len(servers)]
+    if len(nodes) < len(servers):
+        raise SystemExit('only %d bench nodes for %d fleet servers'
+                         % (len(nodes), len(servers)))
+
+    def adopt(pair):
+        node, server = pair
+        path = '/nodes/%s' % node['uuid']
+        cloud.ironic_call('PATCH', path, json=[
+            {'op': 'add', 'path': '/bios_interface', 'value': 'fake-steps'}])
+        for target, state in (('manage', 'manageable'),
+                              ('adopt', 'active')):
+            cloud.ironic_call('PUT', path + '/states/provision',
+                              json={'target': target})
+            waiting.wait_for('%s %s' % (node['name'], state), lambda s=state: (
+                cloud.ironic_call('GET', path + '?fields=provision_state')[
+                    'provision_state'] == s), 120, 0.5)
+        cloud.ironic_call('PATCH', path, json=[
+            {'op': 'add', 'path': '/instance_uuid', 'value': server['id']}])
+
+    parallel(adopt, list(zip(nodes, servers, strict=True)))
+
+
+def _check_read_back(cloud, servers, value):
+    """Every fleet server's node shows the value."""
+    nodes = [n for n in cloud.ironic_list('nodes', 'uuid,instance_uuid')
+             if n['instance_uuid'] in {s['id'] for s in servers}]
+    shown = parallel(lambda n: {s['name']: s['value'] for s in
+                                cloud.ironic_call('GET', '/nodes/%s/bios'
+                                                  % n['uuid'])['bios']}.get(
+                                    'BenchFleet'), nodes)
+    if len(nodes) != len(servers) or set(shown) != {value}:
+        raise SystemExit('the rollout left BenchFleet at %s, not %s'
+                         % (sorted(set(map(str, shown))), value))
+
+
 class NovaLog:
     """What nova's ironic compute logged since the last mark."""
 
@@ -824,15 +995,19 @@ def main(argv):
                         help='0 leaves the sync benchmark out')
     parser.add_argument('--sync-rounds', type=int, default=3)
     parser.add_argument('--list-servers', type=int, default=100)
+    parser.add_argument('--fleet-servers', type=int, default=40,
+                        help='0 leaves the rollout benchmark out')
+    parser.add_argument('--fleet-unavailable', default='1,4,10')
     parser.add_argument('--runs', type=int, default=7,
                         help='runs of each timed command')
     parser.add_argument('--runs-load', type=int, default=21)
     parser.add_argument('--output', default=os.path.join(CHECKOUT, '.bench'))
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(','))
-    if max(args.sync_nodes, args.list_servers) > sizes[-1]:
-        parser.error('--sync-nodes and --list-servers need as many bench '
-                     'nodes: at most the largest of --sizes')
+    if max(args.sync_nodes, args.list_servers + args.fleet_servers) > \
+            sizes[-1]:
+        parser.error('--sync-nodes, --list-servers and --fleet-servers need '
+                     'as many bench nodes: at most the largest of --sizes')
     os.makedirs(args.output, exist_ok=True)
     started, start = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), \
         time.monotonic()
@@ -883,6 +1058,11 @@ def main(argv):
         report['server_list'] = server_list_long(
             cloud, counter, env, args.list_servers, args.runs)
         untag_host(cloud, server[1], server[2])
+        if args.fleet_servers:
+            log('a rollout over %d bare-metal servers' % args.fleet_servers)
+            report['fleet'] = fleet_rollout(
+                cloud, counter, args.fleet_servers,
+                [int(m) for m in args.fleet_unavailable.split(',')], 3)
         if args.sync_nodes:
             log('sync over %d nodes' % args.sync_nodes)
             report['sync'] = sync_vs_floor(

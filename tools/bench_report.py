@@ -217,6 +217,36 @@ def _server_list(report):
     ]
 
 
+def _fleet(fleet):
+    import math
+
+    lines = [
+        '', '## 7. A rollout over %d bare-metal servers' % fleet['servers'],
+        '', '`openstack server deploy-config set --flavor bench.fleet '
+        '--all-projects --deploy-config ...`, against ceil(N/M) times the '
+        'median single toggle (`server resize --deploy-config`, %.2f s, %d '
+        'requests; %s). Goal: at most 1.15x. The servers are virtual ones '
+        'paired with adopted fake nodes: each toggle services its node '
+        'through ironic, reads the BIOS back and records it; every BIOS '
+        'is read back after each round.' % (
+            fleet['single_s'], fleet['single_requests']['total'],
+            ', '.join('%.2f' % t for t in fleet['single_all_s'])), '',
+        '| --max-unavailable | wall (s) | ceil(N/M) x single (s) | ratio | '
+        'requests | per server | ironic/s | nova/s |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|']
+    for found in fleet['rounds']:
+        floor = math.ceil(fleet['servers'] / found['max_unavailable']) * \
+            fleet['single_s']
+        counts = found['requests']
+        lines.append('| %d | %.1f | %.1f | %.2f | %d | %.1f | %.1f | %.1f |'
+                     % (found['max_unavailable'], found['s'], floor,
+                        found['s'] / floor, counts['total'],
+                        counts['total'] / fleet['servers'],
+                        counts.get('baremetal', 0) / found['s'],
+                        counts.get('compute', 0) / found['s']))
+    return lines
+
+
 def _hooks(report):
     lines = [
         '', '## 6. The hooks on OSC\'s own server commands', '',

@@ -53,19 +53,28 @@ class TestImageDeployConfig(ImageTestCase):
     def test_an_image_config_deploys_with_the_plain_flavor(self):
         for node in self.free_nodes('bm-0', 'bm-1'):
             self.wait_schedulable(node)
-        off = self.ht_template('disabled')
+        # a value of this test's own: only this deploy can set it
+        off = self.new_config()[1]
+        value = off['config'].split('=')[1]
         self.openstack('baremetal', 'node', 'deploy-config', 'sync',
                        off['name'])
         image = self.create_image()
         changed = self.openstack('image', 'deploy-config', 'set', image,
-                                 'hyperthreading=disabled')
+                                 off['config'])
         self.assertEqual(
-            {('set', 'deploy-config:hyperthreading', 'disabled'),
+            {('set', 'deploy-config:hyperthreading', value),
              ('set', 'trait:%s' % off['name'], 'required')},
             {(r['Action'], r['Property'], r['Value']) for r in changed})
         properties = self.openstack('image', 'show', image)['properties']
         self.assertEqual('required', properties['trait:%s' % off['name']])
         self.assertNotIn('trait:HW_CPU_HYPERTHREADING', properties)
+        listed = {r['Name']: r['Deploy Configs'] for r in self.openstack(
+            'image', 'deploy-config', 'list')}
+        self.assertEqual([off['config']], listed[image])
+        self.assertNotIn(base.IMAGE, listed)
+        self.assertEqual([], {r['Name']: r['Deploy Configs'] for r in
+                              self.openstack('image', 'deploy-config',
+                                             'list', '--all')}[base.IMAGE])
 
         server = self.create_server(base.BAREMETAL_FLAVOR, image=image)
 
@@ -73,10 +82,10 @@ class TestImageDeployConfig(ImageTestCase):
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])
         self.assertIn(node['name'], ('bm-0', 'bm-1'))
         self.assertEqual([off['name']], node['instance_info']['traits'])
-        self.assertEqual('Disabled', self.bios(node['name'])['HyperThreading'])
+        self.assertEqual(value, self.bios(node['name'])['FnToggle'])
         self.assertEqual(
-            [('hyperthreading', 'disabled', 'image',
-              'HyperThreading=Disabled', 'yes')],
+            [('hyperthreading', value, 'image', 'FnToggle=%s' % value,
+              'yes')],
             [(r['Type'], r['Wanted'], r['Source'], r['Actual'],
               r['In Effect']) for r in self.openstack(
                 'server', 'deploy-config', 'show', server['id'])])

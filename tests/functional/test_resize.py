@@ -300,6 +300,12 @@ class TestBaremetalToggle(ToggleTestCase):
                        'Template': '', 'Actual': 'FnToggle=off',
                        'In Effect': 'yes', 'Read At': read_at},
                       [dict(r, Template='') for r in listed])
+        plain = self.openstack('server', 'deploy-config', 'list',
+                               '--all-projects')
+        self.assertIn({'Server': server['name'], 'Type': config_type,
+                       'Wanted': 'off', 'Source': 'toggle'},
+                      [{k: r[k] for k in r if k != 'Template'}
+                       for r in plain])
 
         # a BIOS that ignores its settings: ironic says the servicing
         # succeeded, the toggle reads the node back and says otherwise
@@ -468,7 +474,8 @@ class TestCompletion(base.FunctionalTestCase):
         script = os.path.join(self.useFixture(fixtures.TempDir()).path,
                               'osc.bash')
         with open(script, 'w') as f:
-            f.write(self.openstack('complete', parse=False))
+            # a real process: what an installed openstack writes
+            f.write(self.openstack('complete', parse=False, process=True))
         self.assertEqual(['--deploy-config'], self.complete(
             script, 'openstack server resize --dep'))
         self.assertEqual(['list', 'set', 'show', 'unset'], self.complete(

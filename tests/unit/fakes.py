@@ -680,7 +680,9 @@ class TestCommand(base.TestCommand):
         self.ironic = FakeIronic()
         self.conn = mock.create_autospec(connection.Connection,
                                          instance=True)
-        self.conn.config = mock.Mock()
+        # what our code reads of a Connection's CloudRegion
+        self.conn.config = mock.Mock(spec=['config', 'get_interface',
+                                           'get_region_name'])
         self.conn.config.config = {'auth_type': 'password',
                                    'auth': {'system_scope': 'all'}}
         self.conn.baremetal = self.ironic.proxy

@@ -15,6 +15,7 @@ generated input (hypothesis)."""
 
 import re
 
+from hypothesis import example
 from hypothesis import given
 from hypothesis import strategies as st
 import os_traits
@@ -25,6 +26,7 @@ from osc_deploy_config import deploy_config
 from osc_deploy_config import steps
 
 WORD = st.from_regex(r'\A[a-z0-9][a-z0-9_.-]{0,150}\Z')
+WORD_RULE = re.compile(r'\A[a-z0-9][a-z0-9_.-]*\Z')
 # placement's rule for a custom trait (os-traits names them the same way)
 CUSTOM_TRAIT = re.compile(r'\ACUSTOM_[A-Z0-9_]+\Z')
 JSON = st.recursive(
@@ -51,6 +53,7 @@ NEAR_VALID_STEP = st.fixed_dictionaries({
 
 class TestConfigProperties(testtools.TestCase):
     @given(st.text(max_size=400))
+    @example('ht=on\n')
     def test_any_text_is_a_config_or_one_clear_error(self, text):
         try:
             config = deploy_config.parse_config(text)
@@ -58,6 +61,8 @@ class TestConfigProperties(testtools.TestCase):
             self.assertEqual(1, len(str(exc).splitlines()))
             return
         self.assertEqual(text, str(config))           # round trip
+        self.assertRegex(config.type, WORD_RULE)
+        self.assertRegex(config.value, WORD_RULE)
         trait = deploy_config.template_trait(config)
         self.assertLessEqual(len(trait), deploy_config.MAX_TRAIT_LENGTH)
         self.assertRegex(trait, CUSTOM_TRAIT)
@@ -76,26 +81,36 @@ class TestConfigProperties(testtools.TestCase):
             self.assertEqual(name_length,
                              len(deploy_config.template_trait(config)))
 
-    @given(st.text(max_size=300))
-    def test_template_names_are_traits(self, name):
+    @given(st.text(max_size=300) | st.builds(
+        lambda body, end: 'CUSTOM_' + body + end,
+        st.from_regex(r'\A[A-Z0-9_]{1,12}\Z'),
+        st.sampled_from(['', '\n', ' ', 'a', '-'])))
+    def test_template_names_are_traits_and_every_trait_a_name(self, name):
+        is_trait = len(name) <= deploy_config.MAX_TRAIT_LENGTH and (
+            name in os_traits.get_traits()
+            or CUSTOM_TRAIT.match(name) is not None)
         try:
             deploy_config.validate_template_name(name)
         except exceptions.CommandError:
-            return
-        if name not in os_traits.get_traits():
-            self.assertRegex(name, CUSTOM_TRAIT)
-        self.assertLessEqual(len(name), deploy_config.MAX_TRAIT_LENGTH)
+            self.assertFalse(is_trait, name)
+        else:
+            self.assertTrue(is_trait, name)
 
 
 class TestStepsProperties(testtools.TestCase):
     @given(st.lists(NEAR_VALID_STEP | STEP, max_size=3) | JSON)
+    @example([{'interface': 'bios', 'step': 'a', 'args': {},
+               'priority': '10'},
+              {'interface': 'raid', 'step': 'b', 'args': {}, 'priority': 0}])
     def test_steps_are_valid_or_one_clear_error(self, candidate):
         try:
             checked = steps.validate_steps(candidate)
         except exceptions.CommandError as exc:
             self.assertEqual(1, len(str(exc).splitlines()))
             return
-        self.assertTrue(checked)
+        # every step kept, as given, but for integer priorities
+        self.assertEqual([dict(s, priority=int(s['priority']))
+                          for s in candidate], checked)
         for step in checked:
             self.assertEqual({'interface', 'step', 'args', 'priority'},
                              set(step))
