@@ -179,9 +179,7 @@ class Rollout:
         """The result row of one server."""
         planned = one.outcome
         if one.refusal is not None:
-            return (one.server['name'], server_toggle.host_of(
-                one.server, None), '', '', '', 'skipped: %s' % one.refusal,
-                0.0)
+            return plan_row(one)
         if planned.result == server_toggle.UNCHANGED:
             result = planned
         if isinstance(result, server_toggle.Outcome):
