@@ -213,6 +213,37 @@ class TestSync(DeployConfigTestCase):
         self.assertNotIn(name, self.node_traits()['bm-1'])
 
 
+    def test_prune_removes_the_traits_of_a_deleted_template(self):
+        _, template = self.new_config()
+        name = template['name']
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
+        tagged = sorted(n for n, t in self.node_traits().items() if name in t)
+        self.assertEqual(['bm-0', 'bm-1', 'bm-3'], tagged)
+        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
+                       parse=False)
+
+        reported = self.openstack('baremetal', 'node', 'deploy-config',
+                                  'sync')
+        self.assertEqual([(n, 'stale') for n in tagged],
+                         [(r['Node'], r['Action']) for r in reported
+                          if r['Template'] == name])
+        pruned = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                                '--prune')
+        self.assertEqual([(n, 'removed') for n in tagged],
+                         [(r['Node'], r['Action']) for r in pruned
+                          if r['Template'] == name])
+        self.assertEqual([], [n for n, t in self.node_traits().items()
+                              if name in t])
+        # sync returned once placement showed it: no provider keeps it
+        self.assertEqual([], self.sdk(base.ADMIN).placement.get(
+            '/resource_providers?required=%s' % name,
+            microversion='1.18').json()['resource_providers'])
+
+
+class TestResourceClass(DeployConfigTestCase):
+    """nova's name of a node's resource class (not ironic's business:
+    left out of the old-ironic run)."""
+
     def test_schedulable_under_the_resource_class_nova_names(self):
         # nova names ironic's "CUSTOM_fn--x" CUSTOM_CUSTOM_FN_X in
         # placement: each run of symbols one "_", CUSTOM_ always prefixed
@@ -259,32 +290,6 @@ class TestSync(DeployConfigTestCase):
             microversion='1.22')
         return (found.status_code == 200 and self.node(node)['uuid'] in
                 found.json()['provider_summaries'])
-
-    def test_prune_removes_the_traits_of_a_deleted_template(self):
-        _, template = self.new_config()
-        name = template['name']
-        self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
-        tagged = sorted(n for n, t in self.node_traits().items() if name in t)
-        self.assertEqual(['bm-0', 'bm-1', 'bm-3'], tagged)
-        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
-                       parse=False)
-
-        reported = self.openstack('baremetal', 'node', 'deploy-config',
-                                  'sync')
-        self.assertEqual([(n, 'stale') for n in tagged],
-                         [(r['Node'], r['Action']) for r in reported
-                          if r['Template'] == name])
-        pruned = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
-                                '--prune')
-        self.assertEqual([(n, 'removed') for n in tagged],
-                         [(r['Node'], r['Action']) for r in pruned
-                          if r['Template'] == name])
-        self.assertEqual([], [n for n, t in self.node_traits().items()
-                              if name in t])
-        # sync returned once placement showed it: no provider keeps it
-        self.assertEqual([], self.sdk(base.ADMIN).placement.get(
-            '/resource_providers?required=%s' % name,
-            microversion='1.18').json()['resource_providers'])
 
 
 class TestLegacyPolicy(DeployConfigTestCase):
