@@ -653,15 +653,14 @@ def grow_images(cloud, count):
                 'container_format': 'bare'})
 
 
-def wait_active(cloud, name):
+def wait_active(cloud, name, statuses=('ACTIVE', 'VERIFY_RESIZE')):
     def active():
         found = cloud.nova_call('GET', '/servers/detail?all_tenants=True&'
                                 'name=^%s$' % name)['servers']
         if any(s['status'] == 'ERROR' for s in found):
             raise SystemExit('bench server %s is in ERROR' % name)
-        return (len(found) == 1 and found[0]['status'] in (
-            'ACTIVE', 'VERIFY_RESIZE') and not found[0][
-            'OS-EXT-STS:task_state'] and found[0])
+        return (len(found) == 1 and found[0]['status'] in statuses
+                and not found[0]['OS-EXT-STS:task_state'] and found[0])
 
     return waiting.wait_for('%s settled' % name, active, 300, 0.5)
 
@@ -714,14 +713,14 @@ def _hook_cost(cloud, counter, env, without, runs, cloud_name, args,
             return
         action = '/servers/%s/action' % found['id']
         cloud.nova_call('POST', action, json={'confirmResize': None})
-        wait_active(cloud, server)
+        wait_active(cloud, server, ('ACTIVE',))
         tiny = next(f for f in cloud.nova_call('GET', '/flavors')['flavors']
                     if f['name'] == 'm1.tiny')
         cloud.nova_call('POST', action, json={'resize': {
             'flavorRef': tiny['id']}})
-        wait_active(cloud, server)
+        wait_active(cloud, server, ('VERIFY_RESIZE',))
         cloud.nova_call('POST', action, json={'confirmResize': None})
-        wait_active(cloud, server)
+        wait_active(cloud, server, ('ACTIVE',))
 
     counts = {}
     for label, python in (('ours', sys.executable),

@@ -126,8 +126,9 @@ class Nova(rest.Api):
             flavor_id, urllib.parse.quote(key, safe='')), 'extra spec')
 
 
-    def find_server(self, name_or_id):
-        """A server's details (with its embedded flavor) by ID or name."""
+    def find_server(self, name_or_id, all_projects=True):
+        """A server's details (with its embedded flavor) by ID or name
+        (among every project's, or, as OSC's own lookup, the project's)."""
         from openstack import exceptions as sdk_exceptions
 
         try:
@@ -135,9 +136,11 @@ class Nova(rest.Api):
                 name_or_id, safe=''))['server']
         except sdk_exceptions.NotFoundException:
             pass
+        query = {'name': '^%s$' % re.escape(name_or_id)}
+        if all_projects:
+            query['all_tenants'] = 'True'
         found = self._request('GET', '/servers/detail?%s' % (
-            urllib.parse.urlencode({'name': '^%s$' % re.escape(name_or_id),
-                                    'all_tenants': 'True'})))['servers']
+            urllib.parse.urlencode(query)))['servers']
         if len(found) != 1:
             raise exceptions.CommandError(
                 '%s server named %s' % ('No' if not found else 'More than one',

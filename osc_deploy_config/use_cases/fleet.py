@@ -37,6 +37,8 @@ from osc_deploy_config.use_cases import server_toggle
 
 COLUMNS = ('Server', 'Host', 'From', 'To', 'How', 'Outcome', 'Seconds')
 NOT_STARTED = 'not started'
+# How many servers are planned at once (reads only).
+PLANNERS = 8
 
 
 class Rollout:
@@ -82,24 +84,26 @@ class Rollout:
         return servers, found
 
     def plan(self, servers, configs):
-        """[fleet_plan.Planned], one per server, changing nothing."""
-        planned = []
-        for server in servers:
-            toggle = server_toggle.ServerToggle(self.clients, configs,
-                                                lambda text: None)
-            try:
-                done = toggle.run(server['id'], dry_run=True)
-            except server_toggle.Busy:
-                done = server_toggle.Outcome(
-                    server['name'], server['id'], server_toggle.host_of(
-                        server, None), '', '', '', server_toggle.PLANNED,
-                    'finish the change under way')
-            except exceptions.CommandError as exc:
-                planned.append(fleet_plan.Planned(server, configs, None,
-                                                  str(exc)))
-                continue
-            planned.append(fleet_plan.Planned(server, configs, done, None))
-        return planned
+        """[fleet_plan.Planned], one per server, changing nothing (the
+        servers read a few at a time)."""
+        with concurrent.futures.ThreadPoolExecutor(PLANNERS) as pool:
+            return list(pool.map(lambda s: self.plan_one(s, configs),
+                                 servers))
+
+    def plan_one(self, server, configs):
+        """One server's dry run of the toggle."""
+        toggle = server_toggle.ServerToggle(self.clients, configs,
+                                            lambda text: None)
+        try:
+            done = toggle.run(server['id'], dry_run=True)
+        except server_toggle.Busy:
+            done = server_toggle.Outcome(
+                server['name'], server['id'], server_toggle.host_of(
+                    server, None), '', '', '', server_toggle.PLANNED,
+                'finish the change under way')
+        except exceptions.CommandError as exc:
+            return fleet_plan.Planned(server, configs, None, str(exc))
+        return fleet_plan.Planned(server, configs, done, None)
 
     def run(self, planned):
         """Toggle the planned servers; a row per server (COLUMNS)."""

@@ -54,7 +54,8 @@ class Rebuild:
 
     def read(self, server_ref):
         """Read the server (kept); whether it runs on ironic."""
-        self.server = self.nova.find_server(server_ref)
+        # as OSC's own rebuild finds it: among the project's servers
+        self.server = self.nova.find_server(server_ref, all_projects=False)
         if not self.on_ironic(self.server):
             LOG.debug('deploy-config rebuild: read server %s (on ironic?): '
                       'not on ironic, the rebuild is OSC\'s own; the server '

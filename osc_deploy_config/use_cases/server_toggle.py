@@ -40,6 +40,8 @@ from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
 POLL_SECONDS = 1
+# the first polls of a wait come sooner: a fast step is seen ending early
+FIRST_POLL_SECONDS = 0.25
 WAIT_SECONDS = 1800
 # how long a concurrent toggle's confirmation may take to show
 CONFIRM_RACE_SECONDS = 60
@@ -109,14 +111,16 @@ def host_of(server, node):
 
 
 class Waiter:
-    """Polls until a wait ends, within ``seconds``; says each new state
-    once (``say``: a line at a time)."""
+    """Polls until a wait ends, within ``seconds``, every POLL_SECONDS (the
+    first polls of each wait sooner); says each new state once (``say``: a
+    line at a time)."""
 
     def __init__(self, say, sleep=None, seconds=WAIT_SECONDS):
         self.say = say
         self.sleep = sleep or time.sleep
         self.seconds = seconds
         self._last = None
+        self._interval = FIRST_POLL_SECONDS
 
     def progress(self, text):
         if text != self._last:
@@ -124,6 +128,8 @@ class Waiter:
             self.say('  ' + text)
 
     def deadline(self, seconds=None):
+        """A wait begins: when it must have ended."""
+        self._interval = FIRST_POLL_SECONDS
         return time.monotonic() + (self.seconds if seconds is None
                                    else seconds)
 
@@ -136,7 +142,8 @@ class Waiter:
         if self.expired(deadline):
             raise exceptions.CommandError('%s after %ds'
                                           % (still, self.seconds))
-        self.sleep(POLL_SECONDS)
+        self.sleep(self._interval)
+        self._interval = min(2 * self._interval, POLL_SECONDS)
 
 
 class ServerToggle:
