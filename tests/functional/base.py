@@ -17,6 +17,7 @@ up``) or reuses the one already running.  A failing test carries the errors
 the services logged while it ran.
 """
 
+import contextlib
 import fcntl
 import json
 import os
@@ -313,6 +314,21 @@ class FunctionalTestCase(testtools.TestCase):
                               node, cloud=SYSTEM_ADMIN)
         return {row['name']: row['value']
                 for row in rows}
+
+    @contextlib.contextmanager
+    def bios_that(self, node, behaviour, value='true'):
+        """Meanwhile, the node's fake BIOS ``behaviour``: ``ignores_steps``
+        (the steps succeed, nothing changes) or ``fails_steps`` (each
+        fails with ``value``)."""
+        key = 'minicloud_bios_%s' % behaviour
+        self.openstack('baremetal', 'node', 'set', node, '--extra',
+                       '%s=%s' % (key, value), parse=False,
+                       cloud=SYSTEM_ADMIN)
+        try:
+            yield
+        finally:
+            self.openstack('baremetal', 'node', 'unset', node, '--extra',
+                           key, parse=False, cloud=SYSTEM_ADMIN)
 
     def create_baremetal_flavor(self, *required_traits):
         """A flavor like bm.gold requiring these traits; deleted at

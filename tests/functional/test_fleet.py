@@ -185,17 +185,12 @@ class TestFleet(test_resize.VirtualToggleTestCase):
         other = ({servers['a']['id'], servers['b']['id']}
                  - {first['id']}).pop()
         node = self.node_of(first['id'])
-        self.openstack('baremetal', 'node', 'set', node, '--extra',
-                       'minicloud_bios_fails_steps=fan failure', parse=False,
-                       cloud=base.SYSTEM_ADMIN)
-        self.addCleanup(self.openstack, 'baremetal', 'node', 'unset', node,
-                        '--extra', 'minicloud_bios_fails_steps', parse=False,
-                        cloud=base.SYSTEM_ADMIN)
         self.addCleanup(self.openstack, 'baremetal', 'node', 'maintenance',
                         'unset', node, parse=False, cloud=base.SYSTEM_ADMIN,
                         fail_ok=True)
-        failed = self.roll(first['id'], other, '--deploy-config',
-                           '%s=on' % config_type, fail_ok=True)
+        with self.bios_that(node, 'fails_steps', 'fan failure'):
+            failed = self.roll(first['id'], other, '--deploy-config',
+                               '%s=on' % config_type, fail_ok=True)
         self.assertEqual(1, failed.returncode)
         self.assertTrue(failed.stderr.strip().splitlines()[-1].startswith(
             '1 server(s) failed: %s: Servicing node %s failed: '

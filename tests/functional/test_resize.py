@@ -309,14 +309,9 @@ class TestBaremetalToggle(ToggleTestCase):
 
         # a BIOS that ignores its settings: ironic says the servicing
         # succeeded, the toggle reads the node back and says otherwise
-        self.openstack('baremetal', 'node', 'set', node, '--extra',
-                       'minicloud_bios_ignores_steps=true', parse=False,
-                       cloud=base.SYSTEM_ADMIN)
-        ignored = self.toggle(server['id'], '%s=on' % config_type,
-                              fail_ok=True)
-        self.openstack('baremetal', 'node', 'unset', node, '--extra',
-                       'minicloud_bios_ignores_steps', parse=False,
-                       cloud=base.SYSTEM_ADMIN)
+        with self.bios_that(node, 'ignores_steps'):
+            ignored = self.toggle(server['id'], '%s=on' % config_type,
+                                  fail_ok=True)
         self.assertEqual(1, ignored.returncode)
         self.assertEqual(
             ['Servicing node %s finished, but the hardware does not show '
@@ -329,17 +324,12 @@ class TestBaremetalToggle(ToggleTestCase):
 
         # hardware that fails the step: ironic fails the servicing, the
         # toggle aborts it and the node is back in active, as it was
-        self.openstack('baremetal', 'node', 'set', node, '--extra',
-                       'minicloud_bios_fails_steps=fan failure', parse=False,
-                       cloud=base.SYSTEM_ADMIN)
         self.addCleanup(self.openstack, 'baremetal', 'node', 'maintenance',
                         'unset', node, parse=False, cloud=base.SYSTEM_ADMIN,
                         fail_ok=True)
-        failed = self.toggle(server['id'], '%s=on' % config_type,
-                             fail_ok=True)
-        self.openstack('baremetal', 'node', 'unset', node, '--extra',
-                       'minicloud_bios_fails_steps', parse=False,
-                       cloud=base.SYSTEM_ADMIN)
+        with self.bios_that(node, 'fails_steps', 'fan failure'):
+            failed = self.toggle(server['id'], '%s=on' % config_type,
+                                 fail_ok=True)
         self.assertEqual(1, failed.returncode)
         (line,) = failed.stderr.splitlines()
         self.assertRegex(line, (

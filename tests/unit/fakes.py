@@ -37,6 +37,7 @@ from osc_lib.test import base
 import requests
 
 from osc_deploy_config import deploy_config
+from osc_deploy_config import steps
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import versions
 
@@ -166,6 +167,14 @@ class FakeIronic(FakeService):
         }
         self.nodes[node['uuid']] = node
         return node
+
+    def add_hyperthreading_templates(self):
+        """hyperthreading=enabled and =disabled, each setting the BIOS's
+        HyperThreading, for nodes with HW_CPU_HYPERTHREADING."""
+        for config, name in ((ON, ON_T), (OFF, OFF_T)):
+            self.add_template(name, steps=[steps.bios_step(
+                [('HyperThreading', config.value.title())])],
+                extra=deploy_config.template_extra(config, [HT]))
 
     # ------------------------------------------------------------ routes
 

@@ -19,8 +19,6 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config import deploy_config
-from osc_deploy_config import steps
 from osc_deploy_config import toggle_plan
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
@@ -28,7 +26,6 @@ from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
 from tests.unit.fakes import OFF
 from tests.unit.fakes import OFF_T
-from tests.unit.fakes import ON
 from tests.unit.fakes import ON_T
 
 ON_SPECS = {'deploy-config:hyperthreading': 'enabled',
@@ -44,10 +41,7 @@ class FleetTestCase(fakes.TestCommand):
 
     def setUp(self):
         super().setUp()
-        for config, name in ((ON, ON_T), (OFF, OFF_T)):
-            self.ironic.add_template(name, steps=[steps.bios_step(
-                [('HyperThreading', config.value.title())])],
-                extra=deploy_config.template_extra(config, [HT]))
+        self.ironic.add_hyperthreading_templates()
         self.gold = self.nova.add_flavor('bm.gold', dict(GOLD, **ON_SPECS))
         self.tiny = self.nova.add_flavor('m1.tiny', ON_SPECS)
         self.nodes = {}

@@ -22,8 +22,6 @@ from openstack.image.v2 import image as sdk_image
 from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 
-from osc_deploy_config import deploy_config
-from osc_deploy_config import steps
 from osc_deploy_config import toggle_plan
 from osc_deploy_config.v1 import server_hooks
 from tests.unit import fakes
@@ -31,7 +29,6 @@ from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
 from tests.unit.fakes import OFF
 from tests.unit.fakes import OFF_T
-from tests.unit.fakes import ON
 from tests.unit.fakes import ON_T
 
 IMAGE_ID = 'a8c1b5a4-0f0e-4c1b-9c65-0123456789ab'
@@ -44,10 +41,7 @@ BM_FLAVOR = dict(GOLD, **{'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
 class RebuildTestCase(fakes.TestCommand):
     def setUp(self):
         super().setUp()
-        for config, name in ((ON, ON_T), (OFF, OFF_T)):
-            self.ironic.add_template(name, steps=[steps.bios_step(
-                [('HyperThreading', config.value.title())])],
-                extra=deploy_config.template_extra(config, [HT]))
+        self.ironic.add_hyperthreading_templates()
         self.compute = self.nova.proxy
         self.compute.default_microversion = None    # OSC negotiates
         self.app.client_manager.compute = self.compute

@@ -24,7 +24,6 @@ from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
 from tests.unit.fakes import OFF
 from tests.unit.fakes import OFF_T
-from tests.unit.fakes import ON
 from tests.unit.fakes import ON_T
 
 RAID1 = deploy_config.Config('disks', 'raid1')
@@ -37,10 +36,7 @@ class ServerTestCase(fakes.TestCommand):
 
     def setUp(self):
         super().setUp()
-        for config, name in ((ON, ON_T), (OFF, OFF_T)):
-            self.ironic.add_template(name, steps=[steps.bios_step(
-                [('HyperThreading', config.value.title())])],
-                extra=deploy_config.template_extra(config, [HT]))
+        self.ironic.add_hyperthreading_templates()
         self.ironic.add_template(RAID1_T, steps=[steps.raid_step(
             {'logical_disks': [{'size_gb': 'MAX', 'raid_level': '1'}]})],
             extra=deploy_config.template_extra(RAID1, []))

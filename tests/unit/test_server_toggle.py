@@ -35,13 +35,7 @@ DERIVED = 'm1.tiny+hyperthreading=disabled'
 class ToggleTestCase(fakes.TestCommand):
     def setUp(self):
         super().setUp()
-        for config, name in ((ON, ON_T), (OFF, OFF_T)):
-            self.ironic.add_template(name, steps=[{
-                'interface': 'bios', 'step': 'apply_configuration',
-                'args': {'settings': [{'name': 'HyperThreading',
-                                       'value': config.value.title()}]},
-                'priority': 150}], extra=deploy_config.template_extra(
-                    config, [HT]))
+        self.ironic.add_hyperthreading_templates()
         self.said = []
 
     def toggle(self, server, *configs, dry_run=False, **options):
