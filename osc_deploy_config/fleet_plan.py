@@ -79,14 +79,11 @@ class Count:
     done: int = 0
     in_flight: int = 0
     failed: int = 0
-    skipped: int = 0
 
     @property
     def left(self):
-        return (self.total - self.done - self.in_flight - self.failed
-                - self.skipped)
+        return self.total - self.done - self.in_flight - self.failed
 
     def __str__(self):
-        return '[%d done, %d in flight, %d left, %d failed%s]' % (
-            self.done, self.in_flight, self.left, self.failed,
-            ', %d skipped' % self.skipped if self.skipped else '')
+        return '[%d done, %d in flight, %d left, %d failed]' % (
+            self.done, self.in_flight, self.left, self.failed)

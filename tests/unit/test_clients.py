@@ -21,6 +21,7 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from keystoneauth1 import session
 from openstack import connection
 from openstack import exceptions as sdk_exceptions
+from openstack.identity.v3 import _proxy as identity_proxy
 from osc_lib import exceptions
 import testtools
 
@@ -130,6 +131,29 @@ class TestClients(SystemScopeTestCase):
         self.assertIs(conn.placement, made.placement().proxy)
         self.assertIs(conn.image, made.glance().proxy)
         self.connect.assert_not_called()
+
+
+class TestProjectId(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conn = project_connection()
+        self.conn.identity = mock.create_autospec(identity_proxy.Proxy,
+                                                  instance=True)
+        self.made = clients.Clients(osc_instance(self.conn))
+
+    def test_by_name_or_id(self):
+        self.conn.identity.find_project.return_value = mock.Mock(
+            spec=['id'], id='p-1')
+        self.assertEqual('p-1', self.made.project_id('admin'))
+        self.conn.identity.find_project.assert_called_once_with(
+            'admin', ignore_missing=False)
+
+    def test_unknown_is_one_line(self):
+        self.conn.identity.find_project.side_effect = (
+            sdk_exceptions.ResourceNotFound('nope'))
+        exc = self.assertRaises(exceptions.CommandError,
+                                self.made.project_id, 'nope')
+        self.assertEqual('No project with a name or ID of nope', str(exc))
 
 
 class TestProxyOf(testtools.TestCase):
