@@ -132,7 +132,7 @@ class TestRetries(FaultTestCase):
                 'baremetal', 'deploy', 'template', 'list', cloud='faulty',
                 clouds_yaml=self.through_proxy(proxy, 'baremetal'))
             self.assertEqual(3, proxy.count('GET', '/deploy_templates'))
-        self.assertIn(template['name'], [t['Name'] for t in found])
+        self.assertIn(template['name'], [t['name'] for t in found])
 
     def test_lasting_503_is_one_line_after_the_retries(self):
         with faults.FaultProxy(self.endpoint('compute'),
