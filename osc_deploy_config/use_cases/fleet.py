@@ -13,7 +13,8 @@
 """A rollout: many servers toggled to deploy configs, at most N at once.
 
 Every selected server is planned first, through the one-server toggle's own
-reads and checks, and nothing changes until all are: a server that cannot
+reads and checks (the templates read once for all), and nothing changes
+until all are: a server that cannot
 take the configs is reported and skipped, one that already runs them is
 left alone.  Then the servers are toggled, each through the one-server
 toggle with every check it makes (``server_toggle.ServerToggle``), at most
@@ -32,6 +33,7 @@ from osc_lib import exceptions
 
 from osc_deploy_config import config_specs
 from osc_deploy_config import fleet_plan
+from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import server_toggle
 
@@ -63,6 +65,8 @@ class Rollout:
         self.lock = threading.Lock()
         self.count = None
         self.failures = []
+        # the config templates, read once for every toggle of the rollout
+        self.templates = None
 
     def select(self, refs=(), flavor=None, project=None, all_projects=False):
         """(the servers named, and those of the flavor or project; the
@@ -92,8 +96,9 @@ class Rollout:
 
     def plan_one(self, server, configs):
         """One server's dry run of the toggle."""
-        toggle = server_toggle.ServerToggle(self.clients, configs,
-                                            lambda text: None)
+        toggle = server_toggle.ServerToggle(
+            self.clients, configs, lambda text: None,
+            templates_by_config=self.templates)
         try:
             done = toggle.run(server['id'], dry_run=True)
         except server_toggle.Busy:
@@ -160,7 +165,8 @@ class Rollout:
             outcome = server_toggle.ServerToggle(
                 self.clients, one.configs,
                 lambda text: self.say('%s: %s' % (name, text.strip())),
-                auto_confirm=True, wait_busy=True).run(one.server['id'])
+                auto_confirm=True, wait_busy=True,
+                templates_by_config=self.templates).run(one.server['id'])
         except exceptions.CommandError as exc:
             seconds = time.monotonic() - start
             with self.lock:
@@ -205,8 +211,9 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
     config_specs.refuse_doubled_types(configs)
     servers, found = rollout.select(refs, flavor, project, all_projects)
     configs = list(configs) or fleet_plan.flavor_target(found)
-    config_specs.refuse_missing_templates(
-        configs, rollout.clients.ironic().config_templates())
+    rollout.templates = rollout.clients.ironic().config_templates(
+        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    config_specs.refuse_missing_templates(configs, rollout.templates)
     rollout.say('Planning %s on %d server(s)...' % (
         ', '.join(str(c) for c in configs), len(servers)))
     planned = rollout.plan(servers, configs)

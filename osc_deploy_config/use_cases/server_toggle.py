@@ -152,12 +152,16 @@ class ServerToggle:
     ``clients``: ``services.clients.Clients``; ``say``: where the lines for
     the user go, one per call; ``wait``/``auto_confirm``: how far to follow
     a resize; ``wait_busy``: wait for a change under way on the server
-    rather than refuse.
+    rather than refuse; ``templates_by_config``: the templates, when read
+    already.
     """
 
     def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
-                 sleep=None, wait_busy=False, wait_seconds=WAIT_SECONDS):
+                 sleep=None, wait_busy=False, wait_seconds=WAIT_SECONDS,
+                 templates_by_config=None):
         self.clients = clients
+        # a rollout reads the templates once for all its toggles
+        self.templates_by_config = templates_by_config
         self.configs = list(configs)
         self.say = say
         self.wait = wait or auto_confirm
@@ -198,8 +202,10 @@ class ServerToggle:
                                             ironic_api.PROVISION_FIELDS)
         if node is None and self.nova.runs_on_ironic(server):
             raise exceptions.CommandError(self.hidden_node(server))
-        by_config = self.ironic.config_templates(
-            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        by_config = self.templates_by_config
+        if by_config is None:
+            by_config = self.ironic.config_templates(
+                fields=ironic_api.TEMPLATE_STEP_FIELDS)
         # a bare-metal server keeps its flavor: no flavor to find
         listed = [] if node else self.nova.flavors()
         plan = toggle_plan.plan(server, self.configs, by_config, listed)

@@ -115,6 +115,14 @@ class TestRollout(FleetTestCase):
                   'hyperthreading=disabled')
         self.assertEqual(1, self.max_in_flight())
 
+    def test_the_templates_are_read_once_for_every_server(self):
+        for number in range(3, 8):
+            self.baremetal('db-%d' % number, 'bm-%d' % number, tagged=True)
+        self.roll('--flavor', 'bm.gold', '--all-projects',
+                  '--deploy-config', 'hyperthreading=disabled')
+        self.assertEqual(1, len([r for r in self.ironic.requests
+                                 if r[1].startswith('/deploy_templates')]))
+
     def test_an_incapable_server_is_skipped_and_untouched(self):
         rows = self.roll('--flavor', 'bm.gold', '--all-projects',
                          '--deploy-config', 'hyperthreading=disabled')
