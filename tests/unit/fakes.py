@@ -705,6 +705,24 @@ class TestCommand(base.TestCommand):
                              sdk_connection=self.conn)
         self.app.client_manager.deploy_config = clients.Clients(instance)
 
+    def deploy_on_node(self, server, node_name, traits, bios):
+        """Deploy a server on a new ironic node, as nova and placement
+        record it: the node's provider (reserved=1) holds the server's
+        allocation of its resource class."""
+        node = self.ironic.add_node(node_name, traits,
+                                    instance_uuid=server['id'])
+        node['bios'] = dict(bios)
+        # nova's ironic driver names a node's hypervisor by its UUID
+        self.nova.servers[server['id']][
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'] = node['uuid']
+        self.nova.hypervisors[node['uuid']] = 'ironic'
+        provider = self.placement.add_provider(
+            node['uuid'], traits=traits, uuid_=node['uuid'], reserved=1,
+            resource_class='CUSTOM_BAREMETAL_GOLD')
+        self.placement.allocate(server['id'], provider,
+                                {'CUSTOM_BAREMETAL_GOLD': 1})
+        return node
+
     def without_system_role(self):
         """Credentials bound to a project whose user has no role on the
         system: keystone refuses the system-scoped token (SDK boundary)."""

@@ -55,21 +55,10 @@ class FleetTestCase(fakes.TestCommand):
             self.placement.allocate(server['id'], host, {'VCPU': 1})
 
     def baremetal(self, name, node_name, tagged):
-        server = self.nova.add_server(name, self.gold,
-                                      hypervisor='placeholder')
+        server = self.nova.add_server(name, self.gold)
         traits = [HT, ON_T] + ([OFF_T] if tagged else [])
-        node = self.ironic.add_node(node_name, traits,
-                                    instance_uuid=server['id'])
-        node['bios'] = {'HyperThreading': 'Enabled'}
-        self.nova.servers[server['id']][
-            'OS-EXT-SRV-ATTR:hypervisor_hostname'] = node['uuid']
-        self.nova.hypervisors[node['uuid']] = 'ironic'
-        provider = self.placement.add_provider(
-            node['uuid'], traits=traits, uuid_=node['uuid'], reserved=1,
-            resource_class='CUSTOM_BAREMETAL_GOLD')
-        self.placement.allocate(server['id'], provider,
-                                {'CUSTOM_BAREMETAL_GOLD': 1})
-        self.nodes[node_name] = node
+        self.nodes[node_name] = self.deploy_on_node(
+            server, node_name, traits, {'HyperThreading': 'Enabled'})
 
     def roll(self, *args):
         columns, rows = self.run_command(cmds.SetServerDeployConfig,

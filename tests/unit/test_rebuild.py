@@ -60,9 +60,8 @@ class RebuildTestCase(fakes.TestCommand):
             self.redeploy()
         return server
 
-    def server(self, name, flavor, hypervisor='fake-compute'):
-        found = self.nova.add_server(name, flavor, hypervisor=hypervisor,
-                                     image=IMAGE_ID)
+    def server(self, name, flavor):
+        found = self.nova.add_server(name, flavor, image=IMAGE_ID)
         self.compute.find_server.return_value = sdk_server.Server(
             id=found['id'], name=name, status='ACTIVE',
             image={'id': IMAGE_ID}, flavor=found['flavor'])
@@ -105,20 +104,11 @@ class TestBaremetal(RebuildTestCase):
     def setUp(self):
         super().setUp()
         gold = self.nova.add_flavor('bm.gold', BM_FLAVOR)
-        self.node = self.ironic.add_node('bm-0', [HT, ON_T, OFF_T])
-        self.db = self.server('db-1', gold, hypervisor=self.node['uuid'])
-        self.node.update(instance_uuid=self.db['id'],
-                         provision_state='active')
-        self.nova.hypervisors[self.node['uuid']] = 'ironic'
-        provider = self.placement.add_provider(
-            self.node['uuid'], traits=[HT, ON_T, OFF_T],
-            uuid_=self.node['uuid'], reserved=1,
-            resource_class='CUSTOM_BAREMETAL_GOLD')
-        self.placement.allocate(self.db['id'], provider,
-                                {'CUSTOM_BAREMETAL_GOLD': 1})
+        self.db = self.server('db-1', gold)
         # toggled to hyperthreading=disabled; a rebuild deploys the
         # flavor's enabled again
-        self.node['bios'] = {'HyperThreading': 'Disabled'}
+        self.node = self.deploy_on_node(self.db, 'bm-0', [HT, ON_T, OFF_T],
+                                        {'HyperThreading': 'Disabled'})
         self.nova.servers[self.db['id']]['metadata'] = toggle_plan.record(
             [OFF])
         self.redeploy = lambda: self.node['bios'].update(

@@ -179,19 +179,9 @@ class TestBaremetal(ToggleTestCase):
             'deploy-config:hyperthreading': 'enabled',
             'trait:' + ON_T: 'required'}))
         self.server = self.nova.add_server('db-1', gold)
-        self.node = self.ironic.add_node(
-            'bm-0', [HT, ON_T, OFF_T], instance_uuid=self.server['id'])
-        # nova's ironic driver names a node's hypervisor by its UUID
-        self.nova.servers[self.server['id']][
-            'OS-EXT-SRV-ATTR:hypervisor_hostname'] = self.node['uuid']
-        self.nova.hypervisors[self.node['uuid']] = 'ironic'
-        self.node['bios'] = {'HyperThreading': 'Enabled'}
-        provider = self.placement.add_provider(
-            self.node['uuid'], traits=[HT, ON_T, OFF_T],
-            uuid_=self.node['uuid'], reserved=1,
-            resource_class='CUSTOM_BAREMETAL_GOLD')
-        self.placement.allocate(self.server['id'], provider,
-                                {'CUSTOM_BAREMETAL_GOLD': 1})
+        self.node = self.deploy_on_node(self.server, 'bm-0',
+                                        [HT, ON_T, OFF_T],
+                                        {'HyperThreading': 'Enabled'})
 
     def test_serviced_in_place_and_recorded(self):
         self.toggle(self.server, OFF)
