@@ -114,7 +114,7 @@ class Ironic(rest.Api):
         """{config: template} of every template that realises a deploy
         config: one listing of every page, with these fields and ``extra``
         (``fields=None``: every field)."""
-        from osc_deploy_config import templates
+        from osc_deploy_config.domain import templates
 
         if fields is not None:
             fields = list(dict.fromkeys([*fields, 'extra']))

@@ -26,8 +26,8 @@ makes for the boot anyway.
 
 import logging
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import preflight
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import preflight
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

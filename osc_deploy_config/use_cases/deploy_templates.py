@@ -24,12 +24,12 @@ from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 from osc_lib import utils
 
-from osc_deploy_config import bios_registry
-from osc_deploy_config import deploy_config
-from osc_deploy_config import effects
-from osc_deploy_config import step_safety
-from osc_deploy_config import tagging
-from osc_deploy_config import templates
+from osc_deploy_config.domain import bios_registry
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain import templates
 from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)

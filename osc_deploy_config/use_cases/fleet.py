@@ -31,8 +31,8 @@ import time
 
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import fleet_plan
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import server_toggle

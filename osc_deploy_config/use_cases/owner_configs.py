@@ -26,8 +26,8 @@ import logging
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import deploy_config
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

@@ -28,9 +28,9 @@ import logging
 from openstack.compute.v2 import server as sdk_server
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import rebuild_plan
-from osc_deploy_config import toggle_plan
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import rebuild_plan
+from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import server_toggle
 

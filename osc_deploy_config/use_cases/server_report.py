@@ -15,8 +15,8 @@ deploy-config show|list`` (``server_configs`` decides, this reads)."""
 
 import concurrent.futures
 
-from osc_deploy_config import fleet_plan
-from osc_deploy_config import server_configs
+from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.domain import server_configs
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

@@ -32,10 +32,10 @@ import time
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import effects
-from osc_deploy_config import step_safety
-from osc_deploy_config import toggle_plan
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

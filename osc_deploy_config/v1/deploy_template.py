@@ -84,7 +84,7 @@ def _add_config_options(parser, creating):
 
 def _given(parsed_args, stdin):
     """What the user gave to create or change a template, as given."""
-    from osc_deploy_config import templates
+    from osc_deploy_config.domain import templates
 
     return templates.TemplateInput(
         getattr(parsed_args, 'name', None), getattr(parsed_args, 'uuid', None),

@@ -118,7 +118,7 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config import deploy_config
+        from osc_deploy_config.domain import deploy_config
         from osc_deploy_config.use_cases import fleet
 
         configs = [deploy_config.parse_config(c)

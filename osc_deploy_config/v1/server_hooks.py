@@ -100,7 +100,7 @@ class ResizeDeployConfigHook(hooks.CommandHook):
                 self._parser.error('one of the arguments --flavor --confirm '
                                    '--revert --deploy-config is required')
             return parsed_args
-        from osc_deploy_config import deploy_config
+        from osc_deploy_config.domain import deploy_config
         from osc_deploy_config.use_cases import server_toggle
 
         configs = [deploy_config.parse_config(c)

@@ -14,8 +14,8 @@
 
 import testtools
 
-from osc_deploy_config import effects
-from osc_deploy_config import steps
+from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import steps
 
 
 def bios(**settings):

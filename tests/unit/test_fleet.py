@@ -19,7 +19,7 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config import toggle_plan
+from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD

@@ -22,7 +22,7 @@ from openstack.image.v2 import image as sdk_image
 from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 
-from osc_deploy_config import toggle_plan
+from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.v1 import server_hooks
 from tests.unit import fakes
 from tests.unit.fakes import GOLD

@@ -15,9 +15,9 @@ placement: what it leaves on the cloud and what it says."""
 
 from osc_lib import exceptions
 
-from osc_deploy_config import deploy_config
-from osc_deploy_config import steps
-from osc_deploy_config import toggle_plan
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import steps
+from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.use_cases import server_toggle
 from tests.unit import fakes
 from tests.unit.fakes import GOLD

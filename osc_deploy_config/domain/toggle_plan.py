@@ -25,7 +25,7 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
+from osc_deploy_config.domain import config_specs
 
 # The description of the flavors a toggle makes: how a rerun tells one
 # that an interrupted toggle left half-made (without all its extra specs)

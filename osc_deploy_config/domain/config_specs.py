@@ -31,8 +31,8 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config import deploy_config
-from osc_deploy_config import tagging
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import tagging
 
 SPEC_PREFIX = 'deploy-config:'
 REQUIRED = 'required'

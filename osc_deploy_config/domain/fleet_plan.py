@@ -24,8 +24,8 @@ import dataclasses
 
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import server_configs
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import server_configs
 
 # One server of a rollout, as planned: its outcome (toggle's Outcome), or
 # why it is skipped.

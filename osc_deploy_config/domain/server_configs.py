@@ -23,8 +23,8 @@ and why, never ``yes``.  Plain functions over the APIs' dicts.
 
 import collections
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import effects
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import effects
 
 FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
 # Why no node can be read, by the kind of server.

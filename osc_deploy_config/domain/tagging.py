@@ -24,7 +24,7 @@ Plain functions over the node and template dicts of ironic's API.
 
 import collections
 
-from osc_deploy_config import deploy_config
+from osc_deploy_config.domain import deploy_config
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',

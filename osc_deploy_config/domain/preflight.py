@@ -25,8 +25,8 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config import config_specs
-from osc_deploy_config import deploy_config
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import deploy_config
 
 # A config a boot asks for, and where it comes from ("flavor bm.gold").
 Asked = collections.namedtuple('Asked', ['config', 'source'])
