@@ -54,11 +54,11 @@ def flavor_target(flavor):
     return configs
 
 
-def lagging(server, flavor_specs, image_properties=None):
+def lagging(server, flavor_specs, image_properties=None, applied=None):
     """The configs the server's flavor asks for now that the server does
-    not want (its flavor when it was booted, its image, a toggle):
-    [(wanted now, Config or None)]."""
-    wanted = server_configs.wanted(server, image_properties)
+    not want (its flavor when it was booted, its image, a toggle the
+    node's record names): [(wanted now, Config or None)]."""
+    wanted = server_configs.wanted(server, image_properties, applied)
     return [(config, wanted.get(config.type, (None, None))[0])
             for config in config_specs.configs_of(flavor_specs)
             if wanted.get(config.type, (None, None))[0] != config]

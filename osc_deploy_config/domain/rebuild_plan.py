@@ -102,7 +102,8 @@ def fixed(nova_max):
                 and nova_max >= IRONIC_REBUILD_FIXED_IN)
 
 
-def reapplied(server):
-    """The configs a toggle applied that a rebuild reverts: [Config]."""
+def reapplied(server, applied):
+    """The configs a toggle applied (``applied``: the node's record) that
+    a rebuild reverts: [Config]."""
     return [toggled for toggled, _ in
-            server_configs.reverted_by_rebuild(server)]
+            server_configs.reverted_by_rebuild(server, applied)]

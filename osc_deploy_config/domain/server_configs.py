@@ -14,7 +14,8 @@
 
 A server *wants* the configs of its flavor and of its image (nova hands
 both to ironic as instance traits at deploy), and over them the ones a
-bare-metal toggle last applied (recorded in the server's metadata).  What
+bare-metal toggle last applied (recorded on its node, ``toggle_record``;
+never the server's metadata, which its owner writes).  What
 is *in effect* is what the node reports of the template's steps: its BIOS
 settings and RAID configuration (``effects``).  A virtual server has no
 hardware to read, and some steps report no effect: those say ``unknown``
@@ -25,6 +26,8 @@ import collections
 
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import toggle_record
 
 FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
 # Why no node can be read, by the kind of server.
@@ -39,40 +42,42 @@ Row = collections.namedtuple('Row', ['type', 'wanted', 'source', 'template',
                                      'actual', 'in_effect', 'read_at'])
 
 
-def wanted(server, image_properties=None):
+def wanted(server, image_properties=None, applied=None):
     """{type: (Config, source)}: the flavor's and the image's configs, and
-    over them the configs a toggle recorded."""
+    over them those a toggle applied (``applied``: {type: Config}, the
+    node's record)."""
     found = {}
     for config in config_specs.configs_of(
             server['flavor'].get('extra_specs') or {}):
         found[config.type] = (config, FLAVOR)
     for config in config_specs.configs_of(image_properties or {}):
         found.setdefault(config.type, (config, IMAGE))
-    for config in config_specs.configs_of(server.get('metadata') or {}):
+    for config in (applied or {}).values():
         found[config.type] = (config, TOGGLE)
     return found
 
 
-def reverted_by_rebuild(server):
+def reverted_by_rebuild(server, applied):
     """[(toggled Config, the flavor's Config or None)] for each config a
-    toggle applied that a rebuild (a deploy with the flavor's traits)
-    would revert."""
+    toggle applied (``applied``: the node's record) that a rebuild (a
+    deploy with the flavor's traits) would revert."""
     deployed = {c.type: c for c in config_specs.configs_of(
         server['flavor'].get('extra_specs') or {})}
     return [(config, deployed.get(config.type))
-            for config in config_specs.configs_of(server.get('metadata') or {})
+            for config in sorted(applied.values(), key=lambda c: c.type)
             if deployed.get(config.type) != config]
 
 
 def rows(server, templates_by_config, image_properties=None, node=None,
-         bios=None, raid_config=None, no_node_reason=VIRTUAL):
+         bios=None, no_node_reason=VIRTUAL):
     """One ``Row`` per config type the server wants.  ``node``: its ironic
-    node, with ``bios`` (its settings as ironic lists them) and
-    ``raid_config``; without one, ``no_node_reason`` says why nothing can
-    be read."""
+    node (its ``raid_config`` and ``properties``, the toggle record), with
+    ``bios`` (its settings as ironic lists them); without one,
+    ``no_node_reason`` says why nothing can be read."""
     found = []
+    applied = toggle_record.applied(node, server['id'])
     for config_type, (config, source) in sorted(
-            wanted(server, image_properties).items()):
+            wanted(server, image_properties, applied).items()):
         template = templates_by_config.get(config)
         if template is None:
             found.append(Row(config_type, config.value, source, None, None,
@@ -85,7 +90,8 @@ def rows(server, templates_by_config, image_properties=None, node=None,
         else:
             found.append(Row(config_type, config.value, source,
                              template['name'], *read_back(
-                                 template['steps'], bios, raid_config)))
+                                 step_safety.enabled(template['steps']),
+                                 bios, node.get('raid_config'))))
     return found
 
 

@@ -10,37 +10,52 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""What each deploy step does to a server that runs on the node.
+"""What each deploy step does to a server that runs on the node: a running
+server takes a step only when this table knows it to be safe there.
 
 A toggle of a bare-metal server runs its template's steps as ironic service
-steps on the running node.  Some of ironic's steps destroy data: its agent
-RAID ``apply_configuration`` deletes the existing volumes before it creates
-the new ones (``delete_existing=True``, ``ironic/drivers/modules/agent.py``;
-redfish keeps them by default but builds a new root volume), and the agent's
+steps on the running node.  Some steps destroy data: ironic's agent RAID
+``apply_configuration`` deletes the existing volumes before it creates the
+new ones (``delete_existing=True``, ``ironic/drivers/modules/agent.py``;
+redfish keeps them by default but builds a new root volume), the agent's
 erase and image steps write over the disks
-(``ironic_python_agent/hardware.py``).  Those are for a deploy, where the
-disk is empty; on a running server they destroy its data.  Others reboot
-the server (BIOS and firmware changes take effect at the next boot; an
-in-band step boots the agent ramdisk first).  A step this table does not
-name may do anything: it is named in the plan, as unknown.
+(``ironic_python_agent/hardware.py``), and vendors have their own: iDRAC's
+``management.import_configuration`` applies a server configuration profile,
+RAID included (``ironic/drivers/modules/drac/management.py``), iLO 5's
+``management.erase_devices`` sanitizes the disks out of band
+(``ironic/drivers/modules/ilo/management.py``), and clearing the Secure Boot
+keys (redfish, iLO) leaves a server that may not boot.  Those are for a
+deploy or a cleaning, where nothing is to keep; on a running server they
+destroy what it runs.  Others reboot it (BIOS and firmware changes take
+effect at the next boot; an in-band step boots the agent ramdisk first),
+and a few leave the host alone (a BMC reset, an export).
 
-Tables of (interface, step), from the steps ironic's drivers and the agent
-declare; plain functions over step dicts.
+So a running server takes only the steps this table knows to be safe on it,
+which may reboot it: SAFE.  A step that destroys data is never taken; any
+other step is not known and is taken only when the operator names it
+(``--allow-step``).  Steps of priority 0 are disabled, in a template as
+ironic skips them at deploy: a toggle never runs them.  Plain functions
+over step dicts.
 """
 
 import collections
 
 DESTROYS = 'destroys data'
 REBOOTS = 'reboots'
+SAFE = 'safe'
 UNKNOWN = 'unknown'
 
 _VOLUMES = 'the RAID volumes and everything on them'
 _DISKS = "the contents of the node's disks"
+_KEYS = 'the Secure Boot keys (the server may not boot again)'
+_PROFILE = ('the RAID volumes and settings, which the imported configuration '
+            'profile replaces')
 # (interface, step): the data it destroys on a running server.
 DESTROYS_DATA = {
     ('raid', 'apply_configuration'): _VOLUMES,
     ('raid', 'create_configuration'): _VOLUMES,
     ('raid', 'delete_configuration'): _VOLUMES,
+    ('deploy', 'deploy'): 'the root disk, which a deploy writes over',
     ('deploy', 'erase_devices'): _DISKS,
     ('deploy', 'erase_devices_express'): _DISKS,
     ('deploy', 'erase_devices_metadata'):
@@ -53,21 +68,43 @@ DESTROYS_DATA = {
     ('deploy', 'erase_pstore'): 'the persistent store (its crash logs)',
     ('deploy', 'clean_uefi_nvram'):
         'the UEFI boot entries (the server may not boot again)',
+    # iDRAC (drac/management.py)
+    ('management', 'import_configuration'): _PROFILE,
+    ('management', 'import_export_configuration'): _PROFILE,
+    # iLO (ilo/management.py), redfish (redfish/management.py)
+    ('management', 'erase_devices'): _DISKS,
+    ('management', 'one_button_secure_erase'):
+        "the node's disks, BIOS settings and licences",
+    ('management', 'clear_secure_boot_keys'): _KEYS,
+    ('management', 'reset_secure_boot_keys_to_default'):
+        'the Secure Boot keys the server was enrolled with (it may not boot '
+        'again)',
 }
-# (interface, step) that take effect only at a reboot, which ironic does.
+# (interface, step) that take effect at a reboot, which ironic does.
 REBOOTING = {
     ('bios', 'apply_configuration'),
     ('bios', 'factory_reset'),
     ('firmware', 'update'),
     ('management', 'update_firmware'),
+    ('management', 'update_firmware_sum'),
+    ('management', 'flash_firmware_sum'),
+    ('management', 'reset_bios_to_default'),
     ('deploy', 'burnin_cpu'),
     ('deploy', 'burnin_gpu'),
     ('deploy', 'burnin_memory'),
     ('deploy', 'burnin_network'),
     ('deploy', 'inject_files'),
 }
-# What the fake hardware the mini cloud and tests run declares: harmless.
-HARMLESS = {
+# (interface, step) that leave the running host alone: the BMC resets or
+# exports, ironic's own network step around in-band ones, and what the
+# fake hardware the mini cloud and tests run declares.
+HOST_UNTOUCHED = {
+    ('management', 'export_configuration'),
+    ('management', 'clear_job_queue'),
+    ('management', 'reset_idrac'),
+    ('management', 'known_good_state'),
+    ('management', 'reset_ilo'),
+    ('network', 'reattach_networking'),
     ('deploy', 'log_passthrough'),
     ('vendor', 'log_passthrough'),
 }
@@ -80,40 +117,45 @@ def step_name(step):
     return '%s.%s' % (step['interface'], step['step'])
 
 
+def enabled(steps):
+    """The steps ironic runs: priority 0 disables a template's step."""
+    return [s for s in steps if int(s.get('priority', 1)) != 0]
+
+
 def risk(step):
-    """The Risk of one step: DESTROYS, REBOOTS, UNKNOWN or None (known
-    harmless)."""
+    """The Risk of one step: DESTROYS, REBOOTS, SAFE or UNKNOWN."""
     key = (step['interface'], step['step'])
     if key in DESTROYS_DATA:
         return Risk(step_name(step), DESTROYS, DESTROYS_DATA[key])
     if key in REBOOTING:
         return Risk(step_name(step), REBOOTS, None)
-    if key in HARMLESS:
-        return None
+    if key in HOST_UNTOUCHED:
+        return Risk(step_name(step), SAFE, None)
     return Risk(step_name(step), UNKNOWN, None)
-
-
-def risks(steps):
-    """[Risk] of the steps that are not known harmless, in their order."""
-    return [r for r in map(risk, steps) if r is not None]
 
 
 def destroying(steps):
     """[Risk] of the steps that destroy data on a running server."""
-    return [r for r in risks(steps) if r.kind == DESTROYS]
+    return [r for r in map(risk, steps) if r.kind == DESTROYS]
+
+
+def unknown(steps, allowed=()):
+    """[Risk] of the steps this table does not know, but for those the
+    operator allowed (``allowed``: ``interface.step`` names)."""
+    return [r for r in map(risk, steps)
+            if r.kind == UNKNOWN and r.step not in allowed]
 
 
 def describe(steps):
     """The steps for a plan: ``bios.apply_configuration (reboots),
-    vendor.mine (unknown: its effect on a running server is not known)``.
+    vendor.mine (allowed: its effect on a running server is not known)``.
     """
     said = []
-    for step in steps:
-        found = risk(step)
-        if found is None:
-            said.append(step_name(step))
+    for found in map(risk, steps):
+        if found.kind == SAFE:
+            said.append(found.step)
         elif found.kind == UNKNOWN:
-            said.append('%s (unknown: its effect on a running server is '
+            said.append('%s (allowed: its effect on a running server is '
                         'not known)' % found.step)
         else:
             said.append('%s (%s)' % (found.step, found.kind))

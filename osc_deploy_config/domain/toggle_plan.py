@@ -26,6 +26,7 @@ import collections
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import step_safety
 
 # The description of the flavors a toggle makes: how a rerun tells one
 # that an interrupted toggle left half-made (without all its extra specs)
@@ -47,27 +48,14 @@ def sizes_of(flavor):
             or 0 for size in SIZES}
 
 
-def applied_configs(server, flavor_specs):
+def applied_configs(server, applied=None):
     """The configs the server runs with: its flavor's, overridden by those
-    a bare-metal toggle recorded in the server's metadata (under the same
-    ``deploy-config:<type>`` keys, see ``record``)."""
-    configs = {c.type: c for c in config_specs.configs_of(flavor_specs)}
-    configs.update((c.type, c) for c in config_specs.configs_of(
-        server.get('metadata') or {}))
+    a bare-metal toggle applied (``applied``: {type: Config}, the node's
+    record, ``toggle_record.applied``)."""
+    configs = {c.type: c for c in config_specs.configs_of(
+        server['flavor'].get('extra_specs'))}
+    configs.update(applied or {})
     return configs
-
-
-def record(configs):
-    """The server metadata that records configs a bare-metal toggle
-    applied."""
-    return {config_specs.config_spec(c.type): c.value for c in configs}
-
-
-def node_record(configs):
-    """The node's extra that records the configs a toggle applied (ironic
-    patches only keys of letters, digits, ``_`` and ``-``)."""
-    return {'deploy_config_%s' % c.type.replace('.', '_'): c.value
-            for c in configs}
 
 
 def derived_flavor_name(original_name, target_specs):
@@ -78,32 +66,62 @@ def derived_flavor_name(original_name, target_specs):
                           for c in config_specs.configs_of(target_specs))
 
 
-def plan(server, configs, templates_by_config, listed_flavors):
-    """What toggling ``configs`` on ``server`` takes.
+def plan(server, configs, templates_by_config, listed_flavors,
+         applied=None):
+    """What toggling ``configs`` on ``server`` takes.  ``applied``: what
+    the node's record says a bare-metal toggle applied.
 
     ``changed`` is False when the server already runs with those configs.
+    An identical flavor is reused when it is public, or the one a toggle
+    derives (which keeps the original's access): never another project's
+    private flavor.
     """
     embedded = server['flavor']
     specs = dict(embedded.get('extra_specs') or {})
-    current = applied_configs(server, specs)
+    current = applied_configs(server, applied)
     change = config_specs.plan_set(specs, configs, templates_by_config)
     target_specs = {k: v for k, v in dict(specs, **change.set).items()
                     if k not in change.unset}
     target = {c.type: c for c in config_specs.configs_of(target_specs)}
     changed = any(current.get(c.type) != c for c in configs)
     wanted_sizes = sizes_of(embedded)
+    name = derived_flavor_name(embedded['original_name'], target_specs)
     # nova refuses a resize to the server's own flavor, even one whose
     # extra specs have changed since (a flavor change rolled out)
     identical = [f for f in listed_flavors
                  if sizes_of(f) == wanted_sizes
                  and f['name'] != embedded['original_name']
-                 and (f.get('extra_specs') or {}) == target_specs]
-    name = derived_flavor_name(embedded['original_name'], target_specs)
+                 and (f.get('extra_specs') or {}) == target_specs
+                 and (is_public(f) or f['name'] == name)]
     preferred = sorted(identical, key=lambda f: (f['name'] != name,
                                                  f['name']))
     return ResizePlan(current, target, target_specs,
                       preferred[0] if preferred else None,
                       None if preferred else name, changed)
+
+
+def original_flavor(server, listed_flavors):
+    """The flavor the server runs, by its name and sizes, or None (deleted,
+    or its name taken twice)."""
+    embedded = server['flavor']
+    found = [f for f in listed_flavors
+             if f['name'] == embedded['original_name']
+             and sizes_of(f) == sizes_of(embedded)]
+    return found[0] if len(found) == 1 else None
+
+
+def is_public(flavor):
+    """Whether a listed flavor is public; a flavor not found is taken as
+    private: a toggle never publishes one."""
+    return bool(flavor and flavor.get('os-flavor-access:is_public', True))
+
+
+def derived_access(original, original_access, server):
+    """The projects a private derived flavor is open to: those of the
+    original, or, when the original is gone, the server's own."""
+    if original is not None:
+        return sorted(original_access)
+    return [server['tenant_id']] if server.get('tenant_id') else []
 
 
 def derived_description(original_name):
@@ -168,8 +186,10 @@ def scheduler_problems(providers, target_specs, node=None):
 
 
 def service_steps(template):
-    """A deploy template's steps as ironic service steps, in their order."""
-    ordered = sorted(template['steps'], key=lambda s: -int(s['priority']))
+    """A deploy template's enabled steps as ironic service steps, in their
+    order (priority 0 disables a step, as at deploy)."""
+    ordered = sorted(step_safety.enabled(template['steps']),
+                     key=lambda s: -int(s['priority']))
     return [{'interface': s['interface'], 'step': s['step'],
              'args': s['args']} for s in ordered]
 

@@ -118,6 +118,18 @@ class Clients:
 
         return glance.Glance(proxy_of(self.connection, 'image'))
 
+    def is_admin(self):
+        """Whether the credentials' token has the admin role: what nova's
+        admin API, a toggle's lock and a node's servicing take.  Read from
+        the token OSC holds: no request."""
+        conn = self.connection
+        try:
+            access = conn.session.auth.get_access(conn.session)
+        except Exception as exc:    # noqa: BLE001 - then not known to be
+            LOG.debug('no roles read from the token: %s', exc)
+            return False
+        return 'admin' in (access.role_names or ())
+
     def project_id(self, name_or_id):
         """A project's ID, by its name or ID (keystone)."""
         from openstack import exceptions as sdk_exceptions

@@ -33,9 +33,14 @@ TAGGING_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
                   'provision_state', 'instance_uuid', 'instance_info',
                   'resource_class')
 PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
-                    'target_provision_state', 'maintenance', 'last_error',
-                    'traits')
-HARDWARE_FIELDS = ('uuid', 'name', 'raid_config')
+                    'target_provision_state', 'provision_updated_at',
+                    'maintenance', 'maintenance_reason', 'last_error',
+                    'traits', 'properties', 'owner')
+# What a servicing's wait reads of the node, each poll.
+POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
+               'last_error')
+# What a report reads of a node: the hardware, and the toggle record.
+HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties')
 # What deciding about a template's config and steps reads of it.
 TEMPLATE_STEP_FIELDS = ('uuid', 'name', 'steps')
 # Why ironic refuses a project-scoped token under its default policy, and
@@ -184,19 +189,12 @@ class Ironic(rest.Api):
         else:
             self._request('DELETE', path)
 
-    def set_node_extra(self, node, extra):
-        self._request('PATCH', '/nodes/%s' % node, json=[
-            {'op': 'add', 'path': '/extra/%s' % key, 'value': value}
-            for key, value in extra.items()])
-
-    def unset_node_extra(self, node, keys):
-        """Remove these keys of a node's extra (``node`` with its
-        ``extra``), those it has."""
-        present = [k for k in keys if k in (node.get('extra') or {})]
-        if present:
-            self._request('PATCH', '/nodes/%s' % node['uuid'], json=[
-                {'op': 'remove', 'path': '/extra/%s' % key}
-                for key in present])
+    def patch_node(self, node, patch):
+        """Apply a JSON patch to a node (nothing for an empty one); the
+        node as ironic has it then, or None."""
+        if not patch:
+            return None
+        return self._request('PATCH', '/nodes/%s' % node, json=patch)
 
     def add_node_trait(self, node, trait):
         self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))

@@ -27,21 +27,8 @@ from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 
 
-class Nova(rest.Api):
-    """Flavors with their extra specs, and (with the feature
-    ``SERVER_FLAVOR_DETAILS``) servers with their flavor."""
-
-    version_root = '/v2.1'
-
-    def __init__(self, proxy, *features):
-        super().__init__(proxy, versions.LISTED_FLAVOR_EXTRA_SPECS, *features)
-
-    def retriable_writes(self, method, path):
-        """Two writers of one flavor's extra specs at once: nova gives up
-        its own retries with 409; the same merge may be sent again."""
-        if method == 'POST' and path.endswith('/os-extra_specs'):
-            return [409]
-        return []
+class _Flavors:
+    """Flavors with their extra specs and access."""
 
     def flavors(self):
         """Every flavor, public or not, with its extra specs."""
@@ -52,10 +39,6 @@ class Nova(rest.Api):
                 'Nova does not show flavor extra specs to these credentials '
                 '(a system-scoped token?): use a project-scoped admin')
         return found
-
-    def next_link(self, page, collection):
-        return next((link['href'] for link in page.get(
-            collection + '_links') or () if link.get('rel') == 'next'), None)
 
     def find_flavor(self, name_or_id):
         """One flavor by ID or unique name, from one listing."""
@@ -101,16 +84,6 @@ class Nova(rest.Api):
             return named[0]
         return self._request('GET', '/flavors/%s' % named[0]['id'])['flavor']
 
-    def maximum(self):
-        """Nova's maximum compute microversion, from the version discovery
-        (one request, unless OSC made it already); None when unknown."""
-        try:
-            found = self.proxy.get_endpoint_data()
-        except Exception:   # noqa: BLE001 - unknown, then
-            return None
-        maximum = getattr(found, 'max_microversion', None)
-        return tuple(maximum[:2]) if isinstance(maximum, tuple) else None
-
     def set_extra_specs(self, flavor_id, specs):
         self._request('POST', '/flavors/%s/os-extra_specs' % flavor_id,
                       json={'extra_specs': specs})
@@ -125,10 +98,42 @@ class Nova(rest.Api):
         self._delete_item('/flavors/%s/os-extra_specs/%s' % (
             flavor_id, urllib.parse.quote(key, safe='')), 'extra spec')
 
+    def create_flavor(self, name, sizes, description, public=True):
+        """A flavor without extra specs (see ``finish_flavor``); a private
+        one is open to no project yet (``add_flavor_access``)."""
+        return self._request('POST', '/flavors', json={'flavor': {
+            'name': name, 'vcpus': sizes['vcpus'], 'ram': sizes['ram'],
+            'disk': sizes['disk'], 'swap': int(sizes['swap'] or 0),
+            'OS-FLV-EXT-DATA:ephemeral': sizes['ephemeral'],
+            'description': description,
+            'os-flavor-access:is_public': public}})['flavor']
 
-    def find_server(self, name_or_id, all_projects=True):
+    def flavor_access(self, flavor_id):
+        """The projects a private flavor is open to."""
+        return sorted(a['tenant_id'] for a in self._request(
+            'GET', '/flavors/%s/os-flavor-access' % flavor_id)[
+            'flavor_access'])
+
+    def add_flavor_access(self, flavor_id, project_id):
+        self._request('POST', '/flavors/%s/action' % flavor_id, json={
+            'addTenantAccess': {'tenant': project_id}})
+
+    def finish_flavor(self, flavor, extra_specs):
+        """Give a flavor exactly these extra specs."""
+        current = flavor.get('extra_specs') or {}
+        if any(current.get(k) != v for k, v in extra_specs.items()):
+            self.set_extra_specs(flavor['id'], extra_specs)
+        for key in sorted(set(current) - set(extra_specs)):
+            self.delete_extra_spec(flavor['id'], key)
+        return dict(flavor, extra_specs=extra_specs)
+
+
+class _Servers:
+    """Servers with their flavor, and the actions a toggle takes on them."""
+
+    def find_server(self, name_or_id, all_projects=False):
         """A server's details (with its embedded flavor) by ID or name
-        (among every project's, or, as OSC's own lookup, the project's)."""
+        (among the project's, as OSC's own lookup, or every project's)."""
         from openstack import exceptions as sdk_exceptions
 
         try:
@@ -178,24 +183,6 @@ class Nova(rest.Api):
             '/os-hypervisors/detail?%s' % urllib.parse.urlencode(
                 {'hypervisor_hostname_pattern': hostname}))
 
-    def create_flavor(self, name, sizes, description):
-        """A public flavor without extra specs (see ``finish_flavor``)."""
-        return self._request('POST', '/flavors', json={'flavor': {
-            'name': name, 'vcpus': sizes['vcpus'], 'ram': sizes['ram'],
-            'disk': sizes['disk'], 'swap': int(sizes['swap'] or 0),
-            'OS-FLV-EXT-DATA:ephemeral': sizes['ephemeral'],
-            'description': description,
-            'os-flavor-access:is_public': True}})['flavor']
-
-    def finish_flavor(self, flavor, extra_specs):
-        """Give a flavor exactly these extra specs."""
-        current = flavor.get('extra_specs') or {}
-        if any(current.get(k) != v for k, v in extra_specs.items()):
-            self.set_extra_specs(flavor['id'], extra_specs)
-        for key in sorted(set(current) - set(extra_specs)):
-            self.delete_extra_spec(flavor['id'], key)
-        return dict(flavor, extra_specs=extra_specs)
-
     def _action(self, server_id, body):
         """A server action; returns its request ID."""
         return self._send('POST', '/servers/%s/action' % server_id,
@@ -206,7 +193,21 @@ class Nova(rest.Api):
         return self._action(server_id, {'resize': {'flavorRef': flavor_id}})
 
     def confirm_resize(self, server_id):
-        self._action(server_id, {'confirmResize': None})
+        """Ask for the confirmation; returns its request ID."""
+        return self._action(server_id, {'confirmResize': None})
+
+    def lock(self, server_id, reason):
+        """Lock the server with a reason; returns the lock's request ID."""
+        return self._action(server_id, {'lock': {'locked_reason': reason}})
+
+    def unlock(self, server_id):
+        self._action(server_id, {'unlock': None})
+
+    def instance_actions(self, server_id, limit=50):
+        """The server's latest instance actions, newest first."""
+        return self._request(
+            'GET', '/servers/%s/os-instance-actions?limit=%d'
+            % (server_id, limit), versions.SERVER_LOCKS)['instanceActions']
 
     def instance_action(self, server_id, request_id):
         """An action and its events; from 2.84 a failed event says why."""
@@ -218,11 +219,33 @@ class Nova(rest.Api):
             found = self._request('GET', path)
         return found['instanceAction']
 
-    def delete_metadata(self, server_id, key):
-        """Idempotent: a key already gone is no error."""
-        self._delete_item('/servers/%s/metadata/%s' % (
-            server_id, urllib.parse.quote(key, safe='')), 'metadata')
 
-    def set_metadata(self, server_id, metadata):
-        self._request('POST', '/servers/%s/metadata' % server_id,
-                      json={'metadata': metadata})
+class Nova(_Flavors, _Servers, rest.Api):
+    """Flavors with their extra specs, and (with the feature
+    ``SERVER_FLAVOR_DETAILS``) servers with their flavor."""
+
+    version_root = '/v2.1'
+
+    def __init__(self, proxy, *features):
+        super().__init__(proxy, versions.LISTED_FLAVOR_EXTRA_SPECS, *features)
+
+    def retriable_writes(self, method, path):
+        """Two writers of one flavor's extra specs at once: nova gives up
+        its own retries with 409; the same merge may be sent again."""
+        if method == 'POST' and path.endswith('/os-extra_specs'):
+            return [409]
+        return []
+
+    def next_link(self, page, collection):
+        return next((link['href'] for link in page.get(
+            collection + '_links') or () if link.get('rel') == 'next'), None)
+
+    def maximum(self):
+        """Nova's maximum compute microversion, from the version discovery
+        (one request, unless OSC made it already); None when unknown."""
+        try:
+            found = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - unknown, then
+            return None
+        maximum = getattr(found, 'max_microversion', None)
+        return tuple(maximum[:2]) if isinstance(maximum, tuple) else None

@@ -37,6 +37,7 @@ NODE_BIOS = 'node BIOS settings'
 NODE_BIOS_REGISTRY = 'node BIOS registry'
 LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
 SERVER_FLAVOR_DETAILS = 'server flavor details'
+SERVER_LOCKS = 'server lock reasons'
 ACTION_EVENT_DETAILS = 'instance action event details'
 HYPERVISORS_BY_NAME = 'hypervisor search in listings'
 FLAVORS_BY_NAME = 'flavor listings by name'
@@ -54,6 +55,9 @@ NEEDS = {
     NODE_BIOS_REGISTRY: ('baremetal', '1.74'),
     LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
+    # a server shows who locked it and why, a lock takes a reason (with the
+    # flavor details of 2.47, and instance action listings by page, 2.58)
+    SERVER_LOCKS: ('compute', '2.73'),
     ACTION_EVENT_DETAILS: ('compute', '2.84'),
     HYPERVISORS_BY_NAME: ('compute', '2.53'),
     FLAVORS_BY_NAME: ('compute', '2.102'),

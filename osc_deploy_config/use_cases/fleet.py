@@ -33,9 +33,11 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
-from osc_deploy_config.use_cases import server_toggle
+from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import toggle as server_toggle
 
 COLUMNS = ('Server', 'Host', 'From', 'To', 'How', 'Outcome', 'Seconds')
 NOT_STARTED = 'not started'
@@ -71,7 +73,8 @@ class Rollout:
     def select(self, refs=(), flavor=None, project=None, all_projects=False):
         """(the servers named, and those of the flavor or project; the
         flavor, or None)."""
-        by_ref = [self.nova.find_server(ref) for ref in refs]
+        by_ref = [self.nova.find_server(ref, all_projects or bool(project))
+                  for ref in refs]
         project_id = self.clients.project_id(project) if project else None
         found, listed = None, []
         if flavor:
@@ -101,11 +104,10 @@ class Rollout:
             templates_by_config=self.templates)
         try:
             done = toggle.run(server['id'], dry_run=True)
-        except server_toggle.Busy:
-            done = server_toggle.Outcome(
-                server['name'], server['id'], server_toggle.host_of(
-                    server, None), '', '', '', server_toggle.PLANNED,
-                'finish the change under way')
+        except toggle_states.Unavailable as exc:
+            done = outcomes.Outcome(
+                server['name'], server['id'], outcomes.host_of(
+                    server, None), '', '', '', outcomes.PLANNED, str(exc))
         except exceptions.CommandError as exc:
             return fleet_plan.Planned(server, configs, None, str(exc))
         return fleet_plan.Planned(server, configs, done, None)
@@ -113,7 +115,7 @@ class Rollout:
     def run(self, planned):
         """Toggle the planned servers; a row per server (COLUMNS)."""
         todo = [p for p in planned if p.refusal is None
-                and p.outcome.result != server_toggle.UNCHANGED]
+                and p.outcome.result != outcomes.UNCHANGED]
         self.count = fleet_plan.Count(len(todo))
         results = {}
         for one in planned:
@@ -165,7 +167,7 @@ class Rollout:
             outcome = server_toggle.ServerToggle(
                 self.clients, one.configs,
                 lambda text: self.say('%s: %s' % (name, text.strip())),
-                auto_confirm=True, wait_busy=True,
+                auto_confirm=True,
                 templates_by_config=self.templates).run(one.server['id'])
         except exceptions.CommandError as exc:
             seconds = time.monotonic() - start
@@ -190,9 +192,9 @@ class Rollout:
         planned = one.outcome
         if one.refusal is not None:
             return plan_row(one)
-        if planned.result == server_toggle.UNCHANGED:
+        if planned.result == outcomes.UNCHANGED:
             result = planned
-        if isinstance(result, server_toggle.Outcome):
+        if isinstance(result, outcomes.Outcome):
             outcome = result.result
         else:
             outcome = NOT_STARTED if result is None else 'failed: ' + result
@@ -226,7 +228,7 @@ def plan_row(one):
     """The row of one server in a dry run: its plan, or why it is
     skipped."""
     if one.refusal is not None:
-        return (one.server['name'], server_toggle.host_of(one.server, None),
+        return (one.server['name'], outcomes.host_of(one.server, None),
                 '', '', '', 'skipped: %s' % one.refusal, 0.0)
     planned = one.outcome
     return (planned.server, planned.host, planned.before, planned.after,

@@ -30,9 +30,10 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import rebuild_plan
-from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.services import versions
-from osc_deploy_config.use_cases import server_toggle
+from osc_deploy_config.use_cases.toggle import toggle
+from osc_deploy_config.use_cases.toggle import waits
 
 LOG = logging.getLogger(__name__)
 
@@ -50,12 +51,13 @@ class Rebuild:
         self.say = say
         self.nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
         self.server = None
+        self.node = None
         self.reverting = []
 
     def read(self, server_ref):
         """Read the server (kept); whether it runs on ironic."""
         # as OSC's own rebuild finds it: among the project's servers
-        self.server = self.nova.find_server(server_ref, all_projects=False)
+        self.server = self.nova.find_server(server_ref)
         if not self.on_ironic(self.server):
             LOG.debug('deploy-config rebuild: read server %s (on ironic?): '
                       'not on ironic, the rebuild is OSC\'s own; the server '
@@ -74,7 +76,20 @@ class Rebuild:
                   'from 2.93); the server handed to OSC', server['id'],
                   self.compute.default_microversion or 'negotiated',
                   rebuild_plan.version_text(negotiated))
-        self.reverting = rebuild_plan.reapplied(server)
+        self.reverting = rebuild_plan.reapplied(server, self.toggled())
+
+    def toggled(self):
+        """What the node's record says a toggle applied to the server;
+        nothing when the node cannot be read (a member's view)."""
+        try:
+            self.node = self.clients.ironic(versions.NODE_TRAITS)\
+                .node_of_instance(self.server['id'], ('uuid', 'properties'))
+        except Exception as exc:    # noqa: BLE001 - nothing to apply then
+            LOG.debug('deploy-config rebuild: the node of server %s cannot '
+                      'be read (%s): no toggle to apply again',
+                      self.server['id'], exc)
+            return {}
+        return toggle_record.applied(self.node, self.server['id'])
 
     def pin(self, reimage):
         """Bring OSC's compute microversion down to what nova's ironic
@@ -110,51 +125,39 @@ class Rebuild:
         if not waited:
             self.say('Waiting for the rebuild of server %s to end, to apply '
                      '%s again...' % (self.server['name'], self.wanted()))
-        self.wait_rebuilt()
+        rebuilt = waits.Waits(waits.Waiter(self.say), self.nova).rebuild(
+            self.server)
+        restore = 'openstack server resize %s %s' % (' '.join(
+            '--deploy-config %s' % c for c in self.reverting),
+            self.server['id'])
+        if rebuilt['status'] == 'SHUTOFF':
+            raise exceptions.CommandError(
+                'Server %s was rebuilt and is SHUTOFF, as it was: it runs its '
+                'flavor\'s deploy configs, and %s cannot be applied again to '
+                'a stopped server (a toggle needs it ACTIVE). Once it runs '
+                '(openstack server start %s): %s' % (
+                    self.server['name'], self.wanted(), self.server['id'],
+                    restore))
         try:
-            server_toggle.ServerToggle(
+            toggle.ServerToggle(
                 self.clients, self.reverting, self.say).run(self.server['id'])
         except exceptions.CommandError as exc:
             raise exceptions.CommandError(
                 'Server %s was rebuilt and runs its flavor\'s deploy configs: '
-                'applying %s again failed: %s Restore it with: openstack '
-                'server resize --deploy-config %s %s' % (
+                'applying %s again failed: %s Restore it with: %s' % (
                     self.server['name'], self.wanted(),
-                    str(exc).rstrip('.') + '.', ' --deploy-config '.join(
-                        str(c) for c in self.reverting),
-                    self.server['id'])) from None
+                    str(exc).rstrip('.') + '.', restore)) from None
 
     def wanted(self):
         return ', '.join(str(c) for c in self.reverting)
 
-    def wait_rebuilt(self):
-        """Until nova has rebuilt the server (ACTIVE, no task)."""
-        waiter = server_toggle.Waiter(self.say)
-        deadline = waiter.deadline()
-        while True:
-            found = self.nova.find_server(self.server['id'])
-            task = found.get('OS-EXT-STS:task_state')
-            if found['status'] == 'ERROR':
-                raise exceptions.CommandError(
-                    'Rebuilding server %s failed: %s' % (
-                        self.server['name'],
-                        (found.get('fault') or {}).get('message') or 'ERROR'))
-            if found['status'] == 'ACTIVE' and not task:
-                return
-            waiter.progress('%s (%s)' % (found['status'], task))
-            waiter.tick(deadline, 'Server %s still %s' % (
-                self.server['id'], task))
-
     def forget_toggles(self):
         """The server runs its flavor's configs again: drop the toggle's
-        record, on the server and its node."""
-        for key in toggle_plan.record(self.reverting):
-            self.nova.delete_metadata(self.server['id'], key)
-        ironic = self.clients.ironic(versions.NODE_TRAITS)
-        node = ironic.node_of_instance(self.server['id'], ('uuid', 'extra'))
-        if node:
-            ironic.unset_node_extra(node, toggle_plan.node_record(
-                self.reverting))
+        record on its node."""
+        self.clients.ironic(versions.NODE_TRAITS).patch_node(
+            self.node['uuid'], toggle_record.forget_patch(
+                self.node, self.server['id'],
+                [c.type for c in self.reverting]))
         self.say('Server %s runs its flavor\'s deploy configs again: %s.' % (
             self.server['name'], ', '.join(
                 str(c) for c in deployed(self.server, self.reverting))

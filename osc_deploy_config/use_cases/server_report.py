@@ -17,6 +17,7 @@ import concurrent.futures
 
 from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.domain import server_configs
+from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
@@ -44,67 +45,69 @@ def show(clients, server_ref):
     reason = server_configs.VIRTUAL
     if node is None and nova.runs_on_ironic(server):
         reason = server_configs.HIDDEN_NODE
-    rows = server_configs.rows(server, by_config, image, node, bios,
-                               node and node.get('raid_config'), reason)
+    rows = server_configs.rows(server, by_config, image, node, bios, reason)
     return server_configs.COLUMNS, [tuple(r) for r in rows]
 
 
 def list_servers(clients, all_projects=False, long=False, outdated=False):
-    """(columns, rows) of every server's configs; with ``long``, what
-    their nodes report (one BIOS read per bare-metal server); with
-    ``outdated``, only the servers whose configs lag what their flavor
-    asks for now (one more listing, of the flavors)."""
+    """(columns, rows) of every server's configs, from one listing each of
+    servers, images, templates and nodes (whose toggle records say what a
+    toggle applied); with ``long``, what their nodes report (one BIOS read
+    per bare-metal server); with ``outdated``, only the servers whose
+    configs lag what their flavor asks for now (one more listing, of the
+    flavors)."""
     nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
     found = nova.servers(all_projects)
     images = clients.glance().images() if any(
         s.get('image') for s in found) else {}
-    if outdated:
-        found = lagging(found, nova.flavors(), images)
     ironic = _ironic(clients)
+    nodes = {n['instance_uuid']: n for n in ironic.nodes(
+        ironic_api.HARDWARE_FIELDS + ('instance_uuid',))
+        if n.get('instance_uuid')}
+    if outdated:
+        found = lagging(found, nova.flavors(), images, nodes)
     by_config = ironic.config_templates(
         fields=ironic_api.TEMPLATE_STEP_FIELDS)
-    nodes = hardware(ironic, nova, found) if long else {}
+    read = hardware(ironic, nova, found, nodes) if long else {}
     columns = ('Server',) + server_configs.COLUMNS
     if not long:
         columns = columns[:-server_configs.HARDWARE_COLUMNS]
     rows = []
     for server in sorted(found, key=lambda s: (s['name'], s['id'])):
         image = images.get((server.get('image') or {}).get('id'), {})
-        node, bios, reason = nodes.get(server['id'], (None, None, None))
-        for row in server_configs.rows(
-                server, by_config, image, node, bios,
-                node and node.get('raid_config'), reason):
+        bios, reason = read.get(server['id'], (None, None))
+        for row in server_configs.rows(server, by_config, image,
+                                       nodes.get(server['id']), bios, reason):
             rows.append(((server['name'],) + tuple(row))[:len(columns)])
     return columns, rows
 
 
-def hardware(ironic, nova, servers):
-    """{server ID: (node, BIOS settings, why none)} from one node listing,
-    one hypervisor listing, and the nodes' BIOS read concurrently."""
-    nodes = {n['instance_uuid']: n for n in ironic.nodes(
-        ironic_api.HARDWARE_FIELDS + ('instance_uuid',))
-        if n.get('instance_uuid')}
+def hardware(ironic, nova, servers, nodes):
+    """{server ID: (BIOS settings, why none are read)} from one hypervisor
+    listing and the nodes' BIOS (``nodes``: by instance) read
+    concurrently."""
     on_ironic = nova.ironic_hypervisors()
     with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
         bios = dict(zip(nodes, pool.map(ironic.bios, [
             n['uuid'] for n in nodes.values()]), strict=True))
     found = {}
     for server in servers:
-        node = nodes.get(server['id'])
-        if node is not None:
-            found[server['id']] = (node, bios[server['id']], None)
+        if server['id'] in nodes:
+            found[server['id']] = (bios[server['id']], None)
         elif server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') in on_ironic:
-            found[server['id']] = (None, None, server_configs.HIDDEN_NODE)
+            found[server['id']] = (None, server_configs.HIDDEN_NODE)
         else:
-            found[server['id']] = (None, None, server_configs.VIRTUAL)
+            found[server['id']] = (None, server_configs.VIRTUAL)
     return found
 
 
-def lagging(servers, flavors, images):
-    """The servers whose configs lag what their flavor asks for now."""
+def lagging(servers, flavors, images, nodes):
+    """The servers whose configs lag what their flavor asks for now
+    (``nodes``: by instance, with their toggle records)."""
     specs = {f['name']: f.get('extra_specs') for f in flavors}
     return [s for s in servers
             if fleet_plan.base_flavor_name(s) in specs
-            and fleet_plan.lagging(s, specs[fleet_plan.base_flavor_name(s)],
-                                   images.get((s.get('image') or {}).get(
-                                       'id'), {}))]
+            and fleet_plan.lagging(
+                s, specs[fleet_plan.base_flavor_name(s)],
+                images.get((s.get('image') or {}).get('id'), {}),
+                toggle_record.applied(nodes.get(s['id']), s['id']))]

@@ -13,6 +13,10 @@
 """What our commands print for help and for argument errors."""
 
 import logging
+import re
+
+# What ``--allow-step`` names: a deploy step, as ironic's schema has it.
+_STEP_NAME = re.compile(r'[a-z_]+\.[A-Za-z0-9_]+')
 
 
 def keep_epilog_lines(parser):
@@ -64,6 +68,44 @@ def demote_keystoneauth_warnings():
         logger = logging.getLogger(name)
         if not any(isinstance(f, _WarningToDebug) for f in logger.filters):
             logger.addFilter(_WarningToDebug())
+
+
+def add_toggle_options(parser):
+    """The options of every toggle: the one server's (``server resize
+    --deploy-config``) and a rollout's."""
+    parser.add_argument(
+        '--allow-step', metavar='<interface.step>', action='append',
+        dest='allowed_steps', default=[],
+        help='With --deploy-config, on bare metal: run this step on the '
+             'running server although osc-deploy-config does not know it to '
+             'be safe there (repeat for several). A step known to destroy '
+             'data is never run.')
+    parser.add_argument(
+        '--wait-timeout', metavar='<seconds>', type=int, default=None,
+        help='With --deploy-config: give up waiting after this many seconds '
+             'in all (default 1800); what still runs goes on, and a rerun '
+             'finishes it.')
+    return parser
+
+
+def toggle_options(parsed_args):
+    """The keyword arguments of a toggle from those options; refuses a
+    negative timeout and a step name that is no ``interface.step``."""
+    from osc_lib import exceptions
+
+    timeout = parsed_args.wait_timeout
+    if timeout is not None and timeout < 0:
+        raise exceptions.CommandError(
+            'Expected non-negative --wait-timeout, got %d' % timeout)
+    for step in parsed_args.allowed_steps:
+        if not _STEP_NAME.fullmatch(step):
+            raise exceptions.CommandError(
+                'Invalid --allow-step %r: expected INTERFACE.STEP, as in '
+                'vendor.my_step' % step)
+    options = {'allowed_steps': parsed_args.allowed_steps}
+    if timeout is not None:
+        options['wait_seconds'] = timeout
+    return options
 
 
 def one_line_errors(parser):

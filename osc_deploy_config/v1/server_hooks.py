@@ -82,6 +82,7 @@ class ResizeDeployConfigHook(hooks.CommandHook):
             '--auto-confirm', action='store_true',
             help='With --deploy-config: confirm the resize once it has '
                  'verified (implies --wait).')
+        cli.add_toggle_options(parser)
         self._parser = parser
         return parser
 
@@ -90,24 +91,32 @@ class ResizeDeployConfigHook(hooks.CommandHook):
                 '--deploy-config hyperthreading=disabled --auto-confirm '
                 'web-1')
 
+    def refuse_options_alone(self, parsed_args):
+        """Without --deploy-config: OSC's own resize, whose options argparse
+        cannot require on its own (the hook relaxed the group)."""
+        if (parsed_args.dry_run or parsed_args.auto_confirm
+                or parsed_args.allowed_steps
+                or parsed_args.wait_timeout is not None):
+            self._parser.error('--dry-run, --auto-confirm, --allow-step and '
+                               '--wait-timeout go with --deploy-config')
+        if not (parsed_args.flavor or parsed_args.confirm
+                or parsed_args.revert):
+            self._parser.error('one of the arguments --flavor --confirm '
+                               '--revert --deploy-config is required')
+
     def before(self, parsed_args):
         if not parsed_args.deploy_configs:
-            if parsed_args.dry_run or parsed_args.auto_confirm:
-                self._parser.error('--dry-run and --auto-confirm go with '
-                                   '--deploy-config')
-            if not (parsed_args.flavor or parsed_args.confirm
-                    or parsed_args.revert):
-                self._parser.error('one of the arguments --flavor --confirm '
-                                   '--revert --deploy-config is required')
+            self.refuse_options_alone(parsed_args)
             return parsed_args
         from osc_deploy_config.domain import deploy_config
-        from osc_deploy_config.use_cases import server_toggle
+        from osc_deploy_config.use_cases.toggle import toggle
 
         configs = [deploy_config.parse_config(c)
                    for c in parsed_args.deploy_configs]
-        server_toggle.ServerToggle(
+        toggle.ServerToggle(
             self.cmd.app.client_manager.deploy_config, configs, self.say,
             wait=parsed_args.wait, auto_confirm=parsed_args.auto_confirm,
+            **cli.toggle_options(parsed_args),
         ).run(parsed_args.server, dry_run=parsed_args.dry_run)
         # OSC's own resize has nothing left to do.
         self.cmd.take_action = lambda parsed_args: None

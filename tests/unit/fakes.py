@@ -120,6 +120,7 @@ class FakeIronic(FakeService):
         super().__init__(baremetal_proxy.Proxy, max_version, page_size)
         self.templates = {}
         self.nodes = {}
+        self.stamps = 0
         self.forbidden = False
         self.locked_nodes = set()   # their trait writes get 409
         # servicing: the BIOS settings of bios steps land in node['bios'],
@@ -131,10 +132,22 @@ class FakeIronic(FakeService):
         self.servicing_reads = 0
         self.abort_unsupported = False   # an ironic before 32.0
         self.provision_requests = []     # (node name, target)
+        self.patches = []                # (node name, JSON patch)
+        self.serviced = []               # (node name, steps): done
         # {node UUID: {setting: registry fields}} (?detail=True)
         self.bios_registries = {}
 
     # ------------------------------------------------------------ data
+
+    def stamp(self):
+        """A new provision_updated_at: each change of state a later one."""
+        self.stamps += 1
+        return '2026-12-01T10:%02d:%02d+00:00' % divmod(self.stamps, 60)
+
+    def set_state(self, node, state, target=None, **more):
+        """A provision state change, as ironic records it."""
+        node.update(provision_state=state, target_provision_state=target,
+                    provision_updated_at=self.stamp(), **more)
 
     def add_template(self, name, steps=None, extra=None):
         template = {
@@ -161,9 +174,9 @@ class FakeIronic(FakeService):
             'instance_info': ({'traits': list(instance_traits)}
                               if instance_uuid else {}),
             'maintenance_reason': None, 'fault': None,
-            'extra': {}, 'bios': {}, 'bios_at': {},
-            'resource_class': resource_class,
-            'raid_config': {},
+            'extra': {}, 'properties': {}, 'bios': {}, 'bios_at': {},
+            'resource_class': resource_class, 'owner': None,
+            'raid_config': {}, 'provision_updated_at': self.stamp(),
         }
         self.nodes[node['uuid']] = node
         return node
@@ -287,12 +300,13 @@ class FakeIronic(FakeService):
         if len(rest) == 1:
             self._servicing_goes_on(node)
             if method == 'PATCH':
+                self.patches.append((node['name'], body))
                 for op in body:
-                    _, key = op['path'].strip('/').split('/', 1)
+                    field, key = op['path'].strip('/').split('/', 1)
                     if op['op'] == 'remove':
-                        del node['extra'][key]
+                        del node[field][key]
                     else:
-                        node['extra'][key] = op['value']
+                        node[field][key] = copy.deepcopy(op['value'])
             return response(200, {k: copy.deepcopy(node[k])
                                   for k in fields or node})
         if rest[1:] == ['states', 'provision']:
@@ -338,22 +352,20 @@ class FakeIronic(FakeService):
                          'is in maintenance mode.' % node['uuid'])
         self.provision_requests.append((node['name'], body['target']))
         if body['target'] == 'abort':
-            node.update(provision_state='active', target_provision_state=None)
+            self.set_state(node, 'active')
             return response(202)
         if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
             # puts the node in maintenance
-            node.update(provision_state='service failed',
-                        target_provision_state='active',
-                        last_error=self.service_error or 'step failed',
-                        maintenance=True,
-                        maintenance_reason=self.service_error,
-                        fault='service failure')
+            self.set_state(node, 'service failed', 'active',
+                           last_error=self.service_error or 'step failed',
+                           maintenance=True,
+                           maintenance_reason=self.service_error,
+                           fault='service failure')
             return response(202)
-        node.update(provision_state='servicing',
-                    target_provision_state='active',
-                    service_reads_left=self.servicing_reads,
-                    service_steps=body['service_steps'])
+        self.set_state(node, 'servicing', 'active',
+                       service_reads_left=self.servicing_reads,
+                       service_steps=body['service_steps'])
         self._servicing_goes_on(node)
         return response(202)
 
@@ -373,8 +385,8 @@ class FakeIronic(FakeService):
                     if node['bios'].get(setting['name']) != setting['value']:
                         node['bios'][setting['name']] = setting['value']
                         node['bios_at'][setting['name']] = SERVICED_AT
-        node.update(provision_state='active', target_provision_state=None,
-                    last_error=None)
+        self.serviced.append((node['name'], node['service_steps']))
+        self.set_state(node, 'active', last_error=None)
 
 
 class FakeNova(FakeService):
@@ -388,13 +400,25 @@ class FakeNova(FakeService):
         self.servers = {}
         self.actions = {}
         self.no_valid_host = False
+        self.confirm_error = None   # a failed confirmation's event details
+        # how many reads of the server a resize shows under way (-1: it
+        # never ends)
+        self.resize_reads = 0
         self.hypervisors = {'fake-compute': 'fake'}
+        self.access = {}            # {flavor ID: [project IDs]}
+        # {server ID: [(status, task_state)]}: what each read of the
+        # server shows next, the last one staying
+        self.transitions = {}
 
-    def add_flavor(self, name, extra_specs=None, description=None):
+    def add_flavor(self, name, extra_specs=None, description=None,
+                   public=True):
         flavor = {'id': str(uuid.uuid4()), 'name': name, 'vcpus': 1,
                   'ram': 512, 'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0,
                   'swap': '', 'description': description,
+                  'os-flavor-access:is_public': public,
                   'extra_specs': dict(extra_specs or {})}
+        if not public:
+            self.access[flavor['id']] = []
         self.flavors[flavor['id']] = flavor
         return flavor
 
@@ -402,7 +426,8 @@ class FakeNova(FakeService):
                    hypervisor='fake-compute', image=None):
         server = {'id': str(uuid.uuid4()), 'name': name, 'status': status,
                   'image': {'id': image} if image else '',
-                  'OS-EXT-STS:task_state': None,
+                  'OS-EXT-STS:task_state': None, 'tenant_id': 'project-1',
+                  'locked': False, 'locked_reason': None, 'locked_by': None,
                   'OS-EXT-SRV-ATTR:hypervisor_hostname': hypervisor,
                   'metadata': dict(metadata or {}),
                   'flavor': self.embedded(flavor)}
@@ -436,6 +461,14 @@ class FakeNova(FakeService):
                 if pattern in name]})
         if segments == ['flavors'] and method == 'POST':
             return self._create_flavor(json['flavor'])
+        if segments[2:] == ['os-flavor-access']:
+            return response(200, {'flavor_access': [
+                {'flavor_id': segments[1], 'tenant_id': t}
+                for t in self.access[segments[1]]]})
+        if segments[2:] == ['action']:
+            self.access[segments[1]].append(
+                json['addTenantAccess']['tenant'])
+            return response(200, {})
         if segments == ['flavors'] and method == 'GET':
             return response(200, {'flavors': [
                 {'id': f['id'], 'name': f['name']} for f in sorted(
@@ -477,7 +510,8 @@ class FakeNova(FakeService):
             return error(409, 'Flavor with name %s already exists.'
                          % body['name'])
         flavor = self.add_flavor(body['name'],
-                                 description=body.get('description'))
+                                 description=body.get('description'),
+                                 public=body['os-flavor-access:is_public'])
         flavor.update(vcpus=body['vcpus'], ram=body['ram'],
                       disk=body['disk'], swap=body['swap'] or '',
                       **{'OS-FLV-EXT-DATA:ephemeral':
@@ -494,6 +528,10 @@ class FakeNova(FakeService):
         if server is None:
             return error(404, 'Instance %s could not be found.' % rest[0])
         if len(rest) == 1:
+            if self.transitions.get(server['id']):
+                shown = self.transitions[server['id']]
+                server['status'], server['OS-EXT-STS:task_state'] = (
+                    shown.pop(0) if len(shown) > 1 else shown[0])
             return response(200, {'server': copy.deepcopy(server)})
         if rest[1] == 'metadata' and method == 'DELETE':
             if server['metadata'].pop(rest[2], None) is None:
@@ -502,14 +540,35 @@ class FakeNova(FakeService):
         if rest[1] == 'metadata':
             server['metadata'].update(body['metadata'])
             return response(200, {'metadata': server['metadata']})
+        if rest[1:] == ['os-instance-actions']:
+            return response(200, {'instanceActions': copy.deepcopy([
+                a for a in reversed(self.actions.values())
+                if a['instance_uuid'] == server['id']])})
         if rest[1] == 'os-instance-actions':
             return response(200, {'instanceAction': copy.deepcopy(
                 self.actions[rest[2]])})
         return self._action(server, body)
 
+    def locks(self, server):
+        """The lock and unlock actions of a server, in their order."""
+        return [a['action'] for a in self.actions.values()
+                if a['instance_uuid'] == server['id']
+                and a['action'] in ('lock', 'unlock')]
+
+    def _lock(self, server, body, action):
+        if 'lock' in body:
+            action['action'] = 'lock'
+            server.update(locked=True, locked_by='admin',
+                          locked_reason=(body['lock'] or {}).get(
+                              'locked_reason'))
+        else:
+            action['action'] = 'unlock'
+            server.update(locked=False, locked_by=None, locked_reason=None)
+
     def _action(self, server, body):
         request_id = 'req-%s' % uuid.uuid4()
-        action = {'request_id': request_id, 'events': []}
+        action = {'request_id': request_id, 'events': [],
+                  'instance_uuid': server['id'], 'message': None}
         if 'resize' in body:
             if server['status'] != 'ACTIVE':
                 return error(409, 'Cannot resize in vm_state %s'
@@ -524,11 +583,28 @@ class FakeNova(FakeService):
                 target = self.flavors[body['resize']['flavorRef']]
                 server['flavor'] = self.embedded(target)
                 server['status'] = 'VERIFY_RESIZE'
+                self.transitions.pop(server['id'], None)
+                if self.resize_reads:
+                    under_way = [('RESIZE', 'resize_migrating')]
+                    self.transitions[server['id']] = under_way * abs(
+                        self.resize_reads) + (
+                        [('VERIFY_RESIZE', None)]
+                        if self.resize_reads > 0 else [])
         elif 'confirmResize' in body:
             if server['status'] != 'VERIFY_RESIZE':
                 return error(400, 'Instance has not been resized.')
             action['action'] = 'confirmResize'
-            server['status'] = 'ACTIVE'
+            if self.confirm_error:
+                # nova answers 202; the compute host fails it, and the
+                # server stays in VERIFY_RESIZE
+                action['message'] = 'Error'
+                action['events'].append({
+                    'event': 'compute_confirm_resize', 'result': 'Error',
+                    'details': self.confirm_error})
+            else:
+                server['status'] = 'ACTIVE'
+        elif 'lock' in body or 'unlock' in body:
+            self._lock(server, body, action)
         self.actions[request_id] = action
         resp = response(202)
         resp.headers['x-openstack-request-id'] = request_id
@@ -701,6 +777,9 @@ class TestCommand(base.TestCommand):
         self.conn.placement = self.placement.proxy
         self.glance = FakeGlance()
         self.conn.image = self.glance.proxy
+        self.conn.session = mock.create_autospec(session.Session,
+                                                 instance=True)
+        self.with_roles('admin', 'member', 'reader')
         instance = mock.Mock(spec=['sdk_connection'],
                              sdk_connection=self.conn)
         self.app.client_manager.deploy_config = clients.Clients(instance)
@@ -723,12 +802,17 @@ class TestCommand(base.TestCommand):
                                 {'CUSTOM_BAREMETAL_GOLD': 1})
         return node
 
+    def with_roles(self, *roles):
+        """The roles the token OSC holds carries (keystoneauth's
+        AccessInfo, read without a request)."""
+        self.conn.session.auth = mock.Mock(spec=['get_access'])
+        self.conn.session.auth.get_access.return_value = mock.Mock(
+            spec=['role_names'], role_names=list(roles))
+
     def without_system_role(self):
         """Credentials bound to a project whose user has no role on the
         system: keystone refuses the system-scoped token (SDK boundary)."""
         self.conn.config.config['auth'] = {'project_name': 'admin'}
-        self.conn.session = mock.create_autospec(session.Session,
-                                                 instance=True)
         self.conn.session._discovery_cache = {}
         refused = mock.create_autospec(connection.Connection, instance=True)
         refused.config = mock.Mock(spec=['config'], config={})

@@ -19,7 +19,7 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -159,8 +159,8 @@ class TestRollout(FleetTestCase):
         rows = self.roll('db-0', '--deploy-config', 'hyperthreading=disabled')
         self.assertEqual('toggled', rows['db-0']['Outcome'])
         self.assertEqual([], self.ironic.provision_requests)
-        self.assertEqual(toggle_plan.record([OFF]),
-                         self.nova_server('db-0')['metadata'])
+        self.assertEqual({'hyperthreading': OFF}, toggle_record.applied(
+            self.nodes['bm-0'], self.nova_server('db-0')['id']))
 
     def test_failures_stop_new_starts_and_exit_non_zero(self):
         self.ironic.failing_nodes.add('bm-0')

@@ -22,8 +22,7 @@ from openstack.image.v2 import image as sdk_image
 from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.v1 import server_hooks
+from osc_deploy_config.domain import toggle_record
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -52,10 +51,18 @@ class RebuildTestCase(fakes.TestCommand):
         self.sent = []      # (rebuild arguments, microversion then)
         self.compute.rebuild_server.side_effect = self.rebuild_server
         self.redeploy = None
+        # cliff loads a command's hooks from the app's namespace
+        self.app.command_manager = mock.Mock(spec=['namespace'],
+                                             namespace='openstack.cli')
 
     def rebuild_server(self, server, image, **kwargs):
+        """As nova: the server shows REBUILD for two reads, then what it
+        was (a stopped server stays stopped)."""
         self.sent.append(((server.id, image.id, kwargs),
                           self.compute.default_microversion))
+        was = self.nova.servers[server.id]['status']
+        self.nova.transitions[server.id] = [('REBUILD', 'rebuilding')] * 2 + [
+            (was, None)]
         if self.redeploy:
             self.redeploy()
         return server
@@ -68,19 +75,13 @@ class RebuildTestCase(fakes.TestCommand):
         return found
 
     def rebuild(self, server, *args, hooked=True):
-        """OSC's RebuildServer, as cliff runs it with our hook."""
-        cmd = osc_server.RebuildServer(self.app, None)
-        hook = server_hooks.RebuildDeployConfigHook(cmd)
+        """OSC's RebuildServer as cliff runs it: with its hooks, ours among
+        them, loaded from their entry points (``hooked``)."""
+        cmd = osc_server.RebuildServer(
+            self.app, None, cmd_name='server rebuild' if hooked else None)
         parser = cmd.get_parser('openstack server rebuild')
-        if hooked:
-            hook.get_parser(parser)
-        parsed = parser.parse_args([*args, '--image', 'tiny', server['id']])
-        if hooked:
-            hook.before(parsed)
-        cmd.take_action(parsed)
-        if hooked:
-            hook.after(parsed, 0)
-        return parsed
+        return cmd.run(parser.parse_args([*args, '--image', 'tiny',
+                                          server['id']]))
 
 
 class TestVirtual(RebuildTestCase):
@@ -89,6 +90,7 @@ class TestVirtual(RebuildTestCase):
         lookup = self.compute.find_server
         self.rebuild(server, hooked=False)
         self.assertEqual(1, lookup.call_count)
+        self.nova.transitions.clear()   # that rebuild has ended
         self.rebuild(server)
         self.assertEqual(2, len(self.sent))
         self.assertEqual(self.sent[0], self.sent[1])
@@ -109,27 +111,56 @@ class TestBaremetal(RebuildTestCase):
         # flavor's enabled again
         self.node = self.deploy_on_node(self.db, 'bm-0', [HT, ON_T, OFF_T],
                                         {'HyperThreading': 'Disabled'})
-        self.nova.servers[self.db['id']]['metadata'] = toggle_plan.record(
-            [OFF])
+        self.node['properties'][toggle_record.APPLIED] = {
+            'instance_uuid': self.db['id'],
+            'configs': {'hyperthreading': 'disabled'}}
         self.redeploy = lambda: self.node['bios'].update(
             HyperThreading='Enabled')
 
-    def test_sent_at_2_92_and_the_toggle_applied_again(self):
+    def test_sent_at_2_92_and_the_toggle_applied_again_once_rebuilt(self):
         self.rebuild(self.db)
         self.assertEqual('2.92', self.sent[0][1])
         self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
-        self.assertEqual(toggle_plan.record([OFF]),
-                         self.nova.servers[self.db['id']]['metadata'])
+        self.assertEqual({'hyperthreading': OFF}, toggle_record.applied(
+            self.node, self.db['id']))
+        # the hook waited through REBUILD before it serviced the node
+        said = self.fake_stderr.getvalue().splitlines()
+        self.assertIn('  REBUILD (rebuilding)', said)
+        self.assertLess(said.index('  REBUILD (rebuilding)'), said.index(
+            'Server db-1: node bm-0 serviced, now hyperthreading=disabled.'))
+        self.assertEqual([], self.nova.transitions[self.db['id']][:-1])
+
+    def test_a_stopped_server_is_rebuilt_stopped_and_told_what_to_run(self):
+        self.nova.servers[self.db['id']]['status'] = 'SHUTOFF'
+        exc = self.assertRaises(exceptions.CommandError, self.rebuild,
+                                self.db)
+        self.assertEqual(
+            "Server db-1 was rebuilt and is SHUTOFF, as it was: it runs its "
+            "flavor's deploy configs, and hyperthreading=disabled cannot be "
+            "applied again to a stopped server (a toggle needs it ACTIVE). "
+            "Once it runs (openstack server start %s): openstack server "
+            "resize --deploy-config hyperthreading=disabled %s"
+            % (self.db['id'], self.db['id']), str(exc))
+        self.assertEqual(('SHUTOFF', []), (
+            self.nova.servers[self.db['id']]['status'],
+            self.ironic.provision_requests))
+
+    def test_the_servers_metadata_asks_for_nothing(self):
+        # its owner writes it; only the node's record counts
+        self.node['properties'] = {}
+        self.nova.servers[self.db['id']]['metadata'] = {
+            'deploy-config:hyperthreading': 'disabled'}
+        self.rebuild(self.db)
+        self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
+        self.assertEqual([], self.ironic.provision_requests)
 
     def test_the_flavors_configs_when_asked(self):
-        self.node['extra'] = toggle_plan.node_record([OFF])
         self.rebuild(self.db, '--deploy-config-from-flavor')
         self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
         self.assertEqual([], self.ironic.provision_requests)
-        self.assertEqual({}, self.nova.servers[self.db['id']]['metadata'])
-        self.assertEqual({}, self.node['extra'])
+        self.assertEqual({}, self.node['properties'])
         self.assertIn("runs its flavor's deploy configs again: "
                       'hyperthreading=enabled', self.fake_stderr.getvalue())
 

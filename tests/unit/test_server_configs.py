@@ -17,7 +17,7 @@ warning before a rebuild reverts a toggle."""
 
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -55,6 +55,13 @@ class ServerTestCase(fakes.TestCommand):
             {'raid_level': '1', 'size_gb': 100}],
             'last_updated': '2026-11-29 08:00:00.123456'}
 
+    def record_toggle(self, *configs):
+        """A toggle's record on the node (where only the operator
+        writes)."""
+        self.node['properties'] = {toggle_record.APPLIED: {
+            'instance_uuid': self.server['id'],
+            'configs': {c.type: c.value for c in configs}}}
+
 
 
 class TestShow(ServerTestCase):
@@ -83,17 +90,22 @@ class TestShow(ServerTestCase):
             extra=deploy_config.template_extra(both, []))
         self.node['bios']['BootDelay'] = '5'
         self.node['bios_at']['HyperThreading'] = fakes.SERVICED_AT
-        self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
-            [both])
+        self.record_toggle(both)
         tuning = self.show()[2]
         self.assertEqual(('BootDelay=5, HyperThreading=Enabled', 'yes',
                           '2026-11-30T12:00:00Z'),
                          (tuning['Actual'], tuning['In Effect'],
                           tuning['Read At']))
 
+    def test_the_servers_metadata_is_no_record(self):
+        # its owner writes it: it says nothing of the hardware
+        self.nova.servers[self.server['id']]['metadata'] = {
+            'deploy-config:hyperthreading': 'disabled'}
+        self.assertEqual(('enabled', 'flavor'), (
+            self.show()[1]['Wanted'], self.show()[1]['Source']))
+
     def test_a_toggle_overrides_and_the_hardware_tells(self):
-        self.nova.servers[self.server['id']]['metadata'] = toggle_plan.record(
-            [OFF])
+        self.record_toggle(OFF)
         (_, ht) = self.show()
         self.assertEqual(('disabled', 'toggle', OFF_T,
                           'HyperThreading=Enabled', 'no'),
@@ -111,8 +123,7 @@ class TestShow(ServerTestCase):
                          (row['Template'], row['Actual'], row['In Effect']))
 
     def test_a_config_without_template(self):
-        self.nova.servers[self.server['id']]['metadata'] = {
-            'deploy-config:hyperthreading': 'auto'}
+        self.record_toggle(deploy_config.Config('hyperthreading', 'auto'))
         ht = self.show()[1]
         self.assertEqual('unknown (no template realises '
                          'hyperthreading=auto)', ht['In Effect'])
@@ -155,8 +166,9 @@ class TestList(ServerTestCase):
             self.nova.add_server('web-%d' % number, self.gold)
         self.assertEqual(7, len({r['Server'] for r in self.rows('--long')}))
         self.assertEqual(
-            ['/deploy_templates?fields=uuid%2Cname%2Csteps%2Cextra',
-             '/nodes?fields=uuid%2Cname%2Craid_config%2Cinstance_uuid'] +
+            ['/nodes?fields=uuid%2Cname%2Craid_config%2Cproperties%2C'
+             'instance_uuid',
+             '/deploy_templates?fields=uuid%2Cname%2Csteps%2Cextra'] +
             sorted('/nodes/%s/bios' % n['uuid'] for n in nodes),
             [r[1] for r in self.ironic.requests[:2]] +
             sorted(r[1] for r in self.ironic.requests[2:]))

@@ -91,12 +91,16 @@ class TestPlan(testtools.TestCase):
             toggle_plan.plan(server(), [ON], TEMPLATES, []).changed)
 
     def test_recorded_bare_metal_toggle_counts(self):
-        self.assertEqual({'deploy-config:hyperthreading': 'disabled'},
-                         toggle_plan.record([OFF]))
-        toggled = server(metadata=toggle_plan.record([OFF]))
-        self.assertFalse(
-            toggle_plan.plan(toggled, [OFF], TEMPLATES, []).changed)
-        self.assertTrue(toggle_plan.plan(toggled, [ON], TEMPLATES, []).changed)
+        applied = {'hyperthreading': OFF}
+        self.assertFalse(toggle_plan.plan(server(), [OFF], TEMPLATES, [],
+                                          applied).changed)
+        self.assertTrue(toggle_plan.plan(server(), [ON], TEMPLATES, [],
+                                         applied).changed)
+
+    def test_the_servers_metadata_is_no_record(self):
+        owned = server(metadata={'deploy-config:hyperthreading': 'disabled'})
+        self.assertTrue(toggle_plan.plan(owned, [OFF], TEMPLATES,
+                                         []).changed)
 
     def test_refusals_of_the_translation(self):
         for configs, why in (([deploy_config.Config('hyperthreading', 'auto')],

@@ -1,0 +1,109 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A toggle's hold on its server: nova's lock, with a reason that names
+the toggle and the process holding it (``toggle_states``).
+
+Nova's lock is no compare-and-swap: two admins may both lock one server.
+So a toggle locks, then reads the server's instance actions: nova records
+each lock in order, and the toggle whose lock is the oldest since the last
+unlock holds the server; another gives up in one line, leaving the lock to
+the holder.  A lock of ours whose process is gone (a toggle killed on this
+host) is taken over: unlocked and locked again, so that the order decides
+once more.  The holder unlocks when it ends, however it ends.
+"""
+
+import os
+import socket
+
+from osc_deploy_config.domain import toggle_states
+
+
+def alive(holder):
+    """Whether the process a lock names may still run: on another host,
+    it may."""
+    host, pid = holder
+    if host != socket.gethostname() or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def me():
+    return socket.gethostname(), os.getpid()
+
+
+class Claim:
+    """The lock a toggle of ``configs`` holds on ``server``, from
+    ``take()`` to ``release()``."""
+
+    def __init__(self, nova, server, configs, say):
+        self.nova = nova
+        self.server = server
+        self.reason = toggle_states.lock_reason(configs, *me())
+        self.say = say
+        self.held = False
+
+    def refuse_held(self):
+        """Refuse (Unavailable) a server that someone else holds: a lock not
+        ours, or one of ours whose process runs."""
+        toggle_states.refuse_foreign_lock(self.server)
+        holder = toggle_states.lock_holder(self.server)
+        if holder is not None and holder != me() and alive(holder):
+            raise toggle_states.refuse_live_toggle(self.server, holder)
+
+    def interrupted(self):
+        """Whether the server holds the lock of an interrupted toggle of
+        ours (its process gone)."""
+        holder = toggle_states.lock_holder(self.server)
+        return holder is not None and (holder == me() or not alive(holder))
+
+    def take(self):
+        """Lock the server; Unavailable when another toggle locked it
+        first (its lock left to it)."""
+        server_id = self.server['id']
+        if self.interrupted():
+            self.say('  taking over the lock of an interrupted toggle')
+            self.nova.unlock(server_id)
+        request_id = self.nova.lock(server_id, self.reason)
+        first = toggle_states.first_unmatched_lock(
+            self.nova.instance_actions(server_id))
+        if first != request_id:
+            holder = self.nova.find_server(server_id)
+            self.leave_holder_unnamed(holder)
+            raise toggle_states.refuse_live_toggle(
+                holder, toggle_states.lock_holder(holder) or ('', 0))
+        self.held = True
+
+    def leave_holder_unnamed(self, server):
+        """An admin's lock replaces the reason: the one this toggle wrote
+        over the holder's names no running process, so it says none."""
+        if server.get('locked_reason') == self.reason:
+            self.nova.lock(server['id'], toggle_states.lock_reason_unnamed())
+
+    def clear_interrupted(self):
+        """Unlock a server an interrupted toggle left locked, with nothing
+        left to do."""
+        if self.interrupted():
+            self.say('  unlocking server %s, which an interrupted toggle '
+                     'left locked' % self.server['name'])
+            self.nova.unlock(self.server['id'])
+
+    def release(self):
+        if self.held:
+            self.held = False
+            self.nova.unlock(self.server['id'])

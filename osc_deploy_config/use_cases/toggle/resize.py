@@ -1,0 +1,189 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A virtual server's toggle: nova resizes it to a flavor equal to its own
+but for the configs (an identical one, or one made with a derived name that
+keeps the original's access), and the resize is followed to its end."""
+
+from openstack import exceptions as sdk_exceptions
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.use_cases.toggle import outcomes
+
+# What the finishing of an interrupted toggle does.
+CONFIRM = 'confirm'
+
+
+class Resize:
+    name = 'resize'
+
+    def __init__(self, toggle):
+        self.toggle = toggle
+        self.nova = toggle.nova
+        self.say = toggle.say
+        self.waits = toggle.waits
+
+    def describe(self, prepared):
+        if prepared.finishing == CONFIRM:
+            return 'confirm its resize to flavor %s' % (
+                prepared.server['flavor']['original_name'])
+        plan = prepared.plan
+        return 'resize to flavor %s%s' % (
+            (plan.target_flavor or {}).get('name') or plan.new_flavor_name,
+            '' if plan.target_flavor else ' (to be created)')
+
+    def refuse_state(self, prepared):
+        """ACTIVE, or in VERIFY_RESIZE on the target flavor (an interrupted
+        toggle's resize, to confirm); an interrupted toggle's resize still
+        under way is waited for (True: read the server again)."""
+        server = prepared.server
+        if server.get('OS-EXT-STS:task_state') and prepared.claim and (
+                prepared.claim.interrupted()):
+            self.say('  finishing the resize of an interrupted toggle')
+            self.waits.resize(server)
+            return True
+        if (server['status'] == 'VERIFY_RESIZE' and not prepared.plan.changed
+                and not server.get('OS-EXT-STS:task_state')):
+            prepared.finishing = CONFIRM
+            return False
+        toggle_states.refuse_server(server)
+        return False
+
+    def recheck(self, prepared):
+        """A flavor is what it says: nothing to read back."""
+
+    def refuse(self, prepared):
+        """A flavor named like the one to create but different is an
+        operator's: never reused or changed."""
+        plan = prepared.plan
+        if plan.target_flavor is None and not toggle_plan.unfinished_flavor(
+                plan, prepared.reading.flavors,
+                toggle_plan.sizes_of(prepared.server['flavor'])):
+            toggle_plan.refuse_taken_name(plan, prepared.reading.flavors)
+
+    def carry_out(self, prepared):
+        server = prepared.server
+        if prepared.finishing == CONFIRM:
+            return self.settle(prepared)
+        flavor = self.target_flavor(prepared)
+        request_id = self.request(server, flavor)
+        if not self.toggle.wait:
+            self.say('Resize to %s requested (%s); confirm it with '
+                     'openstack server resize confirm %s'
+                     % (flavor['name'], request_id, server['id']))
+            return prepared.outcome(outcomes.REQUESTED)
+        found = self.waits.resize(server)
+        if found['status'] != 'VERIFY_RESIZE' or (
+                found['flavor']['original_name'] != flavor['name']):
+            raise exceptions.CommandError('Resize of server %s failed: %s' % (
+                server['name'], self.resize_error(found, request_id)))
+        prepared.server = found
+        return self.settle(prepared)
+
+    def settle(self, prepared):
+        """A resize awaiting confirmation: confirmed (``--auto-confirm``),
+        or left to the user."""
+        server = prepared.server
+        flavor = server['flavor']['original_name']
+        if not self.toggle.auto_confirm:
+            self.say('Server %s runs with %s; its resize awaits '
+                     'confirmation: openstack server resize confirm %s'
+                     % (server['name'], outcomes.configs_text(
+                         prepared.plan.target.values()), server['id']))
+            return prepared.outcome(outcomes.AWAITING_CONFIRMATION)
+        found = self.confirm(server)
+        self.say('Server %s is %s on flavor %s.' % (
+            server['name'], found['status'], flavor))
+        return prepared.outcome(outcomes.TOGGLED)
+
+    def target_flavor(self, prepared):
+        """The flavor to resize to: an identical one, ours left half-made
+        by an interrupted toggle (finished), or a new one; a private
+        original's is private, open to the same projects."""
+        plan, server = prepared.plan, prepared.server
+        if plan.target_flavor:
+            return plan.target_flavor
+        listed = prepared.reading.flavors
+        sizes = toggle_plan.sizes_of(server['flavor'])
+        original = toggle_plan.original_flavor(server, listed)
+        public = toggle_plan.is_public(original)
+        flavor = toggle_plan.unfinished_flavor(plan, listed, sizes)
+        if flavor is None:
+            try:
+                flavor = self.nova.create_flavor(
+                    plan.new_flavor_name, sizes,
+                    toggle_plan.derived_description(
+                        server['flavor']['original_name']), public)
+            except sdk_exceptions.ConflictException:
+                raise exceptions.CommandError(
+                    'Flavor %s was created concurrently: rerun'
+                    % plan.new_flavor_name) from None
+        if not public:
+            self.open_to(flavor, toggle_plan.derived_access(
+                original, original and self.nova.flavor_access(
+                    original['id']), server))
+        return self.nova.finish_flavor(flavor, plan.target_specs)
+
+    def open_to(self, flavor, projects):
+        """Open a private derived flavor to the projects of the original
+        (those an interrupted toggle did not add yet)."""
+        have = set(self.nova.flavor_access(flavor['id']))
+        for project in projects:
+            if project not in have:
+                self.nova.add_flavor_access(flavor['id'], project)
+
+    def request(self, server, flavor):
+        """Ask nova for the resize; its request ID."""
+        try:
+            return self.nova.resize(server['id'], flavor['id'])
+        except sdk_exceptions.HttpException as exc:
+            # a change under way: 409, or 500 for nova's own race
+            # (UnexpectedTaskStateError)
+            if exc.status_code != 409 and (exc.status_code or 0) < 500:
+                raise
+            raise toggle_states.Unavailable(
+                'Nova refused to resize server %s: %s (another change under '
+                'way?). Nothing was changed; rerun when it ends.' % (
+                    server['name'], ' '.join(
+                        str(exc.details or exc).split()))) from None
+
+    def confirm(self, server):
+        """Confirm the resize and follow it to its end (the server then).
+        A confirmation nova refuses (400, 409) may be another's under way,
+        or nova's own (its confirmation window): that one is followed."""
+        try:
+            request_id = self.nova.confirm_resize(server['id'])
+        except (sdk_exceptions.BadRequestException,
+                sdk_exceptions.ConflictException):
+            found = self.nova.find_server(server['id'])
+            if found['status'] != 'VERIFY_RESIZE':
+                return found
+            request_id = next((a['request_id'] for a in
+                               self.nova.instance_actions(server['id'])
+                               if a['action'] == 'confirmResize'), None)
+            if request_id is None:
+                raise
+        return self.waits.confirmation(server, request_id)
+
+    def resize_error(self, server, request_id):
+        """Why nova gave up: the failed event of our resize action (nova
+        answers 202, then puts the server back with no fault), or the
+        server's state."""
+        if server['status'] == 'ERROR':
+            return 'the server is in ERROR: %s' % (
+                (server.get('fault') or {}).get('message') or 'no fault')
+        action = self.nova.instance_action(server['id'], request_id)
+        return toggle_states.failed_event(action) or (
+            'the server is %s on flavor %s' % (
+                server['status'], server['flavor']['original_name']))

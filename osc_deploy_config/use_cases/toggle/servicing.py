@@ -1,0 +1,197 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A bare-metal server's toggle: nova cannot resize it, so ironic services
+its node in place with the target templates' steps (API 1.87), and the node
+must show their effect before it is recorded (``toggle_record``, on the
+node).
+
+Only steps known to be safe on a running server run (``step_safety``),
+and those the operator allowed by name.  A failed servicing is aborted,
+which returns the node to ``active`` where ironic allows it (32.0 and
+later).  The record is written as pending before the servicing: a rerun
+after an interruption anywhere waits for a servicing under way, and records
+without servicing again a node that was serviced since, or already shows
+every effect."""
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import recovery
+
+# What the finishing of an interrupted toggle does.
+SERVICING = 'servicing'
+
+
+class Servicing:
+    name = 'service'
+
+    def __init__(self, toggle):
+        self.toggle = toggle
+        self.say = toggle.say
+        self.waits = toggle.waits
+        self.ironic = toggle.clients.ironic(versions.NODE_SERVICING)
+
+    def steps(self, prepared):
+        return [s for c in prepared.changed for s in toggle_plan.service_steps(
+            prepared.reading.templates_by_config[c])]
+
+    def describe(self, prepared):
+        node = prepared.reading.node
+        return 'service node %s with %s' % (
+            outcomes.label(node), step_safety.describe(self.steps(prepared))
+            or 'no step')
+
+    def refuse_state(self, prepared):
+        """An ACTIVE server on an active node out of maintenance, or one
+        whose node runs (or failed) our own interrupted servicing."""
+        server, node = prepared.server, prepared.reading.node
+        toggle_states.refuse_server(server)
+        ours = toggle_record.pending(node, server['id']) is not None
+        toggle_states.refuse_node(server, node, ours_under_way=ours)
+        if node['provision_state'] != 'active':
+            prepared.finishing = SERVICING
+        return False
+
+    def recheck(self, prepared):
+        """A config the node's record says the server runs, but whose
+        effect the node does not show (a change at the BMC, a redeploy by
+        another tool), is to be applied again: the hardware decides."""
+        for config in self.toggle.configs:
+            steps = step_safety.enabled(prepared.reading.templates_by_config[
+                config]['steps'])
+            if config in prepared.changed or not effects.readable(steps):
+                continue
+            if effects.missing(steps, *self.hardware(prepared)):
+                prepared.changed.append(config)
+                flavor = {c.type: c for c in config_specs.configs_of(
+                    prepared.server['flavor'].get('extra_specs'))}
+                prepared.plan.current.pop(config.type, None)
+                if config.type in flavor:
+                    prepared.plan.current[config.type] = flavor[config.type]
+
+    def refuse(self, prepared):
+        """A step that destroys data never runs on a running server, nor
+        one not known to be safe there unless the operator allowed it."""
+        steps = self.steps(prepared)
+        wanted = outcomes.configs_text(prepared.changed)
+        found = step_safety.destroying(steps)
+        if found:
+            raise exceptions.CommandError(
+                'Server %s cannot take %s while it runs: %s would destroy '
+                '%s. Nothing was changed; it applies at deploy only: boot a '
+                'new server from a flavor that asks for it (openstack flavor '
+                'deploy-config set FLAVOR %s) and move the workload there.'
+                % (prepared.server['name'], wanted,
+                   ', '.join(r.step for r in found),
+                   '; '.join(dict.fromkeys(r.at_risk for r in found)),
+                   ' '.join(str(c) for c in prepared.changed)))
+        found = step_safety.unknown(steps, self.toggle.allowed_steps)
+        if found:
+            names = ', '.join(dict.fromkeys(r.step for r in found))
+            raise exceptions.CommandError(
+                'Server %s cannot take %s while it runs: %s %s not known to '
+                'be safe on a running server (it may destroy its data). '
+                'Nothing was changed; if you know it is safe there, allow it: '
+                '%s' % (prepared.server['name'], wanted, names,
+                        'is' if len(found) == 1 else 'are', ' '.join(
+                            '--allow-step %s' % r.step for r in found)))
+
+    def carry_out(self, prepared):
+        node, server = prepared.reading.node, prepared.server
+        changed, steps = prepared.changed, self.steps(prepared)
+        under_way = toggle_record.pending(node, server['id'])
+        serviced = False
+        if prepared.finishing == SERVICING:
+            self.say('  finishing the servicing of an interrupted toggle')
+            self.check_serviced(prepared, steps, self.waits.servicing(node))
+            serviced = under_way is not None and (
+                set(under_way.configs.values()) == set(changed))
+        elif under_way is not None and set(
+                under_way.configs.values()) == set(changed):
+            serviced = toggle_record.serviced_since(node, under_way)
+        if serviced or self.shows(prepared, steps):
+            self.say('  node %s already shows %s: recording it' % (
+                outcomes.label(node), outcomes.configs_text(changed)))
+        else:
+            written = self.ironic.patch_node(
+                node['uuid'], toggle_record.pending_patch(
+                    node, server['id'], changed))
+            node['properties'] = written['properties']
+            self.ironic.service(node['uuid'], steps)
+            self.check_serviced(prepared, steps, self.waits.servicing(node))
+        self.verify(prepared, steps)
+        self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
+            node, server['id'], changed))
+        self.say('Server %s: node %s serviced, now %s.' % (
+            server['name'], outcomes.label(node),
+            outcomes.configs_text(changed)))
+        return prepared.outcome(outcomes.TOGGLED)
+
+    def check_serviced(self, prepared, steps, state):
+        """A servicing that did not end in active: recovered, and the one
+        line."""
+        why = toggle_states.servicing_failure(state)
+        if why is None:
+            return
+        if state['provision_state'] != 'service failed':
+            raise exceptions.CommandError('Servicing node %s did not end: %s'
+                                          % (outcomes.label(state), why))
+        raise exceptions.CommandError(recovery.Recovery(self).recover(
+            prepared, steps, why))
+
+    def hardware(self, prepared):
+        """({name: value} of the node's BIOS settings, its raid_config), as
+        ironic has them: read once a toggle."""
+        if prepared.bios is None:
+            prepared.bios = self.ironic.bios(prepared.reading.node['uuid'])
+        return (effects.values(prepared.bios),
+                prepared.reading.node.get('raid_config'))
+
+    def shows(self, prepared, steps):
+        """Whether the node shows every effect of the steps, all of which
+        ironic reports (an interrupted toggle's servicing finished)."""
+        return effects.readable(steps) and not effects.missing(
+            steps, *self.hardware(prepared))
+
+    def read_again(self, prepared):
+        """The node's BIOS settings and raid_config after a servicing."""
+        node = prepared.reading.node
+        prepared.bios = self.ironic.bios(node['uuid'])
+        if effects.raid_levels(self.steps(prepared)) is not None:
+            node['raid_config'] = self.ironic.node(
+                node['uuid'], ['raid_config'])['raid_config']
+        return effects.values(prepared.bios), node.get('raid_config')
+
+    def verify(self, prepared, steps):
+        """The node must show what the steps set: ironic reports success
+        for a step the hardware ignored.  A servicing that did not take
+        is over: its pending record goes, and a rerun services anew."""
+        missing = effects.missing(steps, *self.read_again(prepared))
+        if missing:
+            node = prepared.reading.node
+            self.ironic.patch_node(node['uuid'],
+                                   toggle_record.drop_pending(node))
+            raise exceptions.CommandError(
+                'Servicing node %s finished, but the hardware does not show '
+                '%s: %s. Nothing was recorded; rerun to retry once the node '
+                'takes the settings.' % (
+                    outcomes.label(prepared.reading.node),
+                    outcomes.configs_text(prepared.changed),
+                    '; '.join(missing)))

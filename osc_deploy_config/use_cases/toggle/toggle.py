@@ -1,0 +1,245 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""One server's deploy-config toggle: read, check, hold, carry out.
+
+``ServerToggle`` reads the server and what decides about it (``read``),
+plans with ``toggle_plan`` and refuses what cannot be done before any
+change (``prepare``): a state the toggle does not start from
+(``toggle_states``), a config the server's image asks for, a server only
+the operator may change, a step not known to be safe, a host that placement
+does not show capable (the scheduler check).  Then it holds the server
+(``claim``) while one of two strategies carries it out: ``resize.Resize``
+(a virtual server) or ``servicing.Servicing`` (a bare-metal server), both
+through ``waits``.  A toggle reports an ``outcomes.Outcome`` and says its
+progress through a callback, so that a fleet can run many.  A toggle
+interrupted anywhere completes when run again.
+"""
+
+import dataclasses
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import rebuild_plan
+from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import claim as claims
+from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import resize
+from osc_deploy_config.use_cases.toggle import servicing
+from osc_deploy_config.use_cases.toggle import waits
+
+
+@dataclasses.dataclass
+class Reading:
+    """What deciding about one server's toggle reads: the server (with its
+    lock), its node (None: virtual), its image's properties, the config
+    templates, the flavors (virtual servers), and whether nova runs it on
+    ironic."""
+
+    server: dict
+    node: dict
+    image: dict
+    templates_by_config: dict
+    flavors: list
+    bare_metal: bool
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A toggle read, planned and checked: what a strategy carries out."""
+
+    reading: Reading
+    plan: toggle_plan.ResizePlan
+    changed: list       # the configs that change
+    claim: object = None        # claims.Claim, when the toggle locks
+    strategy: object = None     # resize.Resize or servicing.Servicing
+    finishing: str = None       # what an interrupted toggle left to do
+    bios: list = None           # the node's BIOS settings, once read
+
+    @property
+    def server(self):
+        return self.reading.server
+
+    @server.setter
+    def server(self, server):
+        self.reading.server = server
+
+    def outcome(self, result, detail=''):
+        return outcomes.Outcome(
+            self.server['name'], self.server['id'],
+            outcomes.host_of(self.server, self.reading.node),
+            outcomes.configs_text(self.plan.current.values()),
+            outcomes.configs_text(self.plan.target.values()),
+            self.strategy.name, result, detail)
+
+
+class ServerToggle:
+    """Toggle ``configs`` on one server.
+
+    ``clients``: ``services.clients.Clients``; ``say``: where the lines for
+    the user go, one per call; ``wait``/``auto_confirm``: how far to follow
+    a resize; ``wait_seconds``: the bound of the whole wait;
+    ``allowed_steps``: steps (``interface.step``) the operator allows on a
+    running server though they are not known safe there;
+    ``templates_by_config``: the templates, when read already.
+    """
+
+    def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
+                 sleep=None, wait_seconds=waits.WAIT_SECONDS,
+                 templates_by_config=None, allowed_steps=()):
+        self.clients = clients
+        self.templates_by_config = templates_by_config
+        self.configs = list(configs)
+        self.say = say
+        self.wait = wait or auto_confirm
+        self.auto_confirm = auto_confirm
+        self.allowed_steps = set(allowed_steps)
+        self.nova = clients.nova(versions.SERVER_LOCKS)
+        self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
+                                     versions.NODE_TRAITS)
+        self.waits = waits.Waits(waits.Waiter(say, sleep, wait_seconds),
+                                 self.nova, self.ironic)
+
+    def run(self, server_ref, dry_run=False):
+        """Plan, check, and (unless ``dry_run``) carry out: an Outcome."""
+        prepared = self.prepare(self.read(server_ref))
+        if isinstance(prepared, outcomes.Outcome):
+            return prepared
+        self.say('%sServer %s: deploy configs %s -> %s: %s.' % (
+            'Dry run, nothing changed. ' if dry_run else '',
+            prepared.server['name'], outcomes.configs_text(
+                prepared.plan.current.values()),
+            outcomes.configs_text(prepared.plan.target.values()),
+            ('would ' if dry_run else '') + prepared.strategy.describe(
+                prepared)))
+        if dry_run:
+            return prepared.outcome(outcomes.PLANNED,
+                                    prepared.strategy.describe(prepared))
+        return self.carry_out(prepared)
+
+    def read(self, server_ref):
+        """One server's Reading, looked up as OSC does (by name, among the
+        project's servers)."""
+        server = self.nova.find_server(server_ref)
+        image_id = (server.get('image') or {}).get('id')
+        node = self.ironic.node_of_instance(server['id'],
+                                            ironic_api.PROVISION_FIELDS)
+        by_config = self.templates_by_config
+        if by_config is None:
+            by_config = self.ironic.config_templates(
+                fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        return Reading(
+            server, node, self.clients.glance().image_properties(image_id)
+            if image_id else {}, by_config,
+            [] if node else self.nova.flavors(),
+            node is not None or self.on_ironic(server))
+
+    def on_ironic(self, server):
+        """Whether nova runs the server on ironic, from nova's own data:
+        its hypervisor (an admin's view), else its flavor (a member's)."""
+        if server.get('OS-EXT-SRV-ATTR:hypervisor_hostname'):
+            return bool(self.nova.runs_on_ironic(server))
+        return rebuild_plan.on_ironic_by_flavor(server['flavor'])
+
+    def prepare(self, reading):
+        """Plan, and refuse (CommandError) what cannot be done; an Outcome
+        when there is nothing to do."""
+        server = reading.server
+        toggle_plan.refuse_image_configs(server, reading.image, self.configs)
+        if reading.bare_metal:
+            self.refuse_unserviceable(reading)
+        claim = None
+        if self.clients.is_admin():
+            claim = claims.Claim(self.nova, server, self.configs, self.say)
+            claim.refuse_held()
+        plan = toggle_plan.plan(
+            server, self.configs, reading.templates_by_config,
+            reading.flavors, toggle_record.applied(reading.node, server['id']))
+        prepared = Prepared(reading, plan, [
+            c for c in self.configs if plan.current.get(c.type) != c], claim)
+        prepared.strategy = (servicing.Servicing if reading.node
+                             else resize.Resize)(self)
+        if prepared.strategy.refuse_state(prepared):
+            return self.prepare(self.read(server['id']))
+        prepared.strategy.recheck(prepared)
+        if not prepared.changed and not prepared.finishing:
+            if claim:
+                claim.clear_interrupted()
+            self.say('Server %s already runs with %s: nothing to do.'
+                     % (server['name'], outcomes.configs_text(self.configs)))
+            return prepared.outcome(outcomes.UNCHANGED)
+        if prepared.finishing != resize.CONFIRM:
+            prepared.strategy.refuse(prepared)
+            self.refuse_unschedulable(prepared)
+        return prepared
+
+    def carry_out(self, prepared):
+        """Hold the server and carry the toggle out: its Outcome.  The
+        server is unlocked however it ends (Ctrl-C too)."""
+        try:
+            if prepared.claim:
+                prepared.claim.take()
+            return prepared.strategy.carry_out(prepared)
+        except KeyboardInterrupt:
+            self.say('Interrupted: the server is unlocked; rerun the same '
+                     'command to finish the toggle.')
+            raise
+        finally:
+            if prepared.claim:
+                prepared.claim.release()
+
+    def refuse_unschedulable(self, prepared):
+        """The scheduler check: placement must show the server's host with
+        every required trait of the target, and not reserved."""
+        node = prepared.reading.node
+        problems = toggle_plan.scheduler_problems(
+            self.clients.placement().providers_of(prepared.server['id']),
+            prepared.plan.target_specs, node)
+        if problems:
+            fix = ('openstack baremetal node deploy-config sync'
+                   if node else
+                   'openstack resource provider trait set on the host')
+            raise exceptions.CommandError(
+                'Server %s cannot take %s on its host: %s. Nothing was '
+                'changed; make the host capable and tag it (%s), or migrate '
+                'the server first.' % (prepared.server['name'],
+                                       outcomes.configs_text(self.configs),
+                                       '; '.join(problems), fix))
+
+    def refuse_unserviceable(self, reading):
+        """A bare-metal server's node is serviced by the cloud's operator
+        (a system role, or a project admin where ironic's legacy policy
+        applies): a project member is told whom to ask, and a project admin
+        that ironic hides the node from, which role is missing."""
+        server = reading.server
+        if not self.clients.is_admin():
+            raise exceptions.CommandError(
+                'Server %s runs on bare metal, and only the cloud\'s operator '
+                'may service its node (ironic\'s policy): ask them to run '
+                'openstack server resize %s %s. Nothing was changed.' % (
+                    server['name'], ' '.join(
+                        '--deploy-config %s' % c for c in self.configs),
+                    server['id']))
+        if reading.node is None:
+            if self.ironic.scope == 'project':
+                raise exceptions.CommandError(
+                    'Server %s is a bare-metal server, but ironic does not '
+                    'show its node to these credentials: its default policy '
+                    'shows nodes to a system-scoped token only, and %s. '
+                    'Nothing was changed.' % (server['name'],
+                                              ironic_api.SYSTEM_ROLE_HINT))
+            raise exceptions.CommandError(
+                'Server %s is a bare-metal server, but ironic shows no node '
+                'with its instance: nothing was changed.' % server['name'])

@@ -1,0 +1,171 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The waits of a toggle: each ends on the success or the failure of what
+it waits for (``toggle_states`` says which), or at the toggle's one
+deadline (``--wait-timeout``), with a line that says what still runs.
+
+Polls come soon at first, so that a fast step is seen ending early, and
+back off towards one every few seconds.
+"""
+
+import time
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.services import ironic as ironic_api
+
+# the first interval of each wait, and the longest, after backing off
+FIRST_POLL_SECONDS = 0.25
+POLL_SECONDS = 3
+# the default bound of a toggle's whole wait
+WAIT_SECONDS = 1800
+# how long ironic may take to return an aborted node to active
+ABORT_SECONDS = 120
+
+
+class TimedOut(exceptions.CommandError):
+    """A wait reached the toggle's deadline; what it waited for goes on."""
+
+
+class Waiter:
+    """Polls until a wait ends, every wait of one toggle by one deadline
+    (``seconds`` from the first poll: the whole wait); says each new state
+    once (``say``: a line at a time)."""
+
+    def __init__(self, say, sleep=None, seconds=WAIT_SECONDS,
+                 clock=time.monotonic):
+        self.say = say
+        self.sleep = sleep or time.sleep
+        self.seconds = seconds
+        self.clock = clock
+        self.deadline = None
+        self._last = None
+        self._interval = FIRST_POLL_SECONDS
+
+    def begin(self):
+        """A wait begins: its first polls come soon."""
+        self._interval = FIRST_POLL_SECONDS
+        if self.deadline is None:
+            self.deadline = self.clock() + self.seconds
+
+    def progress(self, text):
+        if text != self._last:
+            self._last = text
+            self.say('  ' + text)
+
+    def expired(self):
+        return self.deadline is not None and self.clock() > self.deadline
+
+    def poll(self, still):
+        """One interval, or TimedOut with the line of what ``still`` runs
+        (it goes on: ``still`` says how to finish it)."""
+        if self.expired():
+            raise TimedOut('%s after %ds of waiting (--wait-timeout)' % (
+                still, self.seconds))
+        self.sleep(self._interval)
+        self._interval = min(2 * self._interval, POLL_SECONDS)
+
+
+class Waits:
+    """What a toggle waits for, over nova and (bare metal) ironic."""
+
+    def __init__(self, waiter, nova, ironic=None):
+        self.waiter = waiter
+        self.nova = nova
+        self.ironic = ironic
+
+    def resize(self, server):
+        """Until nova's resize of the server has ended: the server then
+        (VERIFY_RESIZE, back on its flavor, or ERROR)."""
+        self.waiter.begin()
+        while True:
+            found = self.nova.find_server(server['id'])
+            if toggle_states.resize_settled(found):
+                return found
+            self.waiter.progress('%s (%s)' % (
+                found['status'], found['OS-EXT-STS:task_state']))
+            self.waiter.poll(
+                'The resize of server %s is still under way (%s); nova goes '
+                'on: rerun to finish the toggle' % (
+                    server['name'], found['OS-EXT-STS:task_state']))
+
+    def confirmation(self, server, request_id):
+        """Until nova has confirmed the resize (the server then), or one
+        line when the confirmation failed: nova answers it before it runs,
+        and a failed one leaves the server in VERIFY_RESIZE for good."""
+        self.waiter.begin()
+        while True:
+            found = self.nova.find_server(server['id'])
+            task = found.get('OS-EXT-STS:task_state')
+            if found['status'] != 'VERIFY_RESIZE' and not task:
+                return found
+            if not task:
+                failure = toggle_states.failed_event(
+                    self.nova.instance_action(server['id'], request_id))
+                if failure:
+                    raise exceptions.CommandError(
+                        toggle_states.stuck_confirmation(found, failure))
+            self.waiter.progress('%s (%s)' % (found['status'],
+                                              task or 'confirming'))
+            self.waiter.poll(
+                'The confirmation of server %s\'s resize is still under way; '
+                'nova goes on: rerun to finish the toggle' % server['name'])
+
+    def servicing(self, node):
+        """Until ironic's servicing of the node has settled: the node then
+        (``toggle_states.servicing_failure`` tells how it ended)."""
+        self.waiter.begin()
+        label = node.get('name') or node['uuid']
+        while True:
+            state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS)
+            if toggle_states.node_settled(state):
+                return state
+            self.waiter.progress('node %s %s' % (label,
+                                                 state['provision_state']))
+            self.waiter.poll(
+                'Node %s is still in "%s"; ironic goes on: rerun to finish '
+                'the toggle once it ends' % (label,
+                                             state['provision_state']))
+
+    def abort(self, node):
+        """Until ironic has taken an aborted servicing's node out of
+        "service failed", for at most ABORT_SECONDS: the node then."""
+        self.waiter.begin()
+        deadline = self.waiter.clock() + ABORT_SECONDS
+        while True:
+            state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS)
+            if (state['provision_state'] != 'service failed'
+                    and toggle_states.node_settled(state)) or (
+                    self.waiter.clock() > deadline):
+                return state
+            self.waiter.poll('Node %s is still in "%s" after an abort' % (
+                node.get('name') or node['uuid'], state['provision_state']))
+
+    def rebuild(self, server):
+        """Until nova has rebuilt the server: ACTIVE, or SHUTOFF for a
+        server that was stopped (nova keeps it so); one line for ERROR."""
+        self.waiter.begin()
+        while True:
+            found = self.nova.find_server(server['id'])
+            task = found.get('OS-EXT-STS:task_state')
+            if found['status'] == 'ERROR':
+                raise exceptions.CommandError(
+                    'Rebuilding server %s failed: %s' % (
+                        server['name'], (found.get('fault') or {}).get(
+                            'message') or 'ERROR'))
+            if found['status'] in ('ACTIVE', 'SHUTOFF') and not task:
+                return found
+            self.waiter.progress('%s (%s)' % (found['status'], task))
+            self.waiter.poll('The rebuild of server %s is still under way '
+                             '(%s)' % (server['name'], task))

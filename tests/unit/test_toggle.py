@@ -1,0 +1,705 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A deploy-config toggle carried out against in-memory nova, ironic and
+placement: what it leaves on the cloud and what it says."""
+
+import subprocess
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import steps
+from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.use_cases.toggle import claim
+from osc_deploy_config.use_cases.toggle import toggle as server_toggle
+from tests.unit import fakes
+from tests.unit.fakes import GOLD
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON
+from tests.unit.fakes import ON_T
+
+# a bare-metal flavor, as nova documents them
+BM = dict(GOLD, **{'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                   'resources:DISK_GB': '0'})
+OFF_SPECS = {'deploy-config:hyperthreading': 'disabled',
+             'trait:' + OFF_T: 'required'}
+DERIVED = 'm1.tiny+hyperthreading=disabled'
+
+
+def dead_holder():
+    """A lock reason of ours whose process is gone (a killed toggle)."""
+    process = subprocess.Popen(['true'])
+    process.wait()
+    return toggle_states.lock_reason([OFF], claim.me()[0], process.pid)
+
+
+class ToggleTestCase(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_hyperthreading_templates()
+        self.said = []
+        self.slept = []
+
+    def toggle(self, server, *configs, dry_run=False, **options):
+        return server_toggle.ServerToggle(
+            self.app.client_manager.deploy_config, configs, self.said.append,
+            sleep=self.slept.append, **options).run(server['id'], dry_run)
+
+    def refused(self, server, *configs, **options):
+        exc = self.assertRaises(exceptions.CommandError, self.toggle, server,
+                                *configs, **options)
+        return str(exc)
+
+    def flavor_names(self):
+        return sorted(f['name'] for f in self.nova.flavors.values())
+
+
+
+
+class TestVirtual(ToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        self.tiny = self.nova.add_flavor('m1.tiny')
+        self.server = self.nova.add_server('web-1', self.tiny)
+        self.host = self.placement.add_provider('fake-compute',
+                                                traits=[OFF_T])
+        self.placement.allocate(self.server['id'], self.host, {'VCPU': 1})
+
+    def shown(self):
+        return self.nova.servers[self.server['id']]
+
+    def test_resized_to_a_derived_flavor_and_confirmed_under_a_lock(self):
+        self.toggle(self.server, OFF, auto_confirm=True)
+        server = self.shown()
+        self.assertEqual(('ACTIVE', DERIVED, OFF_SPECS), (
+            server['status'], server['flavor']['original_name'],
+            server['flavor']['extra_specs']))
+        made = next(f for f in self.nova.flavors.values()
+                    if f['name'] == DERIVED)
+        self.assertTrue(made['description'].startswith(
+            toggle_plan.DERIVED_MARK))
+        self.assertTrue(made['os-flavor-access:is_public'])
+        self.assertEqual([
+            'Server web-1: deploy configs none -> hyperthreading=disabled: '
+            'resize to flavor %s (to be created).' % DERIVED,
+            'Server web-1 is ACTIVE on flavor %s.' % DERIVED], self.said)
+        actions = [a['action'] for a in self.nova.actions.values()]
+        self.assertEqual(['lock', 'resize', 'confirmResize', 'unlock'],
+                         actions)
+        self.assertFalse(server['locked'])
+
+    def test_a_private_flavor_gets_a_private_derivative_open_alike(self):
+        private = self.nova.add_flavor('m1.secret', public=False)
+        self.nova.access[private['id']] = ['project-1', 'project-2']
+        self.server['flavor'] = self.nova.embedded(private)
+        self.nova.servers[self.server['id']]['flavor'] = self.server['flavor']
+        self.toggle(self.server, OFF, auto_confirm=True)
+        made = next(f for f in self.nova.flavors.values()
+                    if f['name'] == 'm1.secret+hyperthreading=disabled')
+        self.assertFalse(made['os-flavor-access:is_public'])
+        self.assertEqual(['project-1', 'project-2'],
+                         self.nova.access[made['id']])
+
+    def test_another_projects_private_flavor_is_never_reused(self):
+        theirs = self.nova.add_flavor('their-no-ht', OFF_SPECS, public=False)
+        self.nova.access[theirs['id']] = ['project-9']
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(DERIVED, self.shown()['flavor']['original_name'])
+
+    def test_rerun_finishes_the_access_of_a_half_made_private_flavor(self):
+        private = self.nova.add_flavor('m1.secret', public=False)
+        self.nova.access[private['id']] = ['project-2']
+        self.nova.servers[self.server['id']]['flavor'] = \
+            self.nova.embedded(private)
+        half = self.nova.add_flavor(
+            'm1.secret+hyperthreading=disabled', public=False,
+            description=toggle_plan.derived_description('m1.secret'))
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(['project-2'], self.nova.access[half['id']])
+        self.assertEqual(OFF_SPECS, half['extra_specs'])
+
+    def test_rerun_after_success_does_nothing(self):
+        self.toggle(self.server, OFF, auto_confirm=True)
+        flavors = self.flavor_names()
+        writes = len(self.nova.writes)
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual('Server web-1 already runs with '
+                         'hyperthreading=disabled: nothing to do.',
+                         self.said[-1])
+        self.assertEqual(flavors, self.flavor_names())
+        self.assertEqual(writes, len(self.nova.writes))
+
+    def test_reuses_an_identical_flavor(self):
+        self.nova.add_flavor('tiny-no-ht', OFF_SPECS)
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(['m1.tiny', 'tiny-no-ht'], self.flavor_names())
+        self.assertEqual('tiny-no-ht',
+                         self.shown()['flavor']['original_name'])
+
+    def test_dry_run_changes_nothing(self):
+        self.toggle(self.server, OFF, dry_run=True)
+        self.assertEqual(['m1.tiny'], self.flavor_names())
+        self.assertEqual([], self.nova.writes)
+        self.assertEqual(['Dry run, nothing changed. Server web-1: deploy '
+                          'configs none -> hyperthreading=disabled: would '
+                          'resize to flavor %s (to be created).' % DERIVED],
+                         self.said)
+
+    def test_refused_when_the_host_lacks_the_template_trait(self):
+        why = self.refused(self.server, ON, auto_confirm=True)
+        self.assertEqual(
+            'Server web-1 cannot take hyperthreading=enabled on its host: '
+            'fake-compute lacks %s. Nothing was changed; make the host '
+            'capable and tag it (openstack resource provider trait set on '
+            'the host), or migrate the server first.' % ON_T, why)
+        self.assertEqual(['m1.tiny'], self.flavor_names())
+        self.assertEqual([], self.nova.writes)
+
+    def test_refused_on_a_reserved_host(self):
+        self.host['inventories']['VCPU']['reserved'] = 1
+        self.assertIn('fake-compute is reserved (VCPU reserved=1 of 1: in '
+                      'maintenance?)', self.refused(self.server, OFF))
+        self.assertEqual([], self.nova.writes)
+
+    def test_each_state_a_toggle_does_not_start_from_is_one_line(self):
+        for status, task, fix in (
+                ('SHUTOFF', None, 'start it (openstack server start %s)'),
+                ('ERROR', None, 'repair it'),
+                ('PAUSED', None, 'unpause it'),
+                ('SHELVED_OFFLOADED', None, 'unshelve it'),
+                ('RESCUE', None, 'unrescue it'),
+                ('ACTIVE', 'rebooting', 'rerun when it ends'),
+                ('RESIZE', 'resize_migrating', 'rerun when it ends')):
+            self.shown().update(status=status,
+                                **{'OS-EXT-STS:task_state': task})
+            why = self.refused(self.server, OFF, auto_confirm=True)
+            self.assertIn('Server web-1 is ', why)
+            self.assertIn(status, why)
+            self.assertIn(fix.replace('%s', self.server['id']), why)
+            self.assertIn('Nothing was changed', why)
+        self.assertEqual([], self.nova.writes)
+
+    def test_no_valid_host_from_the_instance_action_is_an_error(self):
+        # nova answers the resize 202, then puts the server back
+        self.nova.no_valid_host = True
+        why = self.refused(self.server, OFF, wait=True)
+        self.assertEqual('Resize of server web-1 failed: '
+                         'conductor_migrate_server: No valid host was '
+                         'found. ', why)
+        self.assertEqual('m1.tiny', self.shown()['flavor']['original_name'])
+        self.assertFalse(self.shown()['locked'])
+        # a rerun once the scheduler can place it uses the same flavor
+        self.nova.no_valid_host = False
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(['m1.tiny', DERIVED], self.flavor_names())
+
+    def test_a_failed_confirmation_ends_the_wait_within_two_polls(self):
+        # nova's race: the confirmation fails on the compute host, and the
+        # server stays in VERIFY_RESIZE, which nothing will move
+        self.nova.confirm_error = 'UnexpectedTaskStateError: Conflict'
+        why = self.refused(self.server, OFF, auto_confirm=True)
+        self.assertEqual(
+            'Nova failed to confirm the resize of server web-1 '
+            '(compute_confirm_resize: UnexpectedTaskStateError: Conflict): '
+            'it stays in VERIFY_RESIZE, and no action of nova\'s will move '
+            'it. Nothing more was changed; reset it (openstack server set '
+            '--state active %s), then rerun to check.' % self.server['id'],
+            why)
+        self.assertLessEqual(len(self.slept), 2, self.slept)
+        self.assertEqual(('VERIFY_RESIZE', False), (
+            self.shown()['status'], self.shown()['locked']))
+
+    def test_the_whole_wait_is_bounded_and_says_what_still_runs(self):
+        self.nova.resize_reads = -1
+        why = self.refused(self.server, OFF, auto_confirm=True,
+                           wait_seconds=0)
+        self.assertEqual(
+            'The resize of server web-1 is still under way '
+            '(resize_migrating); nova goes on: rerun to finish the toggle '
+            'after 0s of waiting (--wait-timeout)', why)
+        self.assertFalse(self.shown()['locked'])
+
+    def test_rerun_finishes_a_flavor_an_interrupted_toggle_half_made(self):
+        half = self.nova.add_flavor(DERIVED, description=(
+            toggle_plan.derived_description('m1.tiny')))
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual(OFF_SPECS, half['extra_specs'])
+        self.assertEqual(['m1.tiny', DERIVED], self.flavor_names())
+        self.assertEqual(DERIVED, self.shown()['flavor']['original_name'])
+
+    def test_an_operators_flavor_with_the_derived_name_is_refused(self):
+        self.nova.add_flavor(DERIVED, description='mine')
+        self.assertIn('Flavor %s exists but differs from the target'
+                      % DERIVED, self.refused(self.server, OFF))
+        self.assertEqual({}, next(f for f in self.nova.flavors.values()
+                                  if f['name'] == DERIVED)['extra_specs'])
+
+    def test_rerun_after_an_interruption_before_the_confirm(self):
+        self.toggle(self.server, OFF)     # resized, not confirmed
+        self.assertEqual(('VERIFY_RESIZE', False), (
+            self.shown()['status'], self.shown()['locked']))
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual('ACTIVE', self.shown()['status'])
+        self.assertEqual('Server web-1 is ACTIVE on flavor %s.' % DERIVED,
+                         self.said[-1])
+
+    def test_a_rerun_waits_for_the_resize_its_killed_toggle_left(self):
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=dead_holder())
+        self.nova.transitions[self.server['id']] = [
+            ('RESIZE', 'resize_finish'), ('ACTIVE', None)]
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertIn('  finishing the resize of an interrupted toggle',
+                      self.said)
+        self.assertEqual(('ACTIVE', DERIVED, False), (
+            self.shown()['status'], self.shown()['flavor']['original_name'],
+            self.shown()['locked']))
+
+    def test_another_change_awaiting_confirmation_is_refused(self):
+        self.toggle(self.server, OFF)
+        self.host['traits'].append(ON_T)
+        self.assertIn('is VERIFY_RESIZE: a toggle starts only on an ACTIVE '
+                      'server. Nothing was changed; confirm or revert its '
+                      'resize', self.refused(self.server, ON))
+
+    def test_a_server_someone_else_locked_is_refused(self):
+        self.shown().update(locked=True, locked_by='owner',
+                            locked_reason='kernel upgrade')
+        self.assertEqual(
+            'Server web-1 is locked (by owner: kernel upgrade): a toggle '
+            'does not act on a server someone else holds. Nothing was '
+            'changed; rerun once it is unlocked (openstack server unlock '
+            '%s).' % self.server['id'], self.refused(self.server, OFF))
+        self.assertEqual([], self.nova.writes)
+
+    def test_a_running_toggle_holds_the_server(self):
+        reason = toggle_states.lock_reason([ON], 'elsewhere.example', 42)
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=reason)
+        self.assertEqual(
+            'Server web-1 is being toggled by another command (pid 42 on '
+            'elsewhere.example). Nothing was changed; rerun when it ends (if '
+            'that command is gone, unlock the server first: openstack server '
+            'unlock %s).' % self.server['id'], self.refused(self.server, OFF))
+        self.assertEqual([], self.nova.writes)
+
+    def test_the_later_of_two_locks_gives_up_and_leaves_the_lock(self):
+        # another toggle locked the server between our read and our lock
+        real = self.nova.handle
+
+        def other_locks_first(path, method, **kwargs):
+            if method == 'POST' and 'lock' in (kwargs.get('json') or {}):
+                self.nova.proxy.request.side_effect = real
+                theirs = toggle_states.lock_reason([OFF], 'elsewhere', 7)
+                real('/servers/%s/action' % self.server['id'], 'POST',
+                     microversion='2.73',
+                     json={'lock': {'locked_reason': theirs}})
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = other_locks_first
+        why = self.refused(self.server, OFF, auto_confirm=True)
+        self.assertTrue(why.startswith('Server web-1 is being toggled by '
+                                       'another command'), why)
+        self.assertEqual(['lock', 'lock', 'lock'],
+                         self.nova.locks(self.server))
+        self.assertTrue(self.shown()['locked'])
+        self.assertEqual(toggle_states.lock_reason_unnamed(),
+                         self.shown()['locked_reason'])
+        self.assertEqual('m1.tiny', self.shown()['flavor']['original_name'])
+
+    def test_ctrl_c_unlocks_the_server(self):
+        def interrupt(seconds):
+            raise KeyboardInterrupt()
+
+        self.nova.resize_reads = -1
+        self.assertRaises(KeyboardInterrupt, server_toggle.ServerToggle(
+            self.app.client_manager.deploy_config, [OFF], self.said.append,
+            sleep=interrupt, auto_confirm=True).run, self.server['id'])
+        self.assertEqual(['lock', 'unlock'], self.nova.locks(self.server))
+        self.assertIn('Interrupted: the server is unlocked; rerun the same '
+                      'command to finish the toggle.', self.said)
+
+    def test_a_member_looks_up_its_own_servers_and_takes_no_lock(self):
+        self.with_roles('member', 'reader')
+        self.nova.add_flavor('tiny-no-ht', OFF_SPECS)
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.assertEqual([], self.nova.locks(self.server))
+        self.assertNotIn('all_tenants', ' '.join(
+            p for _, p, _ in self.nova.requests))
+
+
+class TestBaremetal(ToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        gold = self.nova.add_flavor('bm.gold', dict(BM, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'}))
+        self.server = self.nova.add_server('db-1', gold)
+        self.node = self.deploy_on_node(self.server, 'bm-0',
+                                        [HT, ON_T, OFF_T],
+                                        {'HyperThreading': 'Enabled'})
+
+    def shown(self):
+        return self.nova.servers[self.server['id']]
+
+    def record(self):
+        return toggle_record.applied(self.node, self.server['id'])
+
+    def test_serviced_in_place_under_a_lock_and_recorded_on_the_node(self):
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+        self.assertEqual('active', self.node['provision_state'])
+        self.assertEqual({'hyperthreading': OFF}, self.record())
+        self.assertNotIn(toggle_record.PENDING, self.node['properties'])
+        # pending before the servicing, complete after the read-back
+        (pending,), complete = [p for _, p in self.ironic.patches]
+        self.assertEqual('/properties/%s' % toggle_record.PENDING,
+                         pending['path'])
+        self.assertEqual(['add', 'remove'], [op['op'] for op in complete])
+        server = self.shown()
+        self.assertEqual(({}, 'bm.gold', False), (
+            server['metadata'], server['flavor']['original_name'],
+            server['locked']))
+        self.assertEqual(['lock', 'unlock'], self.nova.locks(self.server))
+        self.assertEqual([
+            'Server db-1: deploy configs hyperthreading=enabled -> '
+            'hyperthreading=disabled: service node bm-0 with '
+            'bios.apply_configuration (reboots).',
+            'Server db-1: node bm-0 serviced, now hyperthreading=disabled.'],
+            self.said)
+        self.toggle(self.server, OFF)
+        self.assertIn('already runs with hyperthreading=disabled',
+                      self.said[-1])
+        self.assertEqual(1, len(self.ironic.serviced))
+
+    def test_the_servers_metadata_decides_nothing(self):
+        # the owner writes its server's metadata: a "record" there is
+        # nobody's word
+        self.shown()['metadata'] = toggle_plan_metadata = {
+            'deploy-config:hyperthreading': 'disabled'}
+        self.toggle(self.server, OFF)
+        self.assertEqual(1, len(self.ironic.serviced))
+        self.assertEqual(toggle_plan_metadata, self.shown()['metadata'])
+
+    def test_a_record_of_an_earlier_instance_means_nothing(self):
+        self.node['properties'][toggle_record.APPLIED] = {
+            'instance_uuid': 'an-earlier-server',
+            'configs': {'hyperthreading': 'disabled'}}
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_a_stopped_server_is_refused_and_its_node_not_serviced(self):
+        self.shown()['status'] = 'SHUTOFF'
+        self.assertEqual(
+            'Server db-1 is SHUTOFF: a toggle starts only on an ACTIVE '
+            'server. Nothing was changed; start it (openstack server start '
+            '%s), then rerun.' % self.server['id'],
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_each_node_state_a_toggle_does_not_start_from_is_one_line(self):
+        for state, fix in (
+                ('rescue', 'unrescue the server (openstack server unrescue '
+                           '%s)' % self.server['id']),
+                ('deploy failed', 'its deploy failed: rebuild or delete the '
+                                  'server'),
+                ('service hold', 'a servicing step holds it: release it '
+                                 '(openstack baremetal node unhold bm-0)'),
+                ('service failed', 'its servicing failed: abort it (openstack '
+                                   'baremetal node abort bm-0) once the '
+                                   'hardware is checked'),
+                ('servicing', 'another servicing is under way')):
+            self.node['provision_state'] = state
+            why = self.refused(self.server, OFF)
+            self.assertEqual(
+                'Server db-1 runs on node bm-0, which is in "%s": a toggle '
+                'starts only on an active node. Nothing was changed; %s, '
+                'then rerun.' % (state, fix), why)
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_refused_in_maintenance(self):
+        self.node.update(maintenance=True, maintenance_reason='fan')
+        self.assertEqual(
+            'Server db-1 runs on node bm-0, which is in maintenance (fan): a '
+            'toggle starts only on a node out of maintenance. Nothing was '
+            'changed; once the hardware is checked: openstack baremetal node '
+            'maintenance unset bm-0', self.refused(self.server, OFF))
+        self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_a_member_is_told_to_ask_the_operator(self):
+        self.with_roles('member', 'reader')
+        self.assertEqual(
+            'Server db-1 runs on bare metal, and only the cloud\'s operator '
+            'may service its node (ironic\'s policy): ask them to run '
+            'openstack server resize --deploy-config hyperthreading=disabled '
+            '%s. Nothing was changed.' % self.server['id'],
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_a_member_is_told_so_when_ironic_hides_the_node_too(self):
+        self.with_roles('member', 'reader')
+        self.ironic.nodes.clear()
+        del self.shown()['OS-EXT-SRV-ATTR:hypervisor_hostname']
+        self.assertIn('only the cloud\'s operator may service its node',
+                      self.refused(self.server, OFF))
+
+    def test_refused_when_the_node_is_not_tagged(self):
+        provider = self.placement.providers[self.node['uuid']]
+        provider['traits'].remove(OFF_T)
+        self.assertIn('node bm-0 lacks %s' % OFF_T,
+                      self.refused(self.server, OFF))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_a_type_the_image_asks_for_is_refused(self):
+        image = self.glance.add_image('ht-on', **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'})
+        self.shown()['image'] = {'id': image['id']}
+        self.assertEqual(
+            'Server db-1 cannot toggle hyperthreading: its image ht-on asks '
+            'for hyperthreading=enabled, which every deploy of the server '
+            'applies again. Nothing was changed; rebuild it from an image '
+            'without it (openstack image deploy-config unset).',
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_dry_run_services_nothing(self):
+        self.toggle(self.server, OFF, dry_run=True)
+        self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+        self.assertIn('would service node bm-0 with bios.apply_configuration',
+                      self.said[0])
+
+    def test_a_bios_that_ignores_the_step_fails_the_toggle(self):
+        # ironic reports success: only the node's settings tell
+        self.ironic.bios_ignores_steps = True
+        self.assertEqual(
+            'Servicing node bm-0 finished, but the hardware does not show '
+            'hyperthreading=disabled: BIOS HyperThreading=Disabled (the node '
+            'has Enabled). Nothing was recorded; rerun to retry once the '
+            'node takes the settings.', self.refused(self.server, OFF))
+        self.assertEqual({}, self.record())
+        self.assertFalse(self.shown()['locked'])
+        self.ironic.bios_ignores_steps = False
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_a_node_ironic_hides_is_bare_metal_all_the_same(self):
+        # a project-scoped token under ironic's secure RBAC sees no node
+        self.without_system_role()
+        self.ironic.nodes.clear()
+        why = self.refused(self.server, OFF)
+        self.assertIn('Server db-1 is a bare-metal server, but ironic does '
+                      'not show its node to these credentials', why)
+        self.assertIn('openstack role add --system all', why)
+        self.assertEqual([], self.nova.writes)
+
+    def test_failed_servicing_is_aborted_and_the_node_runs_on(self):
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.assertEqual(
+            'Servicing node bm-0 failed: BIOS interface timed out. Ironic '
+            'returned the node to active and server db-1 runs on: its '
+            'hardware shows HyperThreading=Enabled (as ironic read it at '
+            '2026-11-30T12:00:00Z); the node stays in maintenance, where '
+            'ironic put it for the failed step (openstack baremetal node '
+            'maintenance unset bm-0 once the hardware is checked). Nothing '
+            'was recorded; fix the cause, then rerun.',
+            self.refused(self.server, OFF))
+        self.assertEqual(('active', True, 'BIOS interface timed out'), (
+            self.node['provision_state'], self.node['maintenance'],
+            self.node['maintenance_reason']))
+        self.assertEqual([('bm-0', 'service'), ('bm-0', 'abort')],
+                         self.ironic.provision_requests)
+        self.assertEqual(({}, {}), (self.record(), self.node['properties']))
+        self.assertFalse(self.shown()['locked'])
+        # the operator checks the hardware, then a rerun toggles it
+        self.node['maintenance'] = False
+        self.ironic.service_error = None
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_an_ironic_that_cannot_abort_says_how_to_recover(self):
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.ironic.abort_unsupported = True
+        why = self.refused(self.server, OFF)
+        self.assertTrue(why.startswith(
+            'Servicing node bm-0 failed: BIOS interface timed out. This '
+            'ironic cannot take a node out of "service failed" (abort needs '
+            'ironic 32.0 or later)'), why)
+        self.assertTrue(why.endswith(
+            "openstack baremetal node service %s --service-steps "
+            "'[{\"interface\": \"bios\", \"step\": "
+            "\"apply_configuration\", \"args\": {\"settings\": "
+            "[{\"name\": \"HyperThreading\", \"value\": "
+            "\"Disabled\"}]}}]'" % self.node['uuid']), why)
+        self.assertIn('openstack baremetal node maintenance unset %s && '
+                      'openstack baremetal node service' % self.node['uuid'],
+                      why)
+        self.assertEqual(('service failed', True), (
+            self.node['provision_state'], self.node['maintenance']))
+
+    def test_waits_for_the_servicing_saying_each_state_once(self):
+        self.ironic.servicing_reads = 6
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+        self.assertEqual(['  node bm-0 servicing'],
+                         [s for s in self.said if s.startswith('  ')])
+        # polls back off: soon at first, then less often
+        self.assertEqual([0.25, 0.5, 1, 2, 3], self.slept)
+
+    def test_a_servicing_past_the_timeout_says_what_runs_and_unlocks(self):
+        self.ironic.servicing_reads = 10 ** 6
+        self.assertEqual(
+            'Node bm-0 is still in "servicing"; ironic goes on: rerun to '
+            'finish the toggle once it ends after 0s of waiting '
+            '(--wait-timeout)',
+            self.refused(self.server, OFF, wait_seconds=0))
+        self.assertEqual({}, self.record())
+        self.assertFalse(self.shown()['locked'])
+        # the rerun finishes it: serviced once
+        self.node['service_reads_left'] = 1
+        self.toggle(self.server, OFF)
+        self.assertEqual({'hyperthreading': OFF}, self.record())
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+
+    def killed_after(self, point):
+        """The cloud as a toggle to OFF killed at ``point`` leaves it."""
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=dead_holder())
+        if point == 'lock':
+            return
+        self.node['properties'][toggle_record.PENDING] = \
+            toggle_record.pending_patch(self.node, self.server['id'],
+                                        [OFF])[0]['value']
+        if point == 'pending record':
+            return
+        self.ironic.servicing_reads = 2
+        self.ironic.route('PUT', ['nodes', self.node['uuid'], 'states',
+                                  'provision'], {}, {
+            'target': 'service', 'service_steps': toggle_plan.service_steps(
+                self.ironic.templates[next(
+                    u for u, t in self.ironic.templates.items()
+                    if t['name'] == OFF_T)])}, '1.87')
+        if point == 'service request':
+            return
+        self.node['service_reads_left'] = 0
+        self.ironic.route('GET', ['nodes', self.node['uuid']], {}, None,
+                          '1.87')
+        self.assertEqual('active', self.node['provision_state'])
+        if point == 'servicing':
+            return
+        self.node['properties'][toggle_record.APPLIED] = {
+            'instance_uuid': self.server['id'],
+            'configs': {'hyperthreading': 'disabled'}}
+        del self.node['properties'][toggle_record.PENDING]
+
+    def rerun_after_a_kill(self, point):
+        """Killed at ``point``, then run again: the node is serviced once,
+        the toggle recorded, the server unlocked."""
+        self.killed_after(point)
+        self.toggle(self.server, OFF)
+        self.assertEqual(
+            ({'HyperThreading': 'Disabled'}, {'hyperthreading': OFF},
+             [('bm-0', 'service')], False),
+            (self.node['bios'], self.record(),
+             self.ironic.provision_requests, self.shown()['locked']))
+        self.assertNotIn(toggle_record.PENDING, self.node['properties'])
+
+    def test_a_rerun_after_a_kill_after_the_lock(self):
+        self.rerun_after_a_kill('lock')
+
+    def test_a_rerun_after_a_kill_after_the_pending_record(self):
+        self.rerun_after_a_kill('pending record')
+
+    def test_a_rerun_after_a_kill_after_the_service_request(self):
+        self.rerun_after_a_kill('service request')
+
+    def test_a_rerun_after_a_kill_after_the_servicing(self):
+        self.rerun_after_a_kill('servicing')
+
+    def test_a_rerun_after_a_kill_before_the_unlock(self):
+        self.rerun_after_a_kill('unlock')
+
+    def test_a_rerun_after_a_servicing_that_did_not_take_services_again(self):
+        # the hardware ignored the first servicing: its pending record is
+        # dropped with the one line, and the rerun services anew
+        self.ironic.bios_ignores_steps = True
+        self.refused(self.server, OFF)
+        self.assertEqual({}, self.node['properties'])
+        self.ironic.bios_ignores_steps = False
+        self.toggle(self.server, OFF)
+        self.assertEqual(2, len(self.ironic.serviced))
+
+    def test_a_profile_that_destroys_data_is_refused(self):
+        raid = deploy_config.Config('disks', 'raid0')
+        self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_DISKS_RAID0', steps=[steps.raid_step(
+                {'logical_disks': [{'size_gb': 'MAX', 'raid_level': '0',
+                                    'is_root_volume': True}]})],
+            extra=deploy_config.template_extra(raid, []))
+        self.assertEqual(
+            'Server db-1 cannot take disks=raid0 while it runs: '
+            'raid.apply_configuration would destroy the RAID volumes and '
+            'everything on them. Nothing was changed; it applies at deploy '
+            'only: boot a new server from a flavor that asks for it '
+            '(openstack flavor deploy-config set FLAVOR disks=raid0) and '
+            'move the workload there.', self.refused(self.server, raid))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def vendor_template(self, *step_names, priority=150):
+        mine = deploy_config.Config('vendor', 'mine')
+        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_VENDOR_MINE', steps=[
+            {'interface': name.split('.')[0], 'step': name.split('.')[1],
+             'args': {}, 'priority': priority} for name in step_names],
+            extra=deploy_config.template_extra(mine, []))
+        self.placement.providers[self.node['uuid']]['traits'].append(
+            'CUSTOM_DEPLOY_CONFIG_VENDOR_MINE')
+        return mine
+
+    def test_a_step_no_table_knows_is_refused_unless_allowed(self):
+        mine = self.vendor_template('vendor.tune_fans')
+        self.assertEqual(
+            'Server db-1 cannot take vendor=mine while it runs: '
+            'vendor.tune_fans is not known to be safe on a running server '
+            '(it may destroy its data). Nothing was changed; if you know it '
+            'is safe there, allow it: --allow-step vendor.tune_fans',
+            self.refused(self.server, mine))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
+        self.assertEqual([('bm-0', [{'interface': 'vendor',
+                                     'step': 'tune_fans', 'args': {}}])],
+                         self.ironic.serviced)
+
+    def test_a_vendor_step_that_destroys_data_is_refused_even_allowed(self):
+        mine = self.vendor_template('management.import_configuration')
+        self.assertIn('management.import_configuration would destroy the '
+                      'RAID volumes and settings',
+                      self.refused(self.server, mine, allowed_steps=[
+                          'management.import_configuration']))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_a_disabled_step_is_not_run(self):
+        mine = self.vendor_template('vendor.tune_fans', 'bios.factory_reset')
+        template = next(t for t in self.ironic.templates.values()
+                        if t['name'] == 'CUSTOM_DEPLOY_CONFIG_VENDOR_MINE')
+        template['steps'][0]['priority'] = 0
+        self.toggle(self.server, mine)
+        self.assertEqual([('bm-0', [{'interface': 'bios',
+                                     'step': 'factory_reset', 'args': {}}])],
+                         self.ironic.serviced)
