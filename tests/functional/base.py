@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 
 import fixtures
@@ -117,11 +118,16 @@ class FunctionalTestCase(testtools.TestCase):
         """
         argv, env = self.openstack_argv(*args, cloud=cloud, parse=parse,
                                         clouds_yaml=clouds_yaml)
+        started = time.monotonic()
         if process:
             done = subprocess.run(argv, capture_output=True, text=True,
                                   env=env, input=stdin)
         else:
             done = shell.run(argv, env, stdin)
+        if os.environ.get('FN_TIMES'):
+            with open(os.environ['FN_TIMES'], 'a') as f:
+                f.write('%6.1f %s\n' % (time.monotonic() - started,
+                                       ' '.join(args)))
         self._commands.append(
             '$ %s%s\n[exit %d]\n%s%s'
             % (' '.join(argv), '' if process else '  (in-process)',
@@ -151,12 +157,13 @@ class FunctionalTestCase(testtools.TestCase):
         env.pop('OS_CLOUD', None)
         return argv, env
 
-    def clouds_with(self, name, like, **settings):
+    def clouds_with(self, name, like, clouds_yaml=None, **settings):
         """A clouds.yaml with one more cloud entry: ``like``'s, with these
-        settings (e.g. ``baremetal_endpoint_override``)."""
+        settings (e.g. ``baremetal_endpoint_override``); of the tests'
+        clouds.yaml, or of ``clouds_yaml``."""
         import yaml
 
-        with open(self.clouds_yaml) as f:
+        with open(clouds_yaml or self.clouds_yaml) as f:
             clouds = yaml.safe_load(f)
         clouds['clouds'][name] = dict(clouds['clouds'][like], **settings)
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
@@ -164,6 +171,32 @@ class FunctionalTestCase(testtools.TestCase):
         with open(path, 'w') as f:
             yaml.safe_dump(clouds, f)
         return path
+
+    def through_proxy(self, proxy, service_type, like=SYSTEM_ADMIN, path='',
+                      clouds_yaml=None, **more):
+        """A clouds.yaml whose cloud "faulty" sends one service's requests
+        through a ``faults.FaultProxy`` (``more``: other settings)."""
+        more['%s_endpoint_override' % service_type] = proxy.url + path
+        return self.clouds_with('faulty', like, clouds_yaml=clouds_yaml,
+                                **more)
+
+    def killed_when(self, argv, env, reached):
+        """Run a command as a process, and kill it (SIGKILL) once
+        ``reached()`` (a proxy holds its request)."""
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            self.wait_for('the command to reach the held request',
+                          lambda: reached() or process.poll() is not None,
+                          timeout=60, interval=0.1)
+            if process.poll() is not None:
+                self.fail('the command ended first: %r'
+                          % (process.communicate(),))
+        finally:
+            process.kill()
+            out, err = process.communicate()
+            self._commands.append('$ %s (killed)\n%s%s' % (
+                ' '.join(argv), out, err))
 
     def unique_name(self, prefix):
         return '%s-%s' % (prefix, uuid.uuid4().hex[:8])
@@ -305,30 +338,37 @@ class FunctionalTestCase(testtools.TestCase):
 
     # ------------------------------------------------------------ objects
 
+    # State is read, and the fake hardware set, through the SDK: what the
+    # tests check, not what they test (a CLI run costs a process's worth of
+    # authentication).
+
     def node(self, name):
-        return self.openstack('baremetal', 'node', 'show', name,
-                              cloud=SYSTEM_ADMIN)
+        """A node as ironic's API shows it (every field)."""
+        return self._get_json(self.sdk(SYSTEM_ADMIN).baremetal,
+                              '/nodes/%s' % name, '1.87')
 
     def bios(self, node):
-        rows = self.openstack('baremetal', 'node', 'bios', 'setting', 'list',
-                              node, cloud=SYSTEM_ADMIN)
-        return {row['name']: row['value']
-                for row in rows}
+        """{name: value} of the node's BIOS settings, as ironic has them."""
+        return {s['name']: s['value'] for s in self._get_json(
+            self.sdk(SYSTEM_ADMIN).baremetal, '/nodes/%s/bios' % node,
+            '1.87')['bios']}
 
     @contextlib.contextmanager
     def bios_that(self, node, behaviour, value='true'):
         """Meanwhile, the node's fake BIOS ``behaviour``: ``ignores_steps``
         (the steps succeed, nothing changes) or ``fails_steps`` (each
         fails with ``value``)."""
-        key = 'minicloud_bios_%s' % behaviour
-        self.openstack('baremetal', 'node', 'set', node, '--extra',
-                       '%s=%s' % (key, value), parse=False,
-                       cloud=SYSTEM_ADMIN)
+        path = '/nodes/%s' % node
+        key = '/extra/minicloud_bios_%s' % behaviour
+        ironic = self.sdk(SYSTEM_ADMIN).baremetal
+        done = ironic.patch(path, microversion='1.87', json=[
+            {'op': 'add', 'path': key, 'value': value}])
+        self.assertEqual(200, done.status_code, done.text)
         try:
             yield
         finally:
-            self.openstack('baremetal', 'node', 'unset', node, '--extra',
-                           key, parse=False, cloud=SYSTEM_ADMIN)
+            ironic.patch(path, microversion='1.87', json=[
+                {'op': 'remove', 'path': key}])
 
     def create_baremetal_flavor(self, *required_traits):
         """A flavor like bm.gold requiring these traits; deleted at
@@ -347,21 +387,39 @@ class FunctionalTestCase(testtools.TestCase):
         return name
 
     def create_server(self, flavor, cloud=ADMIN, image=IMAGE):
-        """Boot a server and wait for ACTIVE; deleted at clean-up."""
+        """Boot a server and wait for ACTIVE (polled through the SDK: OSC's
+        --wait looks every 5 s); deleted at clean-up."""
         name = self.unique_name('fn')
         server = self.openstack(
             'server', 'create', '--flavor', flavor, '--image', image,
-            '--nic', 'none', '--wait', name, cloud=cloud,
+            '--nic', 'none', name, cloud=cloud,
         )
         self.addCleanup(self._delete_server, server['id'])
-        return server
+
+        def booted():
+            found = self.server_details(server['id'])
+            if found['status'] == 'ERROR':
+                self.fail('server %s went to ERROR: %s' % (
+                    name, (found.get('fault') or {}).get('message')))
+            return found['status'] == 'ACTIVE' and found
+
+        return dict(server, **booted() or self.wait_for(
+            'server %s ACTIVE' % name, booted, 180, 0.25))
 
     def _delete_server(self, server_id):
-        self.openstack('server', 'delete', '--wait', server_id, parse=False)
+        """Delete a server and wait until nova has (an ironic node then
+        cleans, ~5 s, before it is schedulable again)."""
+        compute = self.sdk(ADMIN).compute
+        compute.delete('/servers/%s' % server_id, microversion='2.73')
+        self.wait_for('server %s deleted' % server_id, lambda: compute.get(
+            '/servers/%s' % server_id, microversion='2.73').status_code == 404,
+            120, 0.25)
 
     def server_details(self, server_id):
-        """The admin view of a server (host, node)."""
-        return self.openstack('server', 'show', server_id)
+        """The admin view of a server as nova's API shows it (host, node,
+        lock, metadata)."""
+        return self._get_json(self.sdk(ADMIN).compute,
+                              '/servers/%s' % server_id, '2.73')['server']
 
     # ------------------------------------------------------------ logs
 

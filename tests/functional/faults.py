@@ -14,9 +14,10 @@
 
 A cloud entry with ``<service>_endpoint_override`` pointing at the proxy
 sends a command's requests for that service through it.  The proxy
-forwards each request, unless ``fault(method, path)`` says otherwise:
-an int is answered as that status without forwarding; ``HANG`` holds the
-request until the proxy closes (to kill the client mid-way).
+forwards each request, unless ``fault(method, path, body)`` says
+otherwise: an int is answered as that status without forwarding; ``HANG``
+holds the request until the proxy closes (to kill the client mid-way); a
+``threading.Event`` holds it until the event is set, then forwards it.
 """
 
 import http.client
@@ -32,7 +33,7 @@ _HOP_HEADERS = {'connection', 'keep-alive', 'transfer-encoding',
 class FaultProxy:
     def __init__(self, target, fault=None):
         self.target = urllib.parse.urlsplit(target)
-        self.fault = fault or (lambda method, path: None)
+        self.fault = fault or (lambda method, path, body: None)
         self.seen = []          # (method, path, status or HANG)
         self._release = threading.Event()
         self._lock = threading.Lock()
@@ -48,12 +49,15 @@ class FaultProxy:
                 length = int(self.headers.get('Content-Length') or 0)
                 body = self.rfile.read(length) if length else None
                 with proxy._lock:
-                    fault = proxy.fault(self.command, self.path)
+                    fault = proxy.fault(self.command, self.path, body or b'')
                     proxy.seen.append((self.command, self.path, fault))
                 if fault == HANG:
                     proxy._release.wait()
                     self.close_connection = True
                     return
+                if isinstance(fault, threading.Event):
+                    fault.wait(timeout=600)
+                    fault = None
                 if fault is not None:
                     self.answer(fault, {}, b'{"error": "injected fault"}')
                     return
@@ -95,7 +99,14 @@ class FaultProxy:
         self._server.shutdown()
         self._server.server_close()
 
-    def count(self, method, fragment=''):
+    def count(self, method, fragment='', forwarded=False):
+        """How many requests of ``method`` with ``fragment`` in their path
+        the proxy saw (``forwarded``: only those it passed on)."""
         with self._lock:
-            return sum(1 for m, p, _ in self.seen
-                       if m == method and fragment in p)
+            return sum(1 for m, p, fault in self.seen
+                       if m == method and fragment in p and not (
+                           forwarded and not _passed_on(fault)))
+
+
+def _passed_on(fault):
+    return fault is None or isinstance(fault, threading.Event)

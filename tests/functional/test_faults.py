@@ -13,7 +13,6 @@
 """Faults: a service down, transient 503s, a command killed half-way."""
 
 import re
-import subprocess
 
 from tests.functional import base
 from tests.functional import faults
@@ -32,13 +31,6 @@ class FaultTestCase(test_resize.VirtualToggleTestCase):
         self.assertEqual(1, len(lines), done.stderr)
         self.assertNotIn('Traceback', done.stderr)
         self.assertRegex(lines[0], pattern)
-
-    def through_proxy(self, proxy, service_type, like=base.SYSTEM_ADMIN,
-                      path=''):
-        """A clouds.yaml whose cloud "faulty" sends one service's requests
-        through the proxy."""
-        return self.clouds_with('faulty', like, **{
-            '%s_endpoint_override' % service_type: proxy.url + path})
 
 
 class TestServiceDown(FaultTestCase):
@@ -122,7 +114,7 @@ class TestRetries(FaultTestCase):
         _, template = self.new_config()
         answers = iter([503, 503])
 
-        def fault(method, path):
+        def fault(method, path, body):
             if method == 'GET' and '/deploy_templates' in path:
                 return next(answers, None)
             return None
@@ -136,7 +128,7 @@ class TestRetries(FaultTestCase):
 
     def test_lasting_503_is_one_line_after_the_retries(self):
         with faults.FaultProxy(self.endpoint('compute'),
-                               lambda method, path: 503) as proxy:
+                               lambda method, path, body: 503) as proxy:
             root = self.endpoint_root('compute')
             done = self.openstack(
                 'flavor', 'deploy-config', 'list', cloud='faulty',
@@ -150,21 +142,6 @@ class TestRetries(FaultTestCase):
 
 
 class TestInterrupted(FaultTestCase):
-    def killed_when(self, proxy, argv, env, reached):
-        """Run a command, and kill it once the proxy holds a request."""
-        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        try:
-            self.wait_for('the command to reach the held request',
-                          lambda: reached() or process.poll() is not None,
-                          timeout=60, interval=0.1)
-            if process.poll() is not None:
-                self.fail('the command ended first: %r'
-                          % (process.communicate(),))
-        finally:
-            process.kill()
-            process.communicate()
-
     def test_sync_killed_half_way_completes_on_rerun(self):
         config, template = self.new_config(base.ADMIN, '--no-requires-trait')
         name = template['name']
@@ -177,7 +154,7 @@ class TestInterrupted(FaultTestCase):
             cloud=base.SYSTEM_ADMIN)}
         writes = []
 
-        def fault(method, path):
+        def fault(method, path, body):
             if method == 'PUT' and '/traits/' in path:
                 writes.append(path)
                 return faults.HANG if len(writes) == 3 else None
@@ -188,7 +165,7 @@ class TestInterrupted(FaultTestCase):
                 'baremetal', 'node', 'deploy-config', 'sync', name,
                 cloud='faulty', parse=False,
                 clouds_yaml=self.through_proxy(proxy, 'baremetal'))
-            self.killed_when(proxy, argv, env, lambda: len(writes) >= 3)
+            self.killed_when(argv, env, lambda: len(writes) >= 3)
 
         def tagged():
             return sorted(n['name'] for n in self.openstack(
@@ -213,8 +190,8 @@ class TestInterrupted(FaultTestCase):
         flavors_before = self.flavors()
         seen = []
 
-        def fault(method, path):
-            if held(method, path):
+        def fault(method, path, body):
+            if held(method, path, body):
                 seen.append(path)
                 return faults.HANG
             return None
@@ -226,7 +203,7 @@ class TestInterrupted(FaultTestCase):
                 clouds_yaml=self.through_proxy(proxy, 'compute',
                                                like=base.ADMIN,
                                                path='/v2.1'))
-            self.killed_when(proxy, argv, env, lambda: bool(seen))
+            self.killed_when(argv, env, lambda: bool(seen))
 
         done = self.toggle(server['id'], '%s=on' % config_type,
                            '--auto-confirm')
@@ -241,11 +218,12 @@ class TestInterrupted(FaultTestCase):
 
     def test_toggle_killed_before_the_flavor_has_its_specs(self):
         self.check_toggle_killed_at(
-            lambda method, path: method == 'POST' and 'extra_specs' in path)
+            lambda method, path, body: method == 'POST'
+            and 'extra_specs' in path)
 
     def test_toggle_killed_before_the_resize_is_confirmed(self):
         self.check_toggle_killed_at(
-            lambda method, path: method == 'POST' and '/action' in path
+            lambda method, path, body: method == 'POST' and '/action' in path
             and self.confirming(path))
 
     def confirming(self, path):

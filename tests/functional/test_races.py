@@ -14,8 +14,10 @@
 clear line or does nothing."""
 
 import subprocess
+import threading
 
 from tests.functional import base
+from tests.functional import faults
 from tests.functional import test_resize
 
 ROUNDS = 3
@@ -101,19 +103,45 @@ class TestRaces(test_resize.VirtualToggleTestCase):
                            '--no-requires-trait', parse=False)
 
     def test_two_toggles_of_one_server(self):
+        """One toggles, the other fails in one line: the first to lock the
+        server holds it (its confirmation waits at a proxy until the other
+        has ended, so that the two overlap whatever the machine's speed)."""
         config_type, _, server, target = self.server_to_toggle('on')
         before = self.flavors()
+        release, held = threading.Event(), []
+
+        def fault(method, path, body):
+            if b'confirmResize' in body and not held:
+                held.append(path)
+                return release
+            return None
+
         toggle = ('server', 'resize', '--deploy-config',
                   '%s=on' % config_type, '--auto-confirm', server['id'])
-        done = self.at_once(toggle, toggle)
-        self.assert_clean_loss(done, 'busy|refused to resize|awaiting '
-                               'confirmation|another change')
-        self.assertIn(0, [rc for rc, _, _ in done])
-        self.wait_for('the server to settle', lambda: self.openstack(
-            'server', 'show', server['id'])['status'] in ('ACTIVE',
-                                                         'VERIFY_RESIZE'))
-        self.toggle(server['id'], '%s=on' % config_type, '--auto-confirm')
+        with faults.FaultProxy(self.endpoint('compute'), fault) as proxy:
+            clouds = self.through_proxy(proxy, 'compute', like=base.ADMIN,
+                                        path='/v2.1')
+            started = [self.start(toggle, clouds) for _ in range(2)]
+            self.wait_for('one toggle to confirm, the other to end', lambda: (
+                held and any(p.poll() is not None for p in started)))
+            release.set()
+            done = [self.finish(toggle, process) for process in started]
+        self.assertEqual([0, 1], sorted(rc for rc, _, _ in done))
+        self.assert_clean_loss(done, 'being toggled by another command')
         shown = self.openstack('server', 'show', server['id'])
-        self.assertEqual('ACTIVE', shown['status'])
-        self.assertEqual(target, shown['flavor']['original_name'])
+        self.assertEqual(('ACTIVE', target, False), (
+            shown['status'], shown['flavor']['original_name'],
+            shown['locked']))
         self.assertEqual(sorted(before + [target]), self.flavors())
+
+    def start(self, args, clouds):
+        argv, env = self.openstack_argv(*args, cloud='faulty', parse=False,
+                                        clouds_yaml=clouds)
+        return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def finish(self, args, process):
+        out, err = process.communicate(timeout=300)
+        self._commands.append('$ %s (concurrently)\n[exit %d]\n%s%s' % (
+            ' '.join(args), process.returncode, out, err))
+        return process.returncode, out, err

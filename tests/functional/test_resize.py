@@ -158,7 +158,9 @@ class TestVirtualToggle(VirtualToggleTestCase):
         self.assertEqual(1, self.flavors().count(target))
 
 
-class TestBaremetalToggle(ToggleTestCase):
+class BaremetalToggleTestCase(ToggleTestCase):
+    """Toggles of servers on ironic nodes."""
+
     def setUp(self):
         super().setUp()
         self.ironic_max = self.sdk(base.SYSTEM_ADMIN).baremetal.get(
@@ -183,6 +185,14 @@ class TestBaremetalToggle(ToggleTestCase):
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
         self.assertEqual('on', self.bios(node)['FnToggle'])
         return config_type, server, node
+
+    def recorded(self, node, server):
+        """What the node's record says a toggle applied to the server."""
+        record = self.node(node)['properties'].get(
+            'deploy_config_applied') or {}
+        if record.get('instance_uuid') != server['id']:
+            return {}
+        return record['configs']
 
     def configs_shown(self, server_id):
         """server deploy-config show: (type, wanted, source, actual, in
@@ -235,6 +245,9 @@ class TestBaremetalToggle(ToggleTestCase):
         return self.clouds_with('project-only', base.ADMIN, auth=dict(
             auth, username=user, password=password))
 
+
+
+class TestBaremetalToggle(BaremetalToggleTestCase):
     def test_without_servicing_the_toggle_says_so(self):
         if self.servicing:
             self.skipTest('ironic %s has servicing' % self.ironic_max)
@@ -281,14 +294,11 @@ class TestBaremetalToggle(ToggleTestCase):
         (read_at,) = [r['Read At'] for r in self.openstack(
             'server', 'deploy-config', 'show', server['id'])]
         self.assertGreaterEqual(read_at, toggled_from)
-        shown = self.node(node)
-        self.assertEqual('active', shown['provision_state'])
-        self.assertEqual('off', shown['extra']['deploy_config_%s'
-                                               % config_type])
+        self.assertEqual('active', self.node(node)['provision_state'])
+        self.assertEqual({config_type: 'off'}, self.recorded(node, server))
         details = self.server_details(server['id'])
-        self.assertEqual('ACTIVE', details['status'])
-        self.assertEqual('off', details['properties'][
-            'deploy-config:%s' % config_type])
+        self.assertEqual(('ACTIVE', False, {}), (
+            details['status'], details['locked'], details['metadata']))
         self.assertIn('already runs', self.toggle(
             server['id'], '%s=off' % config_type))
         self.assertEqual([(config_type, 'off', 'toggle', 'FnToggle=off',
@@ -319,8 +329,7 @@ class TestBaremetalToggle(ToggleTestCase):
              'recorded; rerun to retry once the node takes the settings.'
              % (node, config_type)], ignored.stderr.splitlines())
         self.assertEqual('off', self.bios(node)['FnToggle'])
-        self.assertEqual('off', self.server_details(server['id'])[
-            'properties']['deploy-config:%s' % config_type])
+        self.assertEqual({config_type: 'off'}, self.recorded(node, server))
 
         # hardware that fails the step: ironic fails the servicing, the
         # toggle aborts it and the node is back in active, as it was
@@ -347,10 +356,9 @@ class TestBaremetalToggle(ToggleTestCase):
             self.bios(node)['FnToggle']))
         self.openstack('baremetal', 'node', 'maintenance', 'unset', node,
                        parse=False, cloud=base.SYSTEM_ADMIN)
-        details = self.server_details(server['id'])
-        self.assertEqual(('ACTIVE', 'off'), (
-            details['status'],
-            details['properties']['deploy-config:%s' % config_type]))
+        self.assertEqual(('ACTIVE', {config_type: 'off'}), (
+            self.server_details(server['id'])['status'],
+            self.recorded(node, server)))
 
         # a plain rebuild, at OSC's own compute microversion (from 2.93
         # nova's ironic driver refuses it: the hook sends it at 2.92), and
@@ -366,8 +374,7 @@ class TestBaremetalToggle(ToggleTestCase):
         self.assertEqual('on', self.bios(node)['FnToggle'])
         self.assertEqual([(config_type, 'on', 'flavor', 'FnToggle=on',
                            'yes')], self.configs_shown(server['id']))
-        self.assertNotIn('deploy_config_%s' % config_type,
-                         self.node(node)['extra'])
+        self.assertEqual({}, self.recorded(node, server))
 
         # the BIOS changed behind the plugin's back: show reads it
         self.service_behind_its_back(node, 'FnToggle', 'other')
@@ -381,7 +388,8 @@ class TestBaremetalToggle(ToggleTestCase):
         refused = self.toggle(server['id'], '%s=on' % config_type,
                               fail_ok=True)
         self.assertEqual(1, refused.returncode)
-        self.assertIn('node %s is in maintenance' % node, refused.stderr)
+        self.assertIn('runs on node %s, which is in maintenance' % node,
+                      refused.stderr)
         self.assertEqual('other', self.bios(node)['FnToggle'])
 
 

@@ -131,11 +131,15 @@ class ServerToggle:
 
     def read(self, server_ref):
         """One server's Reading, looked up as OSC does (by name, among the
-        project's servers)."""
+        project's servers); a bare-metal server the credentials may not
+        service is refused before anything else is read."""
         server = self.nova.find_server(server_ref)
-        image_id = (server.get('image') or {}).get('id')
         node = self.ironic.node_of_instance(server['id'],
                                             ironic_api.PROVISION_FIELDS)
+        bare_metal = node is not None or self.on_ironic(server)
+        if bare_metal:
+            self.refuse_unserviceable(server, node)
+        image_id = (server.get('image') or {}).get('id')
         by_config = self.templates_by_config
         if by_config is None:
             by_config = self.ironic.config_templates(
@@ -143,8 +147,7 @@ class ServerToggle:
         return Reading(
             server, node, self.clients.glance().image_properties(image_id)
             if image_id else {}, by_config,
-            [] if node else self.nova.flavors(),
-            node is not None or self.on_ironic(server))
+            [] if node else self.nova.flavors(), bare_metal)
 
     def on_ironic(self, server):
         """Whether nova runs the server on ironic, from nova's own data:
@@ -158,8 +161,6 @@ class ServerToggle:
         when there is nothing to do."""
         server = reading.server
         toggle_plan.refuse_image_configs(server, reading.image, self.configs)
-        if reading.bare_metal:
-            self.refuse_unserviceable(reading)
         claim = None
         if self.clients.is_admin():
             claim = claims.Claim(self.nova, server, self.configs, self.say)
@@ -218,12 +219,11 @@ class ServerToggle:
                                        outcomes.configs_text(self.configs),
                                        '; '.join(problems), fix))
 
-    def refuse_unserviceable(self, reading):
+    def refuse_unserviceable(self, server, node):
         """A bare-metal server's node is serviced by the cloud's operator
         (a system role, or a project admin where ironic's legacy policy
         applies): a project member is told whom to ask, and a project admin
         that ironic hides the node from, which role is missing."""
-        server = reading.server
         if not self.clients.is_admin():
             raise exceptions.CommandError(
                 'Server %s runs on bare metal, and only the cloud\'s operator '
@@ -232,7 +232,7 @@ class ServerToggle:
                     server['name'], ' '.join(
                         '--deploy-config %s' % c for c in self.configs),
                     server['id']))
-        if reading.node is None:
+        if node is None:
             if self.ironic.scope == 'project':
                 raise exceptions.CommandError(
                     'Server %s is a bare-metal server, but ironic does not '

@@ -12,6 +12,8 @@ shows it), as real hardware does through Redfish: ``REGISTRY`` below.
 
 Never shipped: the mini cloud installs it into its own virtualenv.
 """
+import time
+
 from ironic import objects
 from ironic.common import exception
 from ironic.common import raid
@@ -31,6 +33,9 @@ IGNORES_STEPS = 'minicloud_bios_ignores_steps'
 # A node whose extra says so has a BIOS that fails the settings it is
 # given: the step fails with this error, and nothing changes.
 FAILS_STEPS = 'minicloud_bios_fails_steps'
+# A node whose extra says so has a BIOS that takes this many seconds over
+# the settings it is given (the tests' slow hardware: a servicing lasts).
+SLOW_STEPS = 'minicloud_bios_slow_steps'
 _BIOS_ARGS = {'settings': {'description': 'A list of {"name", "value"} dicts',
                            'required': True}}
 
@@ -87,6 +92,7 @@ class StepsBIOS(fake.FakeBIOS):
                 'BIOS refused the settings: %s' % task.node.extra[FAILS_STEPS])
         if task.node.extra.get(IGNORES_STEPS):
             return None     # as a BIOS that ignores what it is told
+        time.sleep(float(task.node.extra.get(SLOW_STEPS) or 0))
         _sync(task, [_with_registry(s) for s in settings])
 
     @_service_step(priority=0, requires_ramdisk=False)
