@@ -121,6 +121,11 @@ class Api:
                 'status_code_retries': WRITE_RETRIES if codes else 0,
                 'connect_retries': 0}
 
+    def require(self):
+        """Refuse, before any change, a service too old for this object's
+        features (no request where the SDK knows its range)."""
+        self._check_supported(self.features)
+
     def _check_supported(self, features):
         """Refuse, before sending, a call the service's discovered range
         cannot take (once per set of features)."""

@@ -87,8 +87,10 @@ class Servicing:
                     prepared.plan.current[config.type] = flavor[config.type]
 
     def refuse(self, prepared):
-        """A step that destroys data never runs on a running server, nor
-        one not known to be safe there unless the operator allowed it."""
+        """An ironic without servicing is refused; a step that destroys
+        data never runs on a running server, nor one not known to be safe
+        there unless the operator allowed it."""
+        self.ironic.require()
         steps = self.steps(prepared)
         wanted = outcomes.configs_text(prepared.changed)
         found = step_safety.destroying(steps)

@@ -1,0 +1,187 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The states a toggle starts from and waits through, its lock, and its
+record on the node: plain functions over the APIs' dicts."""
+
+import testtools
+
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain import toggle_states
+
+OFF = deploy_config.Config('hyperthreading', 'disabled')
+
+
+def server(status='ACTIVE', task=None, **more):
+    return dict({'id': 'srv-1', 'name': 'db-1', 'status': status,
+                 'OS-EXT-STS:task_state': task}, **more)
+
+
+def node(state='active', **more):
+    return dict({'uuid': 'n-1', 'name': 'bm-0', 'provision_state': state,
+                 'target_provision_state': None, 'maintenance': False},
+                **more)
+
+
+class TestStart(testtools.TestCase):
+    def test_only_an_active_server_with_no_task(self):
+        toggle_states.refuse_server(server())
+        for status in ('SHUTOFF', 'ERROR', 'PAUSED', 'SUSPENDED', 'SHELVED',
+                       'SHELVED_OFFLOADED', 'RESCUE', 'VERIFY_RESIZE',
+                       'BUILD', 'MIGRATING'):
+            exc = self.assertRaises(toggle_states.Unavailable,
+                                    toggle_states.refuse_server,
+                                    server(status))
+            self.assertIn('is %s: a toggle starts only on an ACTIVE server'
+                          % status, str(exc))
+            self.assertIn('Nothing was changed', str(exc))
+        exc = self.assertRaises(toggle_states.Unavailable,
+                                toggle_states.refuse_server,
+                                server(task='rebooting'))
+        self.assertIn('busy (ACTIVE, rebooting)', str(exc))
+
+    def test_only_an_active_node_out_of_maintenance(self):
+        toggle_states.refuse_node(server(), node())
+        for state in ('rescue', 'deploy failed', 'service hold',
+                      'service failed', 'servicing', 'deploying'):
+            exc = self.assertRaises(toggle_states.Unavailable,
+                                    toggle_states.refuse_node, server(),
+                                    node(state))
+            self.assertIn('which is in "%s"' % state, str(exc))
+        exc = self.assertRaises(
+            toggle_states.Unavailable, toggle_states.refuse_node, server(),
+            node(maintenance=True, maintenance_reason='fans'))
+        self.assertIn('in maintenance (fans)', str(exc))
+        self.assertRaises(toggle_states.Unavailable,
+                          toggle_states.refuse_node, server(),
+                          node(target_provision_state='active'))
+
+    def test_our_own_interrupted_servicing_may_be_finished(self):
+        for state in ('servicing', 'service wait', 'service failed'):
+            toggle_states.refuse_node(server(), node(state),
+                                      ours_under_way=True)
+        self.assertRaises(toggle_states.Unavailable,
+                          toggle_states.refuse_node, server(), node('rescue'),
+                          ours_under_way=True)
+
+
+class TestLock(testtools.TestCase):
+    def test_the_reason_names_the_holder(self):
+        reason = toggle_states.lock_reason([OFF], 'host-1', 4242)
+        self.assertEqual('osc-deploy-config: toggling hyperthreading=disabled'
+                         ' (held by host-1 pid 4242)', reason)
+        self.assertEqual(('host-1', 4242), toggle_states.lock_holder(
+            {'locked': True, 'locked_reason': reason}))
+        self.assertIsNone(toggle_states.lock_holder(
+            {'locked': False, 'locked_reason': reason}))
+        self.assertIsNone(toggle_states.lock_holder(
+            {'locked': True, 'locked_reason': 'kernel upgrade'}))
+        self.assertEqual(('', 0), toggle_states.lock_holder(
+            {'locked': True,
+             'locked_reason': toggle_states.lock_reason_unnamed()}))
+
+    def test_a_long_reason_fits_nova(self):
+        many = [deploy_config.Config('t%d' % n, 'v' * 30) for n in range(9)]
+        self.assertLessEqual(len(toggle_states.lock_reason(many, 'h', 1)),
+                             255)
+
+    def test_someone_elses_lock_is_refused(self):
+        toggle_states.refuse_foreign_lock(server(locked=False))
+        toggle_states.refuse_foreign_lock(server(
+            locked=True, locked_reason=toggle_states.lock_reason(
+                [OFF], 'h', 1)))
+        exc = self.assertRaises(
+            toggle_states.Unavailable, toggle_states.refuse_foreign_lock,
+            server(locked=True, locked_by='owner', locked_reason=None))
+        self.assertIn('is locked (by owner: no reason given)', str(exc))
+
+    def test_the_oldest_lock_since_the_last_unlock_holds(self):
+        actions = [{'action': 'lock', 'request_id': 'b'},
+                   {'action': 'resize', 'request_id': 'x'},
+                   {'action': 'lock', 'request_id': 'a'},
+                   {'action': 'unlock', 'request_id': 'u'},
+                   {'action': 'lock', 'request_id': 'old'}]
+        self.assertEqual('a', toggle_states.first_unmatched_lock(actions))
+        self.assertIsNone(toggle_states.first_unmatched_lock(actions[3:4]))
+
+
+class TestWaits(testtools.TestCase):
+    def test_a_failed_event_says_why(self):
+        self.assertEqual('compute_confirm_resize: UnexpectedTaskStateError',
+                         toggle_states.failed_event({'events': [
+                             {'event': 'compute_confirm_resize',
+                              'result': 'Error',
+                              'details': 'UnexpectedTaskStateError'}]}))
+        # a member sees no events: the action's message tells
+        self.assertEqual('Error', toggle_states.failed_event(
+            {'message': 'Error'}))
+        self.assertIsNone(toggle_states.failed_event({'events': [
+            {'event': 'compute_confirm_resize', 'result': None}]}))
+
+    def test_a_servicing_settles_on_active_or_on_any_failure(self):
+        self.assertFalse(toggle_states.node_settled(node('servicing')))
+        self.assertFalse(toggle_states.node_settled(node('service wait')))
+        self.assertFalse(toggle_states.node_settled(
+            node('active', target_provision_state='active')))
+        self.assertIsNone(toggle_states.servicing_failure(node()))
+        for state, why in (
+                ('service failed', 'BIOS refused'),
+                ('service hold', 'service hold'),
+                ('rescue', 'the node went to "rescue"')):
+            found = node(state, last_error='BIOS refused')
+            self.assertTrue(toggle_states.node_settled(found))
+            self.assertIn(why, toggle_states.servicing_failure(found))
+
+
+class TestRecord(testtools.TestCase):
+    def test_pending_then_complete_on_the_node(self):
+        found = node(properties={}, provision_updated_at='T1')
+        patch = toggle_record.pending_patch(found, 'srv-1', [OFF])
+        found['properties'][toggle_record.PENDING] = patch[0]['value']
+        under_way = toggle_record.pending(found, 'srv-1')
+        self.assertEqual(({'hyperthreading': OFF}, 'T1'), under_way)
+        self.assertFalse(toggle_record.serviced_since(found, under_way))
+        found['provision_updated_at'] = 'T2'
+        self.assertTrue(toggle_record.serviced_since(found, under_way))
+        self.assertEqual(
+            [{'op': 'add', 'path': '/properties/deploy_config_applied',
+              'value': {'instance_uuid': 'srv-1',
+                        'configs': {'hyperthreading': 'disabled'}}},
+             {'op': 'remove', 'path': '/properties/deploy_config_pending'}],
+            toggle_record.complete_patch(found, 'srv-1', [OFF]))
+
+    def test_a_record_belongs_to_its_instance(self):
+        found = node(properties={toggle_record.APPLIED: {
+            'instance_uuid': 'srv-1', 'configs': {'hyperthreading':
+                                                  'disabled'}}})
+        self.assertEqual({'hyperthreading': OFF},
+                         toggle_record.applied(found, 'srv-1'))
+        self.assertEqual({}, toggle_record.applied(found, 'srv-2'))
+        self.assertIsNone(toggle_record.pending(found, 'srv-1'))
+
+    def test_forgetting_a_type(self):
+        found = node(properties={toggle_record.APPLIED: {
+            'instance_uuid': 'srv-1', 'configs': {'hyperthreading': 'off',
+                                                  'turbo': 'on'}}})
+        self.assertEqual([{'op': 'add',
+                           'path': '/properties/deploy_config_applied',
+                           'value': {'instance_uuid': 'srv-1',
+                                     'configs': {'turbo': 'on'}}}],
+                         toggle_record.forget_patch(found, 'srv-1',
+                                                    ['hyperthreading']))
+        self.assertEqual([{'op': 'remove',
+                           'path': '/properties/deploy_config_applied'}],
+                         toggle_record.forget_patch(
+                             found, 'srv-1', ['hyperthreading', 'turbo']))
+        self.assertEqual([], toggle_record.forget_patch(found, 'srv-1',
+                                                        ['raid']))
