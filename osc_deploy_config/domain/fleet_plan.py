@@ -19,7 +19,6 @@ flavor's change out toggles each of its servers to the configs the flavor
 asks for now; a server whose configs differ from them is *outdated*.
 """
 
-import collections
 import dataclasses
 
 from osc_lib import exceptions
@@ -27,10 +26,84 @@ from osc_lib import exceptions
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import server_configs
 
-# One server of a rollout, as planned: its outcome (toggle's Outcome), or
-# why it is skipped.
-Planned = collections.namedtuple('Planned', ['server', 'configs', 'outcome',
-                                             'refusal'])
+# What became of one server of a rollout: the Outcome column.
+DONE, UNCHANGED, FAILED = 'done', 'unchanged', 'failed'
+UNAVAILABLE, NOT_STARTED, SKIPPED = 'unavailable', 'not started', 'skipped'
+INTERRUPTED = 'interrupted'
+# The outcomes of a fleet that got there.
+ARRIVED = (DONE, UNCHANGED, SKIPPED)
+COLUMNS = ('ID', 'Server', 'Host', 'From', 'To', 'How', 'Outcome',
+           'Seconds')
+
+
+@dataclasses.dataclass
+class Planned:
+    """One server of a rollout, as planned: its plan (a toggle's Outcome,
+    PLANNED or UNCHANGED, for those it can toggle), or what it is
+    (``verdict``: UNAVAILABLE, FAILED or SKIPPED, with ``why``).  ``down``:
+    the server is unavailable already (it spends the budget); ``ours``: an
+    interrupted toggle of ours left it so (the rollout finishes it)."""
+
+    server: dict
+    outcome: object = None
+    prepared: object = None
+    verdict: str = None
+    why: str = ''
+    down: bool = False
+    ours: bool = False
+
+    @property
+    def to_toggle(self):
+        return self.verdict is None and self.outcome.result != UNCHANGED
+
+
+def row(one, verdict, why='', seconds=0.0):
+    """The result row of one server: its plan's columns, and what became
+    of it (``verdict``: an outcome above; ``why``: the detail)."""
+    server, planned = one.server, one.outcome
+    columns = (planned.host, planned.before, planned.after, planned.how) \
+        if planned else (server.get('OS-EXT-SRV-ATTR:host') or '', '', '',
+                         '')
+    return (server['id'], server['name'], *columns,
+            verdict + (': %s' % why if why else ''), round(seconds, 1))
+
+
+def arrived(rows):
+    """Whether the fleet got there: every server done, unchanged, or
+    skipped as incapable."""
+    return all(r[COLUMNS.index('Outcome')].split(':')[0] in ARRIVED
+               for r in rows)
+
+
+def spent_before_start(planned, max_unavailable):
+    """The servers already down that leave no room in the budget for the
+    others, when no toggle of ours is left to finish: [Planned], or []."""
+    down = [p for p in planned if p.down]
+    waiting = [p for p in planned if p.to_toggle and not p.ours]
+    if waiting and not any(p.ours for p in down) and (
+            len(down) >= max_unavailable):
+        return down
+    return []
+
+
+def provider_view(server, node, by_name, carriers, inventories):
+    """The providers of a server's allocations as a toggle's scheduler
+    check reads them (``toggle_plan.scheduler_problems``), from what a
+    rollout read for all: ``by_name`` {provider name: UUID}, ``carriers``
+    {trait: UUIDs of the providers that carry it}, ``inventories``
+    {provider UUID: its inventories}.  A bare-metal server's provider is
+    its node; a virtual one's, its hypervisor's."""
+    if node is not None:
+        uuid, name, held = node['uuid'], node['uuid'], {}
+    else:
+        name = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or ''
+        uuid = by_name.get(name)
+        if uuid is None:
+            return []
+        held = config_specs.placement_request(server['flavor'])[0]
+    return [{'uuid': uuid, 'name': name,
+             'traits': [t for t, found in carriers.items() if uuid in found],
+             'inventories': inventories.get(uuid, {}), 'resources': held}]
 
 
 def base_flavor_name(server):
@@ -79,11 +152,12 @@ class Count:
     done: int = 0
     in_flight: int = 0
     failed: int = 0
+    down: int = 0
 
     @property
     def left(self):
         return self.total - self.done - self.in_flight - self.failed
 
     def __str__(self):
-        return '[%d done, %d in flight, %d left, %d failed]' % (
-            self.done, self.in_flight, self.left, self.failed)
+        return '[%d done, %d in flight, %d left, %d failed, %d down]' % (
+            self.done, self.in_flight, self.left, self.failed, self.down)

@@ -70,7 +70,17 @@ _NODE_FIXES = {
 
 class Unavailable(exceptions.CommandError):
     """The server (or its node) is in a state a toggle does not start
-    from, or busy with another change: nothing was changed."""
+    from, or busy with another change: nothing was changed.  ``state``
+    says which, in a few words."""
+
+    def __init__(self, message, state):
+        super().__init__(message)
+        self.state = state
+
+
+class Incapable(exceptions.CommandError):
+    """The server's host cannot take the configs (the scheduler check):
+    nothing was changed."""
 
 
 def refuse_server(server):
@@ -84,12 +94,13 @@ def refuse_server(server):
         raise Unavailable(
             'Server %s is busy (%s, %s): another change is under way. '
             'Nothing was changed; rerun when it ends.'
-            % (server['name'], status, task))
+            % (server['name'], status, task), 'busy (%s)' % task)
     fix = _SERVER_FIXES.get(status, 'bring it back to ACTIVE').format(
         id=server['id'])
     raise Unavailable(
         'Server %s is %s: a toggle starts only on an ACTIVE server. Nothing '
-        'was changed; %s, then rerun.' % (server['name'], status, fix))
+        'was changed; %s, then rerun.' % (server['name'], status, fix),
+        status)
 
 
 def refuse_node(server, node, ours_under_way=False):
@@ -108,7 +119,8 @@ def refuse_node(server, node, ours_under_way=False):
             'changed; once the hardware is checked: openstack baremetal node '
             'maintenance unset %s' % (
                 server['name'], label,
-                node.get('maintenance_reason') or 'no reason given', label))
+                node.get('maintenance_reason') or 'no reason given', label),
+            'node %s in maintenance' % label)
     if state == 'active' and not node.get('target_provision_state'):
         return
     fix = _NODE_FIXES.get(state, 'wait until it is active').format(
@@ -116,7 +128,8 @@ def refuse_node(server, node, ours_under_way=False):
     raise Unavailable(
         'Server %s runs on node %s, which is in "%s": a toggle starts only '
         'on an active node. Nothing was changed; %s, then rerun.'
-        % (server['name'], label, state, fix))
+        % (server['name'], label, state, fix),
+        'node %s %s' % (label, state))
 
 
 def lock_reason(configs, host, pid):
@@ -149,7 +162,8 @@ def refuse_foreign_lock(server):
             'is unlocked (openstack server unlock %s).' % (
                 server['name'], server.get('locked_by') or 'someone',
                 server.get('locked_reason') or 'no reason given',
-                server['id']))
+                server['id']), 'locked by %s' % (
+                server.get('locked_by') or 'someone'))
 
 
 def lock_reason_unnamed():
@@ -166,7 +180,7 @@ def refuse_live_toggle(server, holder):
         'Server %s is being toggled by another command%s. Nothing was '
         'changed; rerun when it ends (if that command is gone, unlock the '
         'server first: openstack server unlock %s).' % (
-            server['name'], by, server['id']))
+            server['name'], by, server['id']), 'held by another toggle')
 
 
 def first_unmatched_lock(actions):

@@ -42,6 +42,15 @@ class Placement(rest.Api):
             })
         return providers
 
+    def provider_names(self):
+        """{name: UUID} of every resource provider: one request."""
+        return {p['name']: p['uuid'] for p in self._request(
+            'GET', '/resource_providers')['resource_providers']}
+
+    def inventories(self, provider):
+        return self._request('GET', '/resource_providers/%s/inventories'
+                             % provider)['inventories']
+
     def providers(self, required=None):
         """The UUIDs of every resource provider, or of those that carry the
         trait ``required``: one request."""

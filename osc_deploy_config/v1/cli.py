@@ -108,6 +108,14 @@ def toggle_options(parsed_args):
     return options
 
 
+def command_line():
+    """The command line this process runs, to say how to rerun it."""
+    import shlex
+    import sys
+
+    return 'openstack ' + ' '.join(shlex.quote(a) for a in sys.argv[1:])
+
+
 def one_line_errors(parser):
     def error(message):
         parser.exit(2, '%s: error: %s (see --help)\n' % (parser.prog,

@@ -72,12 +72,15 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
 
 class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
     _description = (
-        'Toggle deploy configs on many servers, at most --max-unavailable at '
-        'once: the configs given, or what their flavor asks for now. Every '
-        'server is planned first; each goes through the one-server toggle '
-        '(openstack server resize --deploy-config) with all its checks. '
-        'Progress on stderr, a row per server on stdout; a rerun finishes '
-        'what an interrupted run left.')
+        'Toggle deploy configs on many servers, at most --max-unavailable '
+        'down at once (those already down included): the configs given, or '
+        'what their flavor asks for now. Every server is planned first; each '
+        'goes through the one-server toggle (openstack server resize '
+        '--deploy-config) with all its checks. Progress on stderr, a row per '
+        'server on stdout, whatever happens; a rerun finishes what an '
+        'interrupted run left. Exit status: 0 when every server runs the '
+        'configs (or was skipped, its host incapable), 1 otherwise, 130 '
+        'after Ctrl-C.')
     _epilog = """Examples::
 
   openstack server deploy-config set --flavor hpc.gold --all-projects \\
@@ -108,37 +111,63 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
                            help='Servers of every project.')
         parser.add_argument(
             '--max-unavailable', metavar='<count>', type=int, default=1,
-            help='At most this many servers toggling at once (default 1).')
+            help='At most this many of the selected servers down at once, '
+                 'those already down (not ACTIVE, their node in maintenance '
+                 'or servicing, busy with another change) included '
+                 '(default 1).')
         parser.add_argument(
             '--max-failures', metavar='<count>', type=int, default=0,
-            help='After more failures than this, no new server starts; '
-                 'those in flight finish (default 0).')
+            help='After more failures than this (planning\'s included), no '
+                 'new server starts; those in flight finish (default 0).')
         parser.add_argument('--dry-run', action='store_true',
                             help='Plan every server, change nothing.')
+        cli.add_toggle_options(parser)
         return parser
 
     def take_action(self, parsed_args):
         from osc_deploy_config.domain import deploy_config
-        from osc_deploy_config.use_cases import fleet
+        from osc_deploy_config.use_cases.fleet import rollout
 
         configs = [deploy_config.parse_config(c)
                    for c in parsed_args.deploy_configs]
-        self.rollout = fleet.Rollout(
+        self.rollout = rollout.Rollout(
             self.app.client_manager.deploy_config, self.say,
-            parsed_args.max_unavailable, parsed_args.max_failures)
-        return fleet.roll_out(
+            parsed_args.max_unavailable, parsed_args.max_failures,
+            **cli.toggle_options(parsed_args))
+        columns, self.rows = rollout.roll_out(
             self.rollout, parsed_args.servers, configs, parsed_args.flavor,
             parsed_args.project, parsed_args.all_projects,
             parsed_args.dry_run)
+        return columns, self.rows
 
     def run(self, parsed_args):
-        """The rows first; then a failed rollout exits non-zero."""
+        """The rows first, whatever happens; then the exit status: 130
+        after Ctrl-C, 1 unless the fleet got there."""
+        from osc_deploy_config.domain import fleet_plan
+
+        self.rollout, self.rows = None, []
         code = super().run(parsed_args)
-        failures = self.rollout.failures
-        if failures:
+        rollout = self.rollout
+        if rollout is None or parsed_args.dry_run:
+            return code
+        if rollout.interrupted:
+            self.say('Rerun the same command to finish: %s'
+                     % cli.command_line())
+            raise KeyboardInterrupt()
+        if rollout.spent_by:
             raise exceptions.CommandError(
-                '%d server(s) failed: %s' % (len(failures),
-                                             '; '.join(failures)))
+                '--max-unavailable %d is spent before any server starts, by '
+                '%s: nothing was changed. Rerun once they are back, or allow '
+                'more down at once.' % (rollout.max_unavailable, ', '.join(
+                    '%s (%s)' % (p.server['name'], p.why)
+                    for p in rollout.spent_by)))
+        if not fleet_plan.arrived(self.rows):
+            raise exceptions.CommandError(
+                '%d of %d server(s) do not run the configs: %s' % (
+                    sum(1 for r in self.rows if not fleet_plan.arrived([r])),
+                    len(self.rows), '; '.join(
+                        '%s: %s' % (r[1], r[-2]) for r in self.rows
+                        if not fleet_plan.arrived([r]))))
         return code
 
     _said = threading.Lock()

@@ -20,6 +20,8 @@ import copy
 import io
 import json
 import re
+import subprocess
+import threading
 from unittest import mock
 import urllib.parse
 import uuid
@@ -55,6 +57,13 @@ READ_AT = '2026-11-30T12:00:00+00:00'
 SERVICED_AT = '2026-12-01T09:30:00+00:00'
 
 
+def gone_pid():
+    """The process ID of a process that has ended (a killed toggle's)."""
+    process = subprocess.Popen(['true'])
+    process.wait()
+    return process.pid
+
+
 def response(status, body=None, url=URL):
     resp = requests.Response()
     resp.status_code = status
@@ -82,8 +91,13 @@ class FakeService:
 
     url = URL
 
+    # one request at a time, as the services' own locks keep their data
+    lock = threading.RLock()
+
     def __init__(self, proxy_class, max_version, page_size):
         self.requests = []
+        # called after each request (method, path): a test's sampler
+        self.after_request = None
         self.max_version = max_version
         self.page_size = page_size
         # False: as behind an endpoint override without a version document
@@ -103,14 +117,18 @@ class FakeService:
 
     def handle(self, path, method, microversion=None, raise_exc=None,
                json=None, **kwargs):
-        self.requests.append((method, path, microversion))
-        if versions.parse(microversion) > self.max_version:
-            return self.refuse_version(microversion)
-        parts = urllib.parse.urlsplit(path)
-        query = dict(urllib.parse.parse_qsl(parts.query))
-        segments = [urllib.parse.unquote(s)
-                    for s in parts.path.strip('/').split('/')]
-        return self.route(method, segments, query, json, microversion)
+        with self.lock:
+            self.requests.append((method, path, microversion))
+            if versions.parse(microversion) > self.max_version:
+                return self.refuse_version(microversion)
+            parts = urllib.parse.urlsplit(path)
+            query = dict(urllib.parse.parse_qsl(parts.query))
+            segments = [urllib.parse.unquote(s)
+                        for s in parts.path.strip('/').split('/')]
+            answer = self.route(method, segments, query, json, microversion)
+        if self.after_request:
+            self.after_request(method, path)
+        return answer
 
 
 class FakeIronic(FakeService):
@@ -128,6 +146,8 @@ class FakeIronic(FakeService):
         self.bios_ignores_steps = False
         self.service_error = None
         self.failing_nodes = set()       # names whose servicing fails
+        # {node name: HTTP status} its service requests get
+        self.service_http_errors = {}
         # how many reads of a node a servicing lasts (0: done at once)
         self.servicing_reads = 0
         self.abort_unsupported = False   # an ironic before 32.0
@@ -350,6 +370,11 @@ class FakeIronic(FakeService):
         if body['target'] == 'abort' and node['maintenance']:
             return error(400, 'Can not abort service on node "%s" while it '
                          'is in maintenance mode.' % node['uuid'])
+        if node['name'] in self.service_http_errors:
+            return error(self.service_http_errors[node['name']],
+                         'Node %s is locked by host conductor-1, please retry '
+                         'after the current operation is completed.'
+                         % node['uuid'])
         self.provision_requests.append((node['name'], body['target']))
         if body['target'] == 'abort':
             self.set_state(node, 'active')
@@ -603,6 +628,7 @@ class FakeNova(FakeService):
                     'details': self.confirm_error})
             else:
                 server['status'] = 'ACTIVE'
+                self.transitions.pop(server['id'], None)
         elif 'lock' in body or 'unlock' in body:
             self._lock(server, body, action)
         self.actions[request_id] = action

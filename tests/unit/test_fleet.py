@@ -11,15 +11,19 @@
 #   under the License.
 
 """``server deploy-config set``: a rollout over a mixed fleet of the fake
-services, what it leaves on the cloud and what it says."""
+services: every server's outcome, the exit status, the availability
+budget, Ctrl-C, a rerun after an interruption, and what it costs."""
 
-import re
+import os
+import signal
 import time
 
 import fixtures
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.use_cases.toggle import claim
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -30,14 +34,15 @@ from tests.unit.fakes import ON_T
 
 ON_SPECS = {'deploy-config:hyperthreading': 'enabled',
             'trait:' + ON_T: 'required'}
-IN_FLIGHT = re.compile(r'(\d+) in flight')
+DISABLED = ('--deploy-config', 'hyperthreading=disabled')
 SLEEP = time.sleep
 
 
 class FleetTestCase(fakes.TestCommand):
-    """Two bare-metal servers (bm-0, bm-1) and two virtual ones, all of a
-    flavor asking for hyperthreading=enabled; every host tagged for
-    disabled but bm-2's, which hosts a third bare-metal server."""
+    """Two bare-metal servers (db-0 on bm-0, db-1 on bm-1) and two virtual
+    ones (web-0, web-1), all of flavors asking for hyperthreading=enabled;
+    every host tagged for disabled but bm-2's, which hosts a third
+    bare-metal server, db-2.  ``peak``: the most servers down at once."""
 
     def setUp(self):
         super().setUp()
@@ -53,6 +58,14 @@ class FleetTestCase(fakes.TestCommand):
         for name in ('web-0', 'web-1'):
             server = self.nova.add_server(name, self.tiny)
             self.placement.allocate(server['id'], host, {'VCPU': 1})
+        # servicing and resizing last a few reads, and a poll a moment:
+        # toggles overlap
+        self.useFixture(fixtures.MockPatch(
+            'time.sleep', side_effect=lambda seconds: SLEEP(0.01)))
+        self.ironic.servicing_reads = 3
+        self.nova.resize_reads = 3
+        self.peak = 0
+        self.ironic.after_request = self.nova.after_request = self.sample
 
     def baremetal(self, name, node_name, tagged):
         server = self.nova.add_server(name, self.gold)
@@ -60,138 +73,292 @@ class FleetTestCase(fakes.TestCommand):
         self.nodes[node_name] = self.deploy_on_node(
             server, node_name, traits, {'HyperThreading': 'Enabled'})
 
-    def roll(self, *args):
-        columns, rows = self.run_command(cmds.SetServerDeployConfig,
-                                         list(args))
-        return {r[0]: dict(zip(columns, r, strict=True)) for r in rows}
+    def down_now(self):
+        """The servers unavailable now: not ACTIVE or busy, or on a node
+        in maintenance or not active."""
+        down = {s['id'] for s in self.nova.servers.values()
+                if s['status'] != 'ACTIVE' or s['OS-EXT-STS:task_state']}
+        down |= {n['instance_uuid'] for n in self.ironic.nodes.values()
+                 if n['maintenance'] or n['provision_state'] != 'active'}
+        return down
 
-    def set(self, *args):
-        """As cliff runs it: the rows, then a non-zero exit on failures."""
+    def sample(self, method, path):
+        with fakes.FakeService.lock:
+            self.peak = max(self.peak, len(self.down_now()))
+
+    def server(self, name):
+        return next(s for s in self.nova.servers.values()
+                    if s['name'] == name)
+
+    def roll(self, *args):
+        """As cliff runs the command: (exit status, {server: row}, what it
+        said on stderr, the error line or None)."""
         cmd = cmds.SetServerDeployConfig(self.app, None)
+        cmd.rows = []
         parsed = self.check_parser(cmd, list(args), [])
         self.app.stdout = fakes.io.StringIO()
-        return cmd, parsed
+        status, line = 0, None
+        try:
+            status = cmd.run(parsed)
+        except exceptions.CommandError as exc:
+            status, line = 1, str(exc)
+        except KeyboardInterrupt:
+            status = 130
+        rows = {r[1]: dict(zip(cmd.rows and (
+            'ID', 'Server', 'Host', 'From', 'To', 'How', 'Outcome',
+            'Seconds'), r, strict=True)) for r in cmd.rows}
+        return status, rows, self.fake_stderr.getvalue(), line
 
-    def max_in_flight(self):
-        return max(int(n) for n in IN_FLIGHT.findall(
-            self.fake_stderr.getvalue()))
+    def outcomes(self, rows):
+        return {name: r['Outcome'] for name, r in rows.items()}
 
 
-class TestRollout(FleetTestCase):
-    def test_a_mixed_fleet_at_most_two_at_once(self):
-        # servicing lasts a few polls, each a moment: toggles overlap
-        self.ironic.servicing_reads = 5
-        self.useFixture(fixtures.MockPatch(
-            'time.sleep', side_effect=lambda seconds: SLEEP(0.01)))
-        rows = self.roll('db-0', 'db-1', 'web-0', 'web-1',
-                         '--deploy-config', 'hyperthreading=disabled',
-                         '--max-unavailable', '2')
-        self.assertEqual({'db-0': 'toggled', 'db-1': 'toggled',
-                          'web-0': 'toggled', 'web-1': 'toggled'},
-                         {n: r['Outcome'] for n, r in rows.items()})
-        self.assertEqual(2, self.max_in_flight())
+class TestOutcomes(FleetTestCase):
+    def test_a_mixed_fleet_gets_there_and_exits_0(self):
+        status, rows, said, line = self.roll('db-0', 'db-1', 'web-0',
+                                             'web-1', *DISABLED,
+                                             '--max-unavailable', '2')
+        self.assertEqual(0, status, line)
+        self.assertEqual({'db-0': 'done', 'db-1': 'done', 'web-0': 'done',
+                          'web-1': 'done'}, self.outcomes(rows))
+        self.assertEqual(self.server('db-0')['id'], rows['db-0']['ID'])
         for name in ('bm-0', 'bm-1'):
             self.assertEqual({'HyperThreading': 'Disabled'},
                              self.nodes[name]['bios'])
         self.assertEqual('m1.tiny+hyperthreading=disabled',
-                         self.nova_server('web-0')['flavor']['original_name'])
+                         self.server('web-0')['flavor']['original_name'])
+        self.assertFalse(any(s['locked'] for s in self.nova.servers.values()))
 
-    def test_one_at_a_time_by_default(self):
-        self.ironic.servicing_reads = 5
-        self.useFixture(fixtures.MockPatch(
-            'time.sleep', side_effect=lambda seconds: SLEEP(0.01)))
-        self.roll('db-0', 'db-1', 'web-0', '--deploy-config',
-                  'hyperthreading=disabled')
-        self.assertEqual(1, self.max_in_flight())
-
-    def test_the_templates_are_read_once_for_every_server(self):
-        for number in range(3, 8):
-            self.baremetal('db-%d' % number, 'bm-%d' % number, tagged=True)
-        self.roll('--flavor', 'bm.gold', '--all-projects',
-                  '--deploy-config', 'hyperthreading=disabled')
-        self.assertEqual(1, len([r for r in self.ironic.requests
-                                 if r[1].startswith('/deploy_templates')]))
-
-    def test_an_incapable_server_is_skipped_and_untouched(self):
-        rows = self.roll('--flavor', 'bm.gold', '--all-projects',
-                         '--deploy-config', 'hyperthreading=disabled')
-        self.assertIn('skipped: Server db-2 cannot take '
-                      'hyperthreading=disabled on its host: node bm-2 lacks '
-                      '%s' % OFF_T, rows['db-2']['Outcome'])
+    def test_an_incapable_server_is_skipped_and_the_fleet_got_there(self):
+        status, rows, _, _ = self.roll('--flavor', 'bm.gold',
+                                       '--all-projects', *DISABLED)
+        self.assertEqual(0, status)
+        self.assertRegex(rows['db-2']['Outcome'], '^skipped: Server db-2 '
+                         'cannot take hyperthreading=disabled on its host: '
+                         'node bm-2 lacks %s' % OFF_T)
         self.assertEqual({'HyperThreading': 'Enabled'},
                          self.nodes['bm-2']['bios'])
-        self.assertNotIn(('bm-2', 'service'),
-                         self.ironic.provision_requests)
 
-    def test_a_flavor_change_rolled_out_to_its_servers(self):
-        # the flavor now asks for disabled: its servers follow
-        self.nova.flavors[self.tiny['id']]['extra_specs'] = {
-            'deploy-config:hyperthreading': 'disabled',
-            'trait:' + OFF_T: 'required'}
-        rows = self.roll('--flavor', 'm1.tiny', '--all-projects')
-        self.assertEqual(['web-0', 'web-1'], sorted(rows))
-        self.assertEqual({'toggled'}, {r['Outcome'] for r in rows.values()})
-        self.assertEqual(('hyperthreading=enabled', 'hyperthreading=disabled'),
-                         (rows['web-0']['From'], rows['web-0']['To']))
+    def test_a_rerun_is_unchanged_and_toggles_no_server_twice(self):
+        self.roll('--flavor', 'bm.gold', '--all-projects', *DISABLED)
+        serviced = list(self.ironic.provision_requests)
+        status, rows, _, _ = self.roll('--flavor', 'bm.gold',
+                                       '--all-projects', *DISABLED)
+        self.assertEqual((0, 'unchanged'), (status, rows['db-0']['Outcome']))
+        self.assertEqual(serviced, self.ironic.provision_requests)
+
+    def test_an_http_error_of_one_toggle_is_a_counted_failure(self):
+        self.ironic.service_http_errors['bm-0'] = 409
+        status, rows, _, line = self.roll('db-0', 'db-1', 'web-0',
+                                          *DISABLED)
+        self.assertEqual(1, status)
+        self.assertRegex(rows['db-0']['Outcome'],
+                         '^failed: 409 Node .* is locked by host conductor-1')
+        # --max-failures 0: no new start after it
+        self.assertEqual(['not started: more than --max-failures 0 failures']
+                         * 2, [rows[n]['Outcome'] for n in ('db-1', 'web-0')])
+        self.assertIn('3 of 3 server(s) do not run the configs', line)
+        self.assertFalse(self.server('db-0')['locked'])
+
+    def test_failures_up_to_the_limit_let_the_others_go_on(self):
+        self.ironic.failing_nodes.add('bm-0')
+        status, rows, _, _ = self.roll('db-0', 'db-1', 'web-0', *DISABLED,
+                                       '--max-failures', '1',
+                                       '--max-unavailable', '2')
+        self.assertEqual(1, status)
+        self.assertRegex(rows['db-0']['Outcome'], '^failed: Servicing node '
+                         'bm-0 failed')
+        self.assertEqual(('done', 'done'), (rows['db-1']['Outcome'],
+                                            rows['web-0']['Outcome']))
+
+    def test_a_planning_error_is_a_failure_not_a_skip(self):
+        image = self.glance.add_image('ht-on', **ON_SPECS)
+        self.server('db-0')['image'] = {'id': image['id']}
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED)
+        self.assertEqual(1, status)
+        self.assertRegex(rows['db-0']['Outcome'],
+                         '^failed: Server db-0 cannot toggle hyperthreading')
+        self.assertEqual('not started: more than --max-failures 0 failures',
+                         rows['db-1']['Outcome'])
+        self.assertEqual([], self.ironic.provision_requests)
 
     def test_dry_run_plans_every_server_and_changes_nothing(self):
-        rows = self.roll('--flavor', 'bm.gold', '--all-projects',
-                         '--deploy-config', 'hyperthreading=disabled',
-                         '--dry-run')
-        self.assertEqual(
-            'planned: service node bm-0 with bios.apply_configuration '
-            '(reboots)', rows['db-0']['Outcome'])
+        self.nodes['bm-1']['maintenance'] = True
+        status, rows, _, _ = self.roll('--flavor', 'bm.gold',
+                                       '--all-projects', *DISABLED,
+                                       '--dry-run')
+        self.assertEqual(0, status)
+        self.assertEqual('planned: service node bm-0 with '
+                         'bios.apply_configuration (reboots)',
+                         rows['db-0']['Outcome'])
+        self.assertEqual('unavailable: node bm-1 in maintenance',
+                         rows['db-1']['Outcome'])
         self.assertTrue(rows['db-2']['Outcome'].startswith('skipped: '))
         self.assertEqual([], self.ironic.writes + self.nova.writes)
-
-    def test_a_rerun_toggles_no_server_twice(self):
-        args = ('--flavor', 'bm.gold', '--all-projects', '--deploy-config',
-                'hyperthreading=disabled')
-        self.roll(*args)
-        serviced = list(self.ironic.provision_requests)
-        rows = self.roll(*args)
-        self.assertEqual(serviced, self.ironic.provision_requests)
-        self.assertEqual('unchanged', rows['db-0']['Outcome'])
-
-    def test_a_rerun_finishes_what_was_left_in_flight(self):
-        # killed after ironic serviced bm-0, before the record
-        self.nodes['bm-0']['bios'] = {'HyperThreading': 'Disabled'}
-        rows = self.roll('db-0', '--deploy-config', 'hyperthreading=disabled')
-        self.assertEqual('toggled', rows['db-0']['Outcome'])
-        self.assertEqual([], self.ironic.provision_requests)
-        self.assertEqual({'hyperthreading': OFF}, toggle_record.applied(
-            self.nodes['bm-0'], self.nova_server('db-0')['id']))
-
-    def test_failures_stop_new_starts_and_exit_non_zero(self):
-        self.ironic.failing_nodes.add('bm-0')
-        cmd, parsed = self.set('db-0', 'db-1', 'web-0', '--deploy-config',
-                               'hyperthreading=disabled')
-        exc = self.assertRaises(exceptions.CommandError, cmd.run, parsed)
-        self.assertTrue(str(exc).startswith('1 server(s) failed: db-0: '
-                                            'Servicing node bm-0 failed'))
-        table = self.app.stdout.getvalue()
-        self.assertIn('not started', table)
-        self.assertEqual([('bm-0', 'service'), ('bm-0', 'abort')],
-                         self.ironic.provision_requests)
-        self.assertEqual('active', self.nodes['bm-0']['provision_state'])
-        self.assertEqual('m1.tiny',
-                         self.nova_server('web-0')['flavor']['original_name'])
 
     def test_bad_input_before_any_request(self):
         for args, why in (
                 (('db-0',), 'Give the configs'),
                 (('db-0', '--deploy-config', 'a=b', '--deploy-config',
                   'a=c'), 'Two values'),
-                (('db-0', '--deploy-config', 'ht=on',
-                  '--max-unavailable', '0'), '--max-unavailable of 1')):
-            exc = self.assertRaises(exceptions.CommandError, self.roll,
-                                    *args)
-            self.assertIn(why, str(exc))
+                (('db-0', *DISABLED, '--max-unavailable', '0'),
+                 '--max-unavailable of 1'),
+                (('db-0', *DISABLED, '--wait-timeout', '-5'),
+                 'non-negative --wait-timeout')):
+            status, _, _, line = self.roll(*args)
+            self.assertEqual(1, status)
+            self.assertIn(why, line)
         self.assertEqual([], self.nova.requests + self.ironic.requests)
 
-    def nova_server(self, name):
-        return next(s for s in self.nova.servers.values()
-                    if s['name'] == name)
+
+class TestBudget(FleetTestCase):
+    def test_never_more_down_than_the_budget(self):
+        self.roll('db-0', 'db-1', 'web-0', 'web-1', *DISABLED,
+                  '--max-unavailable', '2')
+        self.assertEqual(2, self.peak)
+
+    def test_one_at_a_time_by_default(self):
+        self.roll('db-0', 'db-1', 'web-0', 'web-1', *DISABLED)
+        self.assertEqual(1, self.peak)
+
+    def test_a_server_already_down_spends_the_budget(self):
+        # bm-2's server is down already: with a budget of 2, one toggle at
+        # a time
+        self.nodes['bm-2']['maintenance'] = True
+        status, rows, _, _ = self.roll('db-0', 'db-1', 'db-2', 'web-0',
+                                       *DISABLED, '--max-unavailable', '2')
+        self.assertEqual(2, self.peak)
+        self.assertEqual(1, status)
+        self.assertEqual('unavailable: node bm-2 in maintenance',
+                         rows['db-2']['Outcome'])
+        self.assertEqual(['done'] * 3, [rows[n]['Outcome'] for n in (
+            'db-0', 'db-1', 'web-0')])
+
+    def test_a_budget_spent_before_the_start_changes_nothing(self):
+        self.nodes['bm-1']['maintenance'] = True
+        status, rows, _, line = self.roll('db-0', 'db-1', *DISABLED)
+        self.assertEqual(1, status)
+        self.assertEqual({'db-0': 'not started', 'db-1': 'unavailable: node '
+                          'bm-1 in maintenance'}, {
+                              n: o.split(': --max')[0]
+                              for n, o in self.outcomes(rows).items()})
+        self.assertEqual('--max-unavailable 1 is spent before any server '
+                         'starts, by db-1 (node bm-1 in maintenance): nothing '
+                         'was changed. Rerun once they are back, or allow '
+                         'more down at once.', line)
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_a_server_left_down_keeps_its_place(self):
+        # a failed servicing leaves bm-0 in maintenance: still down, it
+        # keeps its place, and with a budget of 1 nothing else starts
+        self.ironic.failing_nodes.add('bm-0')
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED,
+                                       '--max-failures', '1')
+        self.assertEqual(1, status)
+        self.assertEqual('not started: --max-unavailable 1 spent by db-0',
+                         rows['db-1']['Outcome'])
+        self.assertEqual({'HyperThreading': 'Enabled'},
+                         self.nodes['bm-1']['bios'])
+
+
+class TestInterrupted(FleetTestCase):
+    def interrupt(self, times, when):
+        """Ctrl-C once ``when(method, path)``, then ``times - 1`` more,
+        each a few requests later (a signal the process has not yet taken
+        is not sent twice)."""
+        sampled = self.ironic.after_request
+        self.sent = []
+
+        def hook(method, path):
+            sampled(method, path)
+            if self.sent:
+                self.sent.append(path)
+            elif when(method, path):
+                self.sent.append(path)
+            else:
+                return
+            if len(self.sent) % 3 == 1 and len(self.sent) < 3 * times:
+                os.kill(os.getpid(), signal.SIGINT)
+
+        self.ironic.after_request = hook
+
+    def test_a_first_ctrl_c_lets_those_in_flight_end(self):
+        self.interrupt(1, lambda method, path: method == 'PUT')
+        status, rows, said, _ = self.roll('db-0', 'db-1', 'web-0', *DISABLED)
+        self.assertEqual(130, status)
+        self.assertEqual(['done', 'not started: interrupted',
+                          'not started: interrupted'],
+                         [rows[n]['Outcome'] for n in ('db-0', 'db-1',
+                                                       'web-0')])
+        self.assertIn('Rerun the same command to finish: openstack ', said)
+        self.assertFalse(self.server('db-0')['locked'])
+
+    def test_a_second_ctrl_c_leaves_at_once(self):
+        self.ironic.servicing_reads = 10 ** 6
+        self.interrupt(2, lambda method, path: method == 'PUT')
+        status, rows, said, _ = self.roll('db-0', 'db-1', *DISABLED)
+        self.assertEqual(130, status)
+        self.assertEqual('interrupted: in flight when the rollout left',
+                         rows['db-0']['Outcome'])
+        self.assertEqual('not started: interrupted', rows['db-1']['Outcome'])
+        self.assertIn('Rerun the same command to finish', said)
+
+    def test_a_rerun_finishes_a_toggle_interrupted_mid_way(self):
+        # killed while ironic serviced bm-0: the lock of a gone process,
+        # the pending record, the node servicing
+        db0, node = self.server('db-0'), self.nodes['bm-0']
+        process = fakes.gone_pid()
+        db0.update(locked=True, locked_by='admin', locked_reason=(
+            toggle_states.lock_reason([OFF], claim.me()[0], process)))
+        node['properties'][toggle_record.PENDING] = \
+            toggle_record.pending_patch(node, db0['id'], [OFF])[0]['value']
+        self.ironic.set_state(node, 'servicing', 'active',
+                              service_reads_left=2, service_steps=[
+                                  {'interface': 'bios',
+                                   'step': 'apply_configuration',
+                                   'args': {'settings': [{
+                                       'name': 'HyperThreading',
+                                       'value': 'Disabled'}]}}])
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED)
+        self.assertEqual(0, status)
+        self.assertEqual({'db-0': 'done', 'db-1': 'done'},
+                         self.outcomes(rows))
+        self.assertEqual([('bm-1', 'service')],
+                         self.ironic.provision_requests)
+        self.assertEqual({'hyperthreading': OFF},
+                         toggle_record.applied(node, db0['id']))
+        self.assertFalse(db0['locked'])
+
+
+class TestCost(FleetTestCase):
+    def requests(self):
+        return len(self.nova.requests + self.ironic.requests
+                   + self.placement.requests + self.glance.requests)
+
+    def planning(self):
+        """The requests of a dry run of the whole flavor: planning's."""
+        before = self.requests()
+        status, rows, _, _ = self.roll('--flavor', 'bm.gold',
+                                       '--all-projects', *DISABLED,
+                                       '--dry-run')
+        self.assertEqual(0, status)
+        return self.requests() - before, len(rows)
+
+    def test_planning_costs_pages_and_each_toggle_its_own_requests(self):
+        self.ironic.servicing_reads = 1
+        few = self.planning()
+        for number in range(3, 9):
+            self.baremetal('db-%d' % number, 'bm-%d' % number, tagged=True)
+        many = self.planning()
+        self.assertEqual((few[0], 3, 9), (many[0], few[1], many[1]))
+        before = self.requests()
+        status, rows, _, _ = self.roll('--flavor', 'bm.gold',
+                                       '--all-projects', *DISABLED,
+                                       '--max-unavailable', '3')
+        toggled = sum(1 for r in rows.values() if r['Outcome'] == 'done')
+        self.assertEqual((0, 8), (status, toggled))
+        per_server = (self.requests() - before - many[0]) / toggled
+        self.assertLessEqual(per_server, 10)
 
 
 class TestOutdated(FleetTestCase):
@@ -202,3 +369,4 @@ class TestOutdated(FleetTestCase):
         columns, rows = self.run_command(cmds.ListServerDeployConfig,
                                          ['--all-projects', '--outdated'])
         self.assertEqual(['web-0', 'web-1'], sorted(r[0] for r in rows))
+

@@ -13,8 +13,6 @@
 """A deploy-config toggle carried out against in-memory nova, ironic and
 placement: what it leaves on the cloud and what it says."""
 
-import subprocess
-
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import deploy_config
@@ -42,9 +40,7 @@ DERIVED = 'm1.tiny+hyperthreading=disabled'
 
 def dead_holder():
     """A lock reason of ours whose process is gone (a killed toggle)."""
-    process = subprocess.Popen(['true'])
-    process.wait()
-    return toggle_states.lock_reason([OFF], claim.me()[0], process.pid)
+    return toggle_states.lock_reason([OFF], claim.me()[0], fakes.gone_pid())
 
 
 class ToggleTestCase(fakes.TestCommand):

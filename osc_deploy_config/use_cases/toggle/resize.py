@@ -120,20 +120,29 @@ class Resize:
         public = toggle_plan.is_public(original)
         flavor = toggle_plan.unfinished_flavor(plan, listed, sizes)
         if flavor is None:
-            try:
-                flavor = self.nova.create_flavor(
-                    plan.new_flavor_name, sizes,
-                    toggle_plan.derived_description(
-                        server['flavor']['original_name']), public)
-            except sdk_exceptions.ConflictException:
-                raise exceptions.CommandError(
-                    'Flavor %s was created concurrently: rerun'
-                    % plan.new_flavor_name) from None
+            flavor = self.create(plan, server, sizes, public, listed)
         if not public:
             self.open_to(flavor, toggle_plan.derived_access(
                 original, original and self.nova.flavor_access(
                     original['id']), server))
         return self.nova.finish_flavor(flavor, plan.target_specs)
+
+    def create(self, plan, server, sizes, public, listed):
+        """The derived flavor, made (and added to ``listed``, which a
+        rollout's toggles share), or found made by a concurrent toggle."""
+        try:
+            flavor = self.nova.create_flavor(
+                plan.new_flavor_name, sizes, toggle_plan.derived_description(
+                    server['flavor']['original_name']), public)
+        except sdk_exceptions.ConflictException:
+            flavor = toggle_plan.unfinished_flavor(plan, self.nova.flavors(),
+                                                   sizes)
+            if flavor is None:
+                raise exceptions.CommandError(
+                    'Flavor %s was created concurrently and differs from the '
+                    'target: rerun' % plan.new_flavor_name) from None
+        listed.append(flavor)
+        return flavor
 
     def open_to(self, flavor, projects):
         """Open a private derived flavor to the projects of the original
@@ -156,7 +165,8 @@ class Resize:
                 'Nova refused to resize server %s: %s (another change under '
                 'way?). Nothing was changed; rerun when it ends.' % (
                     server['name'], ' '.join(
-                        str(exc.details or exc).split()))) from None
+                        str(exc.details or exc).split())),
+                'busy') from None
 
     def confirm(self, server):
         """Confirm the resize and follow it to its end (the server then).

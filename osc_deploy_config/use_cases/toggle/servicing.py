@@ -128,7 +128,8 @@ class Servicing:
         elif under_way is not None and set(
                 under_way.configs.values()) == set(changed):
             serviced = toggle_record.serviced_since(node, under_way)
-        if serviced or self.shows(prepared, steps):
+        if serviced or (self.toggle.fresh_reading
+                        and self.shows(prepared, steps)):
             self.say('  node %s already shows %s: recording it' % (
                 outcomes.label(node), outcomes.configs_text(changed)))
         else:

@@ -32,6 +32,7 @@ from osc_lib import exceptions
 from osc_deploy_config.domain import rebuild_plan
 from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import claim as claims
@@ -93,13 +94,21 @@ class ServerToggle:
     a resize; ``wait_seconds``: the bound of the whole wait;
     ``allowed_steps``: steps (``interface.step``) the operator allows on a
     running server though they are not known safe there;
-    ``templates_by_config``: the templates, when read already.
+    ``templates_by_config``: the templates, when read already;
+    ``placement_view``: the providers of a Reading's server, when read
+    already (a rollout reads them for all).  ``fresh_reading``: the reading
+    was just made (one server's toggle: the hardware is read before and
+    after); a rollout's may be minutes old: the server is read again once
+    held, and the node's record decides what to service.
     """
 
     def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
                  sleep=None, wait_seconds=waits.WAIT_SECONDS,
-                 templates_by_config=None, allowed_steps=()):
+                 templates_by_config=None, allowed_steps=(),
+                 placement_view=None, fresh_reading=True):
         self.clients = clients
+        self.placement_view = placement_view
+        self.fresh_reading = fresh_reading
         self.templates_by_config = templates_by_config
         self.configs = list(configs)
         self.say = say
@@ -160,6 +169,8 @@ class ServerToggle:
         """Plan, and refuse (CommandError) what cannot be done; an Outcome
         when there is nothing to do."""
         server = reading.server
+        if reading.bare_metal:
+            self.refuse_unserviceable(server, reading.node)
         toggle_plan.refuse_image_configs(server, reading.image, self.configs)
         claim = None
         if self.clients.is_admin():
@@ -174,7 +185,8 @@ class ServerToggle:
                              else resize.Resize)(self)
         if prepared.strategy.refuse_state(prepared):
             return self.prepare(self.read(server['id']))
-        prepared.strategy.recheck(prepared)
+        if self.fresh_reading:
+            prepared.strategy.recheck(prepared)
         if not prepared.changed and not prepared.finishing:
             if claim:
                 claim.clear_interrupted()
@@ -192,6 +204,10 @@ class ServerToggle:
         try:
             if prepared.claim:
                 prepared.claim.take()
+            if not self.fresh_reading and not prepared.finishing:
+                # planned a while ago: still as it was, now that it is held?
+                toggle_states.refuse_server(self.nova.find_server(
+                    prepared.server['id']))
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
             self.say('Interrupted: the server is unlocked; rerun the same '
@@ -205,14 +221,18 @@ class ServerToggle:
         """The scheduler check: placement must show the server's host with
         every required trait of the target, and not reserved."""
         node = prepared.reading.node
+        if self.placement_view:
+            providers = self.placement_view(prepared.reading)
+        else:
+            providers = self.clients.placement().providers_of(
+                prepared.server['id'])
         problems = toggle_plan.scheduler_problems(
-            self.clients.placement().providers_of(prepared.server['id']),
-            prepared.plan.target_specs, node)
+            providers, prepared.plan.target_specs, node)
         if problems:
             fix = ('openstack baremetal node deploy-config sync'
                    if node else
                    'openstack resource provider trait set on the host')
-            raise exceptions.CommandError(
+            raise toggle_states.Incapable(
                 'Server %s cannot take %s on its host: %s. Nothing was '
                 'changed; make the host capable and tag it (%s), or migrate '
                 'the server first.' % (prepared.server['name'],

@@ -1,0 +1,119 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""What a rollout reads, once for all its servers: the servers (in pages,
+with their locks and flavors), the nodes behind them (one node listing),
+the flavors, the images, the config templates, and from placement the
+providers that carry the traits the targets require.  Each server's
+``toggle.Reading`` and scheduler view are then built from these, with no
+request of their own."""
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.domain import rebuild_plan
+from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import toggle
+
+
+def select(clients, nova, refs=(), flavor=None, project=None,
+           all_projects=False):
+    """(the servers named, and those of the flavor or project; the flavor,
+    or None), from one listing of servers (every page) and, for a flavor,
+    one of flavors; a server named but not listed is read by itself."""
+    project_id = clients.project_id(project) if project else None
+    wide = all_projects or bool(project_id)
+    listed = nova.servers(wide, project_id) if (
+        refs or flavor or wide) else []
+    found = None
+    if flavor:
+        found = nova.find_flavor(flavor)
+    by_ref = [_named(nova, listed, ref, wide) for ref in refs]
+    if flavor:
+        listed = fleet_plan.of_flavor(listed, found['name'])
+    elif not wide:
+        listed = []
+    servers = fleet_plan.merge_selected(by_ref, listed)
+    if not servers:
+        raise exceptions.CommandError(
+            'No server selected: name servers, or give --flavor, '
+            '--project or --all-projects')
+    return servers, found
+
+
+def _named(nova, listed, ref, wide):
+    """A server named by ID or name among those listed (by name: one of
+    them only), else read by itself."""
+    by_id = [s for s in listed if s['id'] == ref]
+    named = by_id or [s for s in listed if s['name'] == ref]
+    if len(named) == 1:
+        return named[0]
+    return nova.find_server(ref, wide)
+
+
+class FleetReading:
+    """What deciding about every server of a rollout takes, read once."""
+
+    def __init__(self, clients, servers, templates_by_config, configs):
+        self.clients = clients
+        self.templates_by_config = templates_by_config
+        nova = clients.nova(versions.SERVER_LOCKS)
+        ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
+                                versions.NODE_TRAITS)
+        self.nodes = {n['instance_uuid']: n for n in ironic.nodes(
+            ironic_api.PROVISION_FIELDS + ('instance_uuid',))
+            if n.get('instance_uuid')}
+        virtual = [s for s in servers if s['id'] not in self.nodes]
+        self.flavors = nova.flavors() if virtual else []
+        self.images = clients.glance().images() if any(
+            s.get('image') for s in servers) else {}
+        self.on_ironic = nova.ironic_hypervisors() if any(
+            rebuild_plan.hypervisor_may_be_ironic(s) for s in virtual) \
+            else set()
+        self.read_placement(servers, configs)
+
+    def read_placement(self, servers, configs):
+        """The providers that carry each trait a target may require, and
+        the names and inventories of the virtual servers' hosts."""
+        placement = self.clients.placement()
+        required = set()
+        for server in servers:
+            required |= config_specs.required_traits(
+                server['flavor'].get('extra_specs'))
+        required |= {t['name'] for c, t in self.templates_by_config.items()
+                     if c in configs}
+        self.carriers = {t: placement.providers(required=t)
+                         for t in sorted(required)}
+        hosts = {s.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+                 for s in servers if s['id'] not in self.nodes} - {None}
+        self.by_name = placement.provider_names() if hosts else {}
+        self.inventories = {self.by_name[h]: placement.inventories(
+            self.by_name[h]) for h in sorted(hosts) if h in self.by_name}
+
+    def reading(self, server):
+        """The one-server toggle's Reading of a server: no request."""
+        node = self.nodes.get(server['id'])
+        image = self.images.get((server.get('image') or {}).get('id'), {})
+        bare_metal = node is not None or (
+            server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+            in self.on_ironic)
+        return toggle.Reading(server, node, image, self.templates_by_config,
+                              [] if node else self.flavors, bare_metal)
+
+    def providers(self, reading):
+        """The scheduler's view of a Reading's server (``placement_view``
+        of the toggle)."""
+        return fleet_plan.provider_view(reading.server, reading.node,
+                                        self.by_name, self.carriers,
+                                        self.inventories)
