@@ -836,7 +836,7 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
     host_traits = [t['name'] for t in made.values()]
     _tag_fake_compute(cloud, host_traits)
     found = _boot_many(cloud, FLEET_SERVERS, flavor, servers)
-    _adopt_nodes(cloud, found)
+    providers = _adopt_nodes(cloud, found, host_traits)
     single = {'s': [], 'requests': []}
     for number in range(singles):
         value = ('off', 'on')[number % 2]
@@ -850,14 +850,17 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
     rounds = []
     for number, width in enumerate(unavailable):
         value = ('off', 'on')[number % 2]
-        counts, took = counter.run(
-            'server', 'deploy-config', 'set', '--flavor', 'bench.fleet',
-            '--all-projects', '--deploy-config', 'benchfleet=%s' % value,
-            '--max-unavailable', str(width))
+        rollout = ('server', 'deploy-config', 'set', '--flavor', 'bench.fleet',
+                   '--all-projects', '--deploy-config',
+                   'benchfleet=%s' % value, '--max-unavailable', str(width))
+        planning, _ = counter.run(*rollout, '--dry-run')
+        counts, took = counter.run(*rollout)
         _check_read_back(cloud, found, value)
         rounds.append({'max_unavailable': width, 's': took,
-                       'requests': counts, 'value': value})
+                       'requests': counts, 'planning': planning,
+                       'value': value})
     _untag_fake_compute(cloud, host_traits)
+    _drop_providers(cloud, providers)
     return {'servers': servers, 'single_s': median(single['s']),
             'single_all_s': single['s'],
             'single_requests': single['requests'][0], 'rounds': rounds}
@@ -905,9 +908,11 @@ def _boot_many(cloud, name, flavor, count):
                                    booted, 600, 1), key=lambda s: s['name'])
 
 
-def _adopt_nodes(cloud, servers):
+def _adopt_nodes(cloud, servers, traits):
     """Make one bench node per server active, with the fake BIOS, the
-    server its instance (ironic's adoption: no deploy)."""
+    server its instance (ironic's adoption: no deploy), and give each the
+    resource provider nova gives a deployed node (its UUID), with these
+    traits; the providers' UUIDs."""
     nodes = sorted((n for n in cloud.ironic_list(
         'nodes', 'uuid,name,provision_state,instance_uuid')
         if (n['name'] or '').startswith('bench-')
@@ -931,8 +936,26 @@ def _adopt_nodes(cloud, servers):
                     'provision_state'] == s), 120, 0.5)
         cloud.ironic_call('PATCH', path, json=[
             {'op': 'add', 'path': '/instance_uuid', 'value': server['id']}])
+        cloud.call(cloud.placement, 'POST', '/resource_providers',
+                   PLACEMENT_VERSION, json={'name': 'bench-provider-%s' %
+                                            node['name'], 'uuid':
+                                            node['uuid']}, ok=(200, 409))
+        base = '/resource_providers/%s' % node['uuid']
+        now = cloud.call(cloud.placement, 'GET', base, PLACEMENT_VERSION)
+        cloud.call(cloud.placement, 'PUT', base + '/traits',
+                   PLACEMENT_VERSION, json={
+                       'resource_provider_generation': now['generation'],
+                       'traits': sorted(traits)})
 
     parallel(adopt, list(zip(nodes, servers, strict=True)))
+    return [n['uuid'] for n in nodes]
+
+
+def _drop_providers(cloud, providers):
+    """Delete the resource providers ``_adopt_nodes`` made."""
+    parallel(lambda p: cloud.call(
+        cloud.placement, 'DELETE', '/resource_providers/%s' % p,
+        PLACEMENT_VERSION, ok=(204, 404)), providers)
 
 
 def _check_read_back(cloud, servers, value):

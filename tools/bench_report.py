@@ -232,18 +232,20 @@ def _fleet(fleet):
             fleet['single_s'], fleet['single_requests']['total'],
             ', '.join('%.2f' % t for t in fleet['single_all_s'])), '',
         '| --max-unavailable | wall (s) | ceil(N/M) x single (s) | ratio | '
-        'requests | per server | ironic/s | nova/s |',
-        '|---:|---:|---:|---:|---:|---:|---:|---:|']
+        'requests | planning (a dry run) | per toggled server | ironic/s | '
+        'nova/s |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     for found in fleet['rounds']:
         floor = math.ceil(fleet['servers'] / found['max_unavailable']) * \
             fleet['single_s']
-        counts = found['requests']
-        lines.append('| %d | %.1f | %.1f | %.2f | %d | %.1f | %.1f | %.1f |'
-                     % (found['max_unavailable'], found['s'], floor,
-                        found['s'] / floor, counts['total'],
-                        counts['total'] / fleet['servers'],
-                        counts.get('baremetal', 0) / found['s'],
-                        counts.get('compute', 0) / found['s']))
+        counts, planning = found['requests'], found['planning']['total']
+        lines.append('| %d | %.1f | %.1f | %.2f | %d | %d | %.1f | %.1f | '
+                     '%.1f |' % (
+                         found['max_unavailable'], found['s'], floor,
+                         found['s'] / floor, counts['total'], planning,
+                         (counts['total'] - planning) / fleet['servers'],
+                         counts.get('baremetal', 0) / found['s'],
+                         counts.get('compute', 0) / found['s']))
     return lines
 
 

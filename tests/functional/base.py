@@ -238,10 +238,24 @@ class FunctionalTestCase(testtools.TestCase):
 
     def free_nodes(self, *names):
         """The nodes among these without an instance (a kept demo cloud
-        may have one); fails when none is free."""
+        may have one), powered on (a server stopped on one powers it off,
+        and the fake deploy does not power it on: nova would find the next
+        server SHUTOFF); fails when none is free."""
         free = [n for n in names if not self.node(n)['instance_uuid']]
         self.assertTrue(free, 'every one of %s has an instance' % (names,))
+        for name in free:
+            self.power_on(name)
         return free
+
+    def power_on(self, node):
+        """Power a node on, as the seed does; until ironic says so."""
+        if self.node(node)['power_state'] == 'power on':
+            return
+        self.sdk(SYSTEM_ADMIN).baremetal.put(
+            '/nodes/%s/states/power' % node, json={'target': 'power on'},
+            microversion='1.87')
+        self.wait_for('%s powered on' % node, lambda: self.node(node)[
+            'power_state'] == 'power on', 60, 0.25)
 
     def wait_schedulable(self, node, traits=()):
         """Until nova may land on the node: placement shows it unreserved,

@@ -11,25 +11,34 @@
 #   under the License.
 
 """``server deploy-config set``: a rollout over a mixed fleet of the mini
-cloud, bounded, resumable, read back."""
+cloud: bounded by an availability budget that counts the servers already
+down, every server reported, read back, and killed at random points and
+run again until it gets there."""
 
+import collections
 import json
+import os
+import random
 import re
-import signal
 import subprocess
 import threading
 import time
 
+from testtools import content
+
 from tests.functional import base
+from tests.functional import faults
 from tests.functional import test_resize
 
 IN_FLIGHT = re.compile(r'(\d+) in flight')
+_NODE_PATH = re.compile(r'/nodes/([0-9a-f-]{36})/states/provision')
+_SERVER_PATH = re.compile(r'/servers/([0-9a-f-]{36})/action')
 
 
 class Sampler(threading.Thread):
-    """Counts, every 0.1 s, the servers of a rollout that are being
-    toggled: virtual ones nova is resizing, bare-metal ones whose node
-    ironic is servicing."""
+    """Samples, every 0.1 s, the servers of a rollout that are down: not
+    ACTIVE or busy (resizing, VERIFY_RESIZE), or on a node that is not
+    active or in maintenance."""
 
     def __init__(self, test, servers):
         super().__init__(daemon=True)
@@ -39,30 +48,39 @@ class Sampler(threading.Thread):
         self.samples = []
         self.stopped = threading.Event()
 
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopped.set()
+        self.join()
+
     def run(self):
         while not self.stopped.is_set():
-            self.samples.append(self.toggling())
+            self.samples.append(self.down())
             self.stopped.wait(0.1)
 
-    def toggling(self):
+    def down(self):
         found = self.nova.get('/servers/detail?all_tenants=True',
-                              microversion='2.61').json()['servers']
-        resizing = {s['id'] for s in found if s['id'] in self.servers and (
-            s['OS-EXT-STS:task_state'] or s['status'] == 'VERIFY_RESIZE')}
+                              microversion='2.73').json()['servers']
+        down = {s['id'] for s in found if s['id'] in self.servers and (
+            s['status'] != 'ACTIVE' or s['OS-EXT-STS:task_state'])}
         nodes = self.ironic.get('/nodes?fields=instance_uuid,'
-                                'provision_state',
+                                'provision_state,maintenance',
                                 microversion='1.87').json()['nodes']
-        servicing = {n['instance_uuid'] for n in nodes
-                     if n['instance_uuid'] in self.servers
-                     and n['provision_state'].startswith('servic')}
-        return len(resizing | servicing)
+        down |= {n['instance_uuid'] for n in nodes
+                 if n['instance_uuid'] in self.servers and (
+                     n['maintenance'] or n['provision_state'] != 'active')}
+        return len(down)
 
 
-class TestFleet(test_resize.VirtualToggleTestCase):
-    def boot(self):
-        """A config type with three values; two bare-metal servers and two
-        virtual ones of flavors asking for <type>=on, and one bare-metal
-        server on bm-2, which is not capable."""
+class FleetTestCase(test_resize.VirtualToggleTestCase):
+    def boot(self, incapable=True):
+        """A config type with three values; two bare-metal servers (a, b)
+        and two virtual ones (v1, v2) of flavors asking for <type>=on, and
+        (``incapable``) one bare-metal server on bm-2, which is not
+        capable (c)."""
         for node in self.free_nodes('bm-0', 'bm-1', 'bm-2'):
             self.wait_schedulable(node)     # an earlier server has left
         config_type, made = self.new_pair()
@@ -87,8 +105,9 @@ class TestFleet(test_resize.VirtualToggleTestCase):
         for name, flavor in (('a', 'bm'), ('b', 'bm'), ('v1', 'virt'),
                              ('v2', 'virt')):
             servers[name] = self.create_server(flavors[flavor])
-        servers['c'] = self.create_server(base.BAREMETAL_FLAVOR)
-        self.assertEqual('bm-2', self.node_of(servers['c']['id']))
+        if incapable:
+            servers['c'] = self.create_server(base.BAREMETAL_FLAVOR)
+            self.assertEqual('bm-2', self.node_of(servers['c']['id']))
         return config_type, flavors, servers
 
     def delete_flavors_of(self, name):
@@ -102,43 +121,44 @@ class TestFleet(test_resize.VirtualToggleTestCase):
         return self.node(self.server_details(server_id)[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
 
-    def roll(self, *args, fail_ok=False):
-        return self.openstack('server', 'deploy-config', 'set', *args,
-                              fail_ok=fail_ok)
+    def roll(self, *args, clouds_yaml=None):
+        """The rollout, run; (exit status, {server ID: outcome}, stderr)."""
+        done = self.openstack('server', 'deploy-config', 'set', *args,
+                              fail_ok=True, clouds_yaml=clouds_yaml,
+                              cloud='faulty' if clouds_yaml else base.ADMIN)
+        rows = json.loads(done.stdout) if done.stdout else []
+        return (done.returncode, {r['ID']: r['Outcome'] for r in rows},
+                done.stderr)
 
-    def resizes(self, server_id):
-        """How many resizes nova recorded for the server."""
-        return [e['Action'] for e in self.openstack(
-            'server', 'event', 'list', server_id)].count('resize')
+    def maintenance(self, node, on):
+        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
+        path = '/nodes/%s/maintenance' % node
+        if on:
+            ironic.put(path, json={'reason': 'fan check'},
+                       microversion='1.87')
+            self.addCleanup(self.maintenance, node, False)
+        else:
+            ironic.delete(path, microversion='1.87')
 
-    def test_a_rollout_bounded_resumable_and_read_back(self):
+
+class TestFleet(FleetTestCase):
+    def test_a_rollout_bounded_by_a_budget_that_counts_what_is_down(self):
         config_type, flavors, servers = self.boot()
         ids = {n: s['id'] for n, s in servers.items()}
         nodes = {n: self.node_of(ids[n]) for n in ('a', 'b')}
 
-        # a mixed fleet, at most two at once, one server incapable
+        # a mixed fleet, at most two down at once, one server incapable
         untouched = self.bios('bm-2')['FnToggle']
-        sampler = Sampler(self, ids.values())
-        sampler.start()
-        done = self.openstack(
-            'server', 'deploy-config', 'set', *ids.values(),
-            '--deploy-config', '%s=off' % config_type, '--max-unavailable',
-            '2', fail_ok=True)
-        sampler.stopped.set()
-        sampler.join()
-        self.assertEqual(0, done.returncode, done.stderr)
-        outcomes = {r['Server']: r['Outcome'] for r in json.loads(
-            done.stdout)}
-        names = {s['name']: n for n, s in servers.items()}
-        self.assertEqual(
-            {'a': 'toggled', 'b': 'toggled', 'v1': 'toggled',
-             'v2': 'toggled'},
-            {names[s]: o for s, o in outcomes.items() if names[s] != 'c'})
-        self.assertRegex(outcomes[servers['c']['name']],
-                         r'^skipped: .* node bm-2 lacks ')
+        with Sampler(self, ids.values()) as sampler:
+            status, rows, said = self.roll(
+                *ids.values(), '--deploy-config', '%s=off' % config_type,
+                '--max-unavailable', '2')
+        self.assertEqual(0, status, said)
+        self.assertEqual({ids[n]: 'done' for n in ('a', 'b', 'v1', 'v2')},
+                         {i: o for i, o in rows.items() if i != ids['c']})
+        self.assertRegex(rows[ids['c']], r'^skipped: .* node bm-2 lacks ')
         self.assertLessEqual(max(sampler.samples), 2, sampler.samples)
-        said = [int(n) for n in IN_FLIGHT.findall(done.stderr)]
-        self.assertEqual(2, max(said), done.stderr)
+        self.assertEqual(2, max(int(n) for n in IN_FLIGHT.findall(said)))
         for name in ('a', 'b'):
             self.assertEqual('off', self.bios(nodes[name])['FnToggle'])
         self.assertEqual(untouched, self.bios('bm-2')['FnToggle'])
@@ -151,57 +171,149 @@ class TestFleet(test_resize.VirtualToggleTestCase):
             '--outdated')}
         self.assertLessEqual({servers['a']['name'], servers['b']['name']},
                              outdated)
-        rolled = self.roll('--flavor', flavors['bm'], '--all-projects',
-                           '--max-unavailable', '2')
-        self.assertEqual({servers['a']['name']: 'toggled',
-                          servers['b']['name']: 'toggled'},
-                         {r['Server']: r['Outcome'] for r in rolled})
-        for name in ('a', 'b'):
-            self.assertEqual('max', self.bios(nodes[name])['FnToggle'])
 
-        # killed half-way, rerun: done, and no server resized twice
-        argv, env = self.openstack_argv(
-            'server', 'deploy-config', 'set', '--flavor', flavors['virt'],
-            '--all-projects')
-        killed = subprocess.Popen(argv, env=env, text=True,
-                                  stderr=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL)
-        for line in killed.stderr:
-            if ': started: ' in line:
-                time.sleep(1)
-                break
-        killed.send_signal(signal.SIGKILL)
-        killed.wait()
-        rerun = self.roll('--flavor', flavors['virt'], '--all-projects')
-        self.assertLessEqual({r['Outcome'] for r in rerun},
-                             {'toggled', 'unchanged'}, rerun)
-        for name in ('v1', 'v2'):
-            self.assertEqual(2, self.resizes(ids[name]))
-            self.assertEqual(flavors['virt'], self.openstack(
-                'server', 'show', ids[name])['flavor']['original_name'])
+        # another operator puts a's node in maintenance: it spends a
+        # budget of 1, and nothing starts
+        self.maintenance(nodes['a'], True)
+        flavor_rollout = ('--flavor', flavors['bm'], '--all-projects')
+        status, rows, said = self.roll(*flavor_rollout)
+        self.assertEqual(1, status)
+        self.assertEqual({ids['a']: 'unavailable: node %s in maintenance'
+                          % nodes['a']}, {ids['a']: rows[ids['a']]})
+        self.assertTrue(rows[ids['b']].startswith('not started'), rows)
+        self.assertIn('--max-unavailable 1 is spent before any server '
+                      'starts, by %s' % servers['a']['name'], said)
+        self.assertEqual('off', self.bios(nodes['b'])['FnToggle'])
+        # a budget of 2 leaves room for b: toggled, a still unavailable
+        status, rows, said = self.roll(*flavor_rollout,
+                                       '--max-unavailable', '2')
+        self.assertEqual((1, 'done'), (status, rows[ids['b']]), said)
+        self.assertTrue(rows[ids['a']].startswith('unavailable'), rows)
+        self.assertEqual('max', self.bios(nodes['b'])['FnToggle'])
+        # back from maintenance, a rerun does the rest
+        self.maintenance(nodes['a'], False)
+        status, rows, said = self.roll(*flavor_rollout)
+        self.assertEqual((0, 'done', 'unchanged'), (
+            status, rows[ids['a']], rows[ids['b']]), said)
+        self.assertEqual('max', self.bios(nodes['a'])['FnToggle'])
 
-        # a failure stops new starts, and leaves the server running
-        first = min((servers['a'], servers['b']), key=lambda s: s['name'])
-        other = ({servers['a']['id'], servers['b']['id']}
-                 - {first['id']}).pop()
-        node = self.node_of(first['id'])
-        self.addCleanup(self.openstack, 'baremetal', 'node', 'maintenance',
-                        'unset', node, parse=False, cloud=base.SYSTEM_ADMIN,
-                        fail_ok=True)
-        with self.bios_that(node, 'fails_steps', 'fan failure'):
-            failed = self.roll(first['id'], other, '--deploy-config',
-                               '%s=on' % config_type, fail_ok=True)
-        self.assertEqual(1, failed.returncode)
-        self.assertTrue(failed.stderr.strip().splitlines()[-1].startswith(
-            '1 server(s) failed: %s: Servicing node %s failed: '
-            % (first['name'], node)), failed.stderr)
-        rows = {r['Server']: r['Outcome'] for r in json.loads(
-            failed.stdout)}
-        self.assertRegex(rows[first['name']], '^failed: Servicing node')
-        self.assertEqual('not started', [o for s, o in rows.items()
-                                         if s != first['name']][0])
-        shown = self.node(node)
-        self.assertEqual(('active', True, 'max'), (
-            shown['provision_state'], shown['maintenance'],
-            self.bios(node)['FnToggle']))
-        self.assertEqual('ACTIVE', self.server_details(first['id'])['status'])
+        # an HTTP error in one server's toggle: a counted failure, every
+        # server in the table
+        refused = self.node(nodes['a'])['uuid']
+
+        def conflict(method, path, body):
+            return 409 if method == 'PUT' and refused in path else None
+
+        with faults.FaultProxy(self.endpoint('baremetal'),
+                               conflict) as proxy:
+            status, rows, said = self.roll(
+                ids['a'], ids['b'], '--deploy-config', '%s=off' % config_type,
+                '--max-unavailable', '2', '--max-failures', '1',
+                clouds_yaml=self.through_proxy(proxy, 'baremetal',
+                                               like=base.ADMIN))
+        self.assertEqual(1, status)
+        self.assertRegex(rows[ids['a']], '^failed: 409 ')
+        self.assertEqual('done', rows[ids['b']])
+        self.assertTrue(said.strip().splitlines()[-1].startswith(
+            '1 of 2 server(s) do not run the configs: %s: failed: 409'
+            % servers['a']['name']), said)
+        self.assertEqual(('max', False), (
+            self.bios(nodes['a'])['FnToggle'],
+            self.server_details(ids['a'])['locked']))
+
+
+class TestChaos(FleetTestCase):
+    """A rollout killed at seeded random points, then run again until it
+    gets there."""
+
+    KILLS = 5
+    BUDGET = 2
+
+    def test_killed_anywhere_a_rollout_gets_there_within_its_budget(self):
+        seed = int(os.environ.get('FN_CHAOS_SEED') or time.time())
+        self.addDetail('seed', content.text_content(str(seed)))
+        chance = random.Random(seed)  # noqa: S311 - kill points, not keys
+        config_type, _, servers = self.boot(incapable=False)
+        ids = [s['id'] for s in servers.values()]
+        nodes = [self.node_of(servers[n]['id']) for n in ('a', 'b')]
+        for node in nodes:      # a servicing lasts: a kill may find one
+            self.slow_bios(node)
+        point, writes = {}, collections.Counter()
+
+        def count(method, path, body):
+            """Hold every request from the run's point on (it is killed
+            there); count the service and resize requests passed on."""
+            if point.get('held') or (point and point['writes'] >= point['at']
+                                     and (method != 'GET' or point['after'])):
+                point['held'] = True
+                return faults.HANG
+            if point and method != 'GET':
+                point['writes'] += 1
+            found = _NODE_PATH.search(path) or _SERVER_PATH.search(path)
+            if found and (b'"service"' in body or b'"resize"' in body):
+                writes[found.group(1)] += 1
+            return None
+
+        with faults.FaultProxy(self.endpoint('baremetal'), count) as ironic, \
+                faults.FaultProxy(self.endpoint('compute'), count) as nova, \
+                Sampler(self, ids) as sampler:
+            clouds = self.clouds_with(
+                'faulty', base.ADMIN,
+                baremetal_endpoint_override=ironic.url,
+                compute_endpoint_override=nova.url + '/v2.1')
+            argv, env = self.openstack_argv(
+                'server', 'deploy-config', 'set', *ids, '--deploy-config',
+                '%s=off' % config_type, '--max-unavailable',
+                str(self.BUDGET), parse=False, cloud='faulty',
+                clouds_yaml=clouds)
+            runs = []
+            while len(runs) < self.KILLS + 6 and runs[-1:] != [0]:
+                point.clear()
+                if len(runs) < self.KILLS:
+                    # before the run's 1st to 3rd write, or just after it
+                    point.update(at=chance.randint(0, 2), writes=0,
+                                 after=chance.random() < 0.5)
+                runs.append(self.run_killed_at(
+                    argv, env, lambda: point.get('held')))
+        self.assertEqual(0, runs[-1], runs)
+        self.assertGreaterEqual(runs.count('killed'), self.KILLS, runs)
+        self.assertLessEqual(max(sampler.samples), self.BUDGET,
+                             sampler.samples)
+        self.assertEqual({}, {i: n for i, n in writes.items() if n > 1})
+        self.assertEqual(['off', 'off'],
+                         [self.bios(n)['FnToggle'] for n in nodes])
+        self.assertEqual(
+            {'v1': 'off', 'v2': 'off'},
+            {n: self.server_details(servers[n]['id'])['flavor'][
+                'extra_specs'].get('deploy-config:%s' % config_type)
+             for n in ('v1', 'v2')})
+        self.assertEqual([], [i for i in ids if self.server_details(i)[
+            'locked']])
+
+    def slow_bios(self, node):
+        """The node's fake BIOS takes a second over its settings."""
+        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
+        key = '/extra/minicloud_bios_slow_steps'
+        ironic.patch('/nodes/%s' % node, microversion='1.87', json=[
+            {'op': 'add', 'path': key, 'value': '1'}])
+        self.addCleanup(ironic.patch, '/nodes/%s' % node, microversion='1.87',
+                        json=[{'op': 'remove', 'path': key}])
+
+    def run_killed_at(self, argv, env, reached=None):
+        """Run the rollout as a process; SIGKILL it once ``reached()``
+        (when given, and before it ends): its exit status, or 'killed'."""
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            self.wait_for('the rollout to end or reach its point', lambda: (
+                process.poll() is not None or (reached and reached())),
+                timeout=300, interval=0.05)
+        finally:
+            killed = process.poll() is None
+            if killed:
+                process.kill()
+            out, err = process.communicate()
+            self._commands.append('$ %s (%s)\n%s%s' % (
+                ' '.join(argv), 'killed' if killed else
+                'exit %d' % process.returncode, out, err))
+        return 'killed' if killed else process.returncode

@@ -74,6 +74,7 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
 
         # a stopped server: refused, its node not serviced; its rebuild
         # ends when nova's does, stopped, with the command to run after
+        self.addCleanup(self.power_on, node)    # for the node's next server
         self.openstack('server', 'stop', server['id'], parse=False)
         self.wait_for('the server stopped', lambda: self.server_details(
             server['id'])['status'] == 'SHUTOFF')

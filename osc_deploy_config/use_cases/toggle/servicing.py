@@ -23,6 +23,7 @@ after an interruption anywhere waits for a servicing under way, and records
 without servicing again a node that was serviced since, or already shows
 every effect."""
 
+from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import config_specs
@@ -137,7 +138,7 @@ class Servicing:
                 node['uuid'], toggle_record.pending_patch(
                     node, server['id'], changed))
             node['properties'] = written['properties']
-            self.ironic.service(node['uuid'], steps)
+            self.request_service(node, steps)
             self.check_serviced(prepared, steps, self.waits.servicing(node))
         self.verify(prepared, steps)
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
@@ -146,6 +147,17 @@ class Servicing:
             server['name'], outcomes.label(node),
             outcomes.configs_text(changed)))
         return prepared.outcome(outcomes.TOGGLED)
+
+    def request_service(self, node, steps):
+        """Ask ironic to service the node; a request it refuses (the node
+        taken by someone else meanwhile) drops the pending record: nothing
+        was serviced."""
+        try:
+            self.ironic.service(node['uuid'], steps)
+        except sdk_exceptions.HttpException:
+            self.ironic.patch_node(node['uuid'],
+                                   toggle_record.drop_pending(node))
+            raise
 
     def check_serviced(self, prepared, steps, state):
         """A servicing that did not end in active: recovered, and the one
