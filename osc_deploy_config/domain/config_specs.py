@@ -60,6 +60,36 @@ def required_traits(specs):
             if key.startswith('trait:') and value == REQUIRED}
 
 
+def resource_class_of(specs):
+    """The custom resource class a flavor asks for (placement's name: one
+    unit of ``resources:CUSTOM_<CLASS>``), or None: none, or several."""
+    found = [key[len('resources:'):] for key, value in (specs or {}).items()
+             if key.startswith('resources:CUSTOM_') and str(value) != '0']
+    return found[0] if len(found) == 1 else None
+
+
+def refuse_unserved(configs, known, owner, resource_class=None):
+    """A config served per hardware kind needs the owner's kind to have a
+    template (``known``: templates.ConfigTemplates; ``owner``: 'flavor
+    NAME'; ``resource_class``: the one it asks for, or None)."""
+    served = known.for_class(resource_class)
+    for config in configs:
+        kinds = known.classes(config)
+        if config in served or not kinds:
+            continue
+        if resource_class is None:
+            raise exceptions.CommandError(
+                '%s asks for no resource class, and %s is served per '
+                'hardware kind (%s): ask for it in the flavors of those '
+                'classes, or create a template of it for every kind'
+                % (owner.capitalize(), config, ', '.join(kinds)))
+        raise exceptions.CommandError(
+            'No deploy template realises %s on resource class %s (%s has '
+            'templates for %s): create one (openstack baremetal deploy '
+            'template create --config %s --resource-class ...)' % (
+                config, resource_class, config, ', '.join(kinds), config))
+
+
 def configs_of(specs):
     """The configs a flavor's extra specs ask for."""
     return sorted(

@@ -12,15 +12,19 @@
 
 """Deploy configs: parsing, naming, capability traits, the template format.
 
-A *config* is ``<type>=<value>`` (``hyperthreading=enabled``).  Exactly one
-ironic deploy template realises it; the template's name is the *template
-trait* that flavors require and capable nodes carry.  The config and the
-*capability traits* a node needs to take it live in the template's ``extra``
-under the keys below, so that every client can read them::
+A *config* is ``<type>=<value>`` (``hyperthreading=enabled``).  An ironic
+deploy template realises it on every hardware kind, or one template per
+kind (resource class), for hardware whose BIOS names its settings
+differently; the template's name is the *template trait* that flavors
+require and capable nodes carry.  The config, the *capability traits* a
+node needs to take it, and the resource class it serves live in the
+template's ``extra`` under the keys below, so that every client can read
+them::
 
     deploy_config_type             "hyperthreading"
     deploy_config_value            "enabled"
     deploy_config_requires_traits  "HW_CPU_HYPERTHREADING"   (comma-separated)
+    deploy_config_resource_class   "baremetal-silver"        (one kind only)
 
 (ironic's JSON patch accepts only ``[A-Za-z0-9_-]`` in a path, so the keys
 use nothing else: any client can set and unset them.)
@@ -38,6 +42,7 @@ from osc_lib import exceptions
 EXTRA_TYPE = 'deploy_config_type'
 EXTRA_VALUE = 'deploy_config_value'
 EXTRA_REQUIRES = 'deploy_config_requires_traits'
+EXTRA_CLASS = 'deploy_config_resource_class'
 TEMPLATE_PREFIX = 'CUSTOM_DEPLOY_CONFIG_'
 MAX_TRAIT_LENGTH = 255
 # What a node must have to take a config of a well-known type.
@@ -49,6 +54,7 @@ DEFAULT_CAPABILITY_TRAITS = {
 # a trailing newline.
 _WORD = re.compile(r'[a-z0-9][a-z0-9_.-]*')
 _CUSTOM_TRAIT = re.compile(r'CUSTOM_[A-Z0-9_]+')
+_RESOURCE_CLASS = re.compile(r'[A-Za-z0-9_.-]{1,80}')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,13 +103,16 @@ def normalize(text):
     return re.sub(r'[^A-Z0-9_]', '_', text.upper())
 
 
-def template_trait(config):
-    """The name of the template created for a config."""
+def template_trait(config, resource_class=None):
+    """The name of the template created for a config (on the hardware of
+    one resource class: ``..._FOR_<CLASS>``)."""
     name = '%s%s_%s' % (
         TEMPLATE_PREFIX,
         normalize(config.type),
         normalize(config.value),
     )
+    if resource_class:
+        name += '_FOR_' + normalize(resource_class)
     if len(name) > MAX_TRAIT_LENGTH:
         raise exceptions.CommandError(
             'Deploy config %s is too long: its template name %s... would '
@@ -165,13 +174,43 @@ def _os_traits_version():
     return importlib.metadata.version('os-traits')
 
 
-def template_extra(config, capability_traits):
-    """The ``extra`` keys that annotate a template with its config."""
-    return {
+def template_extra(config, capability_traits, resource_class=None):
+    """The ``extra`` keys that annotate a template with its config (and
+    the resource class it serves, if only one)."""
+    extra = {
         EXTRA_TYPE: config.type,
         EXTRA_VALUE: config.value,
         EXTRA_REQUIRES: ','.join(sorted(capability_traits)),
     }
+    if resource_class:
+        extra[EXTRA_CLASS] = resource_class
+    return extra
+
+
+def resource_class_of(extra):
+    """The resource class a template serves alone, as placement names it
+    (``CUSTOM_BAREMETAL_SILVER``), or None: every kind."""
+    found = (extra or {}).get(EXTRA_CLASS)
+    return placement_class(found) if found else None
+
+
+def placement_class(resource_class):
+    """A resource class as nova names it in placement: ironic's
+    ``baremetal-gold`` is ``CUSTOM_BAREMETAL_GOLD`` (os-resource-classes'
+    ``normalize_name``)."""
+    import os_resource_classes
+
+    return os_resource_classes.normalize_name(str(resource_class))
+
+
+def validate_resource_class(text):
+    """A resource class as ironic takes it: letters, digits, ``_`` ``-``
+    ``.``, up to 80 characters."""
+    if not _RESOURCE_CLASS.fullmatch(text):
+        raise exceptions.CommandError(
+            'Invalid resource class %r: letters, digits, "_", "-" and ".", '
+            'up to 80 characters, as ironic takes a node\'s' % text)
+    return text
 
 
 def config_of(extra):

@@ -13,7 +13,11 @@
 """Which nodes can take which config, and the trait changes that say so.
 
 A node is *capable* of a template when it has every capability trait of the
-template and is not retired.  A capable node carries the template's trait
+template, is not retired, is of the resource class the template serves (a
+template for one kind of hardware), and its BIOS registry (ironic API 1.74)
+accepts every BIOS setting of the template: the name exists, the value is
+allowed, it is not read-only.  A node whose BIOS reports no registry is
+judged by its traits alone.  A capable node carries the template's trait
 (it is *tagged*); nova's ironic driver copies node traits to placement,
 where the scheduler matches flavors against them.  Maintenance does not
 untag: nova reports a node in maintenance as reserved inventory, so the
@@ -24,11 +28,14 @@ Plain functions over the node and template dicts of ironic's API.
 
 import collections
 
+from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import step_safety
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',
-    'maintenance', 'provision_state', 'schedulable'])
+    'maintenance', 'provision_state', 'schedulable', 'reason'])
 Change = collections.namedtuple('Change', [
     'node', 'node_uuid', 'template', 'action', 'reason'])
 
@@ -39,10 +46,41 @@ def node_label(node):
     return node.get('name') or node['uuid']
 
 
-def capable(node, template):
-    required = set(deploy_config.capability_traits_of(template.get('extra')))
-    return (required <= set(node.get('traits') or ())
-            and not node.get('retired'))
+def capable(node, template, registry=None):
+    """Whether the node can take the template (``registry``: its detailed
+    BIOS settings, None when not read)."""
+    return why_incapable(node, template, registry) is None
+
+
+def why_incapable(node, template, registry=None):
+    """Why the node cannot take the template, in words; None when it
+    can."""
+    if node.get('retired'):
+        return 'retired'
+    needed = deploy_config.capability_traits_of(template.get('extra'))
+    missing = sorted(set(needed) - set(node.get('traits') or ()))
+    if missing:
+        return 'lacks %s' % ', '.join(missing)
+    serves = deploy_config.resource_class_of(template.get('extra'))
+    if serves and serves != resource_class(node):
+        return 'the template serves %s, the node is %s' % (
+            template['extra'][deploy_config.EXTRA_CLASS],
+            node.get('resource_class'))
+    wanted = effects.bios_settings(step_safety.enabled(template['steps'])
+                                   ) if 'steps' in template else {}
+    if wanted and registry and bios_registry.has_registry(registry):
+        found = bios_registry.problems(wanted, {node_label(node): registry})
+        if found:
+            return 'its BIOS refuses %s' % '; '.join(
+                '%s (%s)' % (p.setting, p.reason) for p in found)
+    return None
+
+
+def wants_registry(node, template):
+    """Whether the node's BIOS registry decides it: it passes the other
+    checks, and the template sets BIOS settings."""
+    return 'steps' in template and bool(effects.bios_settings(
+        template['steps'])) and why_incapable(node, template) is None
 
 
 def resource_class(node):
@@ -50,10 +88,8 @@ def resource_class(node):
     ironic driver normalises it with os-resource-classes (each run of other
     characters one ``_``, upper case, always ``CUSTOM_`` first, so ironic's
     ``CUSTOM_GOLD`` is placement's ``CUSTOM_CUSTOM_GOLD``)."""
-    import os_resource_classes
-
     name = node.get('resource_class')
-    return os_resource_classes.normalize_name(name) if name else None
+    return deploy_config.placement_class(name) if name else None
 
 
 def schedulable(node, template, placement_view):
@@ -90,48 +126,62 @@ def why_not_offered(node, template, free=None):
     return "excluded by the flavor's other requirements"
 
 
-def statuses(nodes, templates, placement_view=None):
-    """One ``Status`` per node and config template."""
-    return [
-        Status(node_label(node), template['name'],
-               str(deploy_config.config_of(template['extra'])),
-               capable(node, template),
-               template['name'] in (node.get('traits') or ()),
-               in_use(node, template), bool(node.get('maintenance')),
-               node.get('provision_state'),
-               schedulable(node, template, placement_view))
-        for node in sorted(nodes, key=node_label)
-        for template in templates
-    ]
+def serves(node, template):
+    """Whether the template is for the node's kind of hardware (every kind,
+    or its resource class)."""
+    found = deploy_config.resource_class_of(template.get('extra'))
+    return found is None or found == resource_class(node)
 
 
-def plan_sync(nodes, templates):
-    """The trait changes that make tags match capabilities.
+def statuses(nodes, templates, placement_view=None, registries=None):
+    """One ``Status`` per node and config template for its kind
+    (``registries``: {node UUID: its detailed BIOS settings})."""
+    registries = registries or {}
+    found = []
+    for node in sorted(nodes, key=node_label):
+        for template in templates:
+            if not serves(node, template):
+                continue
+            why = why_incapable(node, template, registries.get(node['uuid']))
+            found.append(Status(
+                node_label(node), template['name'],
+                str(deploy_config.config_of(template['extra'])),
+                why is None, template['name'] in (node.get('traits') or ()),
+                in_use(node, template), bool(node.get('maintenance')),
+                node.get('provision_state'),
+                schedulable(node, template, placement_view), why or ''))
+    return found
+
+
+def plan_sync(nodes, templates, registries=None):
+    """The trait changes that make tags match capabilities
+    (``registries``: {node UUID: its detailed BIOS settings}).
 
     Tags capable nodes; untags the others, except where the node's instance
     was deployed with the template (untagging would not change the
     instance, and nova would then see a node that no longer matches its
     flavor): those are kept and reported.
     """
+    registries = registries or {}
     changes = []
     for node in sorted(nodes, key=node_label):
         traits = set(node.get('traits') or ())
         for template in templates:
             name = template['name']
-            if capable(node, template):
+            why = why_incapable(node, template, registries.get(node['uuid']))
+            if why is None:
                 if name not in traits:
                     changes.append(Change(node_label(node), node['uuid'],
                                           name, ADD, 'capable'))
             elif name in traits:
-                reason = _why_incapable(node, template)
                 if in_use(node, template):
                     changes.append(Change(
                         node_label(node), node['uuid'], name, KEEP,
                         '%s, but instance %s uses it'
-                        % (reason, node['instance_uuid'])))
+                        % (why, node['instance_uuid'])))
                 else:
                     changes.append(Change(node_label(node), node['uuid'],
-                                          name, REMOVE, reason))
+                                          name, REMOVE, why))
     return changes
 
 
@@ -158,14 +208,6 @@ def plan_prune(nodes, template_names, prune=False):
                     REMOVE if prune else STALE, 'template deleted'
                     + ('' if prune else ' (--prune removes it)')))
     return changes
-
-
-def _why_incapable(node, template):
-    if node.get('retired'):
-        return 'retired'
-    needed = deploy_config.capability_traits_of(template.get('extra'))
-    missing = sorted(set(needed) - set(node.get('traits') or ()))
-    return 'lacks %s' % ', '.join(missing)
 
 
 def unseen(changes, carriers):

@@ -26,16 +26,17 @@ from osc_deploy_config.domain import steps as dsteps
 LIST_FIELDS = ('uuid', 'name')
 FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 # Ours, derived from extra (with_config_fields).
-CONFIG_FIELDS = ('config', 'capability_traits')
+CONFIG_FIELDS = ('config', 'capability_traits', 'resource_class')
 CONFIG_KEYS = (deploy_config.EXTRA_TYPE, deploy_config.EXTRA_VALUE,
-               deploy_config.EXTRA_REQUIRES)
+               deploy_config.EXTRA_REQUIRES, deploy_config.EXTRA_CLASS)
 # ironic's JSON patch path pattern, matched against the whole key
 # What a user gives to create or change a template, as given (validated by
 # ``create_body``'s callers, in this order: traits, config, name, steps,
 # extra).  ``steps``: the ``--steps`` source; ``extra``: KEY=VALUE pairs.
 TemplateInput = collections.namedtuple('TemplateInput', [
     'name', 'uuid', 'steps', 'bios_settings', 'raid_config', 'extra',
-    'config', 'requires_traits', 'no_requires_trait', 'stdin'])
+    'config', 'requires_traits', 'no_requires_trait', 'stdin',
+    'resource_class'], defaults=[None])
 _PATCHABLE_KEY = re.compile(r'[\w-]+')
 
 
@@ -81,10 +82,11 @@ def given_config(given):
     return deploy_config.parse_config(given.config) if given.config else None
 
 
-def annotate(extra, config, capability_traits):
+def annotate(extra, config, capability_traits, resource_class=None):
     """``extra`` with the config annotation; refuses an ``--extra`` that
     contradicts it."""
-    annotation = deploy_config.template_extra(config, capability_traits)
+    annotation = deploy_config.template_extra(config, capability_traits,
+                                              resource_class)
     for key, value in annotation.items():
         if key in extra and extra[key] != value:
             raise exceptions.CommandError(
@@ -103,20 +105,82 @@ def capability_traits_for(config, requires_traits, no_requires_trait):
     return deploy_config.default_capability_traits(config.type)
 
 
+class ConfigTemplates(dict):
+    """The templates that realise deploy configs: {Config: the template
+    for every hardware kind}, and ``per_class`` {Config: {resource class
+    (placement's name): the template for that kind alone}}.  A kind with
+    no template of its own takes the one for every kind."""
+
+    def __init__(self, listed=()):
+        super().__init__()
+        self.per_class = {}
+        for template in listed:
+            extra = template.get('extra')
+            config = deploy_config.config_of(extra)
+            if config is None:
+                continue
+            resource_class = deploy_config.resource_class_of(extra)
+            if resource_class:
+                self.per_class.setdefault(config, {})[resource_class] = \
+                    template
+            else:
+                self[config] = template
+
+    def for_class(self, resource_class):
+        """{Config: template} on the hardware of a resource class
+        (placement's name; None: the templates for every kind only)."""
+        found = dict(self)
+        for config, by_class in self.per_class.items():
+            if resource_class in by_class:
+                found[config] = by_class[resource_class]
+        return found
+
+    def for_hardware(self, node=None, flavor_specs=None):
+        """{Config: template} on a server's hardware: its node's resource
+        class, or (no node read) the one its flavor asks for."""
+        from osc_deploy_config.domain import config_specs
+
+        if node is not None and node.get('resource_class'):
+            return self.for_class(deploy_config.placement_class(
+                node['resource_class']))
+        return self.for_class(config_specs.resource_class_of(flavor_specs))
+
+    def realises(self, config):
+        """Whether a template realises the config on some kind."""
+        return config in self or config in self.per_class
+
+    def classes(self, config):
+        """The resource classes with a template of their own for the
+        config, sorted."""
+        return sorted(self.per_class.get(config, {}))
+
+    def every(self):
+        """Every template, in name order."""
+        return sorted(list(self.values()) + [
+            t for by_class in self.per_class.values()
+            for t in by_class.values()], key=lambda t: t['name'])
+
+
 def by_config(templates):
-    """{config: template} for the annotated templates of a listing."""
-    return {deploy_config.config_of(t.get('extra')): t for t in templates
-            if deploy_config.config_of(t.get('extra'))}
+    """The ConfigTemplates of the annotated templates of a listing."""
+    return ConfigTemplates(templates)
 
 
-def refuse_second_template(templates_by_config, config, name):
-    """One template per config: refuse when another one has it."""
-    other = templates_by_config.get(config)
+def refuse_second_template(known, config, name, resource_class=None):
+    """One template per config and kind (``known``: ConfigTemplates;
+    ``resource_class``: ironic's or placement's name, None: every
+    kind)."""
+    if resource_class:
+        other = known.per_class.get(config, {}).get(
+            deploy_config.placement_class(resource_class))
+    else:
+        other = known.get(config)
     if other and other['name'] != name:
         raise exceptions.CommandError(
-            'Deploy config %s already has a template, %s (%s): one template '
-            'per config' % (config, other['name'], other['uuid'])
-        )
+            'Deploy config %s already has a template%s, %s (%s): one template '
+            'per config and kind' % (
+                config, ' for resource class %s' % resource_class
+                if resource_class else '', other['name'], other['uuid']))
 
 
 def with_config_fields(template):
@@ -125,31 +189,33 @@ def with_config_fields(template):
     config = deploy_config.config_of(extra)
     return dict(template,
                 config=str(config) if config else None,
-                capability_traits=deploy_config.capability_traits_of(extra))
+                capability_traits=deploy_config.capability_traits_of(extra),
+                resource_class=extra.get(deploy_config.EXTRA_CLASS)
+                if config else None)
 
 
 def row(template, columns):
     return tuple(template.get(column) for column in columns)
 
 
-def template_name(name, config):
+def template_name(name, config, resource_class=None):
     """The name of a new template: the one given, else its config's
-    template trait; a trait ironic accepts."""
+    template trait (for its resource class); a trait ironic accepts."""
     if config is None and not name:
         raise exceptions.CommandError(
             'Give the template a name, or a --config to derive it from')
     return deploy_config.validate_template_name(
-        name or deploy_config.template_trait(config))
+        name or deploy_config.template_trait(config, resource_class))
 
 
 def create_body(name, steps, extra, config=None, capability_traits=(),
-                uuid=None):
+                uuid=None, resource_class=None):
     """The POST body of a new template, annotated with its config."""
     if steps is None:
         raise exceptions.CommandError(
             'Give the steps: --steps, --bios-setting or --raid-config')
     if config:
-        extra = annotate(extra, config, capability_traits)
+        extra = annotate(extra, config, capability_traits, resource_class)
     body = {'name': name, 'steps': steps}
     if extra:
         body['extra'] = extra

@@ -35,12 +35,14 @@ TAGGING_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
 PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'target_provision_state', 'provision_updated_at',
                     'maintenance', 'maintenance_reason', 'last_error',
-                    'traits', 'properties', 'owner')
+                    'traits', 'properties', 'owner', 'resource_class',
+                    'raid_config')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'last_error')
 # What a report reads of a node: the hardware, and the toggle record.
-HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties')
+HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties',
+                   'resource_class')
 # What deciding about a template's config and steps reads of it.
 TEMPLATE_STEP_FIELDS = ('uuid', 'name', 'steps')
 # Why ironic refuses a project-scoped token under its default policy, and
@@ -116,9 +118,9 @@ class Ironic(rest.Api):
         }, limit)
 
     def config_templates(self, fields=('uuid', 'name')):
-        """{config: template} of every template that realises a deploy
-        config: one listing of every page, with these fields and ``extra``
-        (``fields=None``: every field)."""
+        """templates.ConfigTemplates of every template that realises a
+        deploy config: one listing of every page, with these fields and
+        ``extra`` (``fields=None``: every field)."""
         from osc_deploy_config.domain import templates
 
         if fields is not None:

@@ -126,6 +126,10 @@ class Api:
         features (no request where the SDK knows its range)."""
         self._check_supported(self.features)
 
+    def require_feature(self, feature):
+        """Refuse, as ``require``, a service too old for one feature."""
+        self._check_supported((feature,))
+
     def _check_supported(self, features):
         """Refuse, before sending, a call the service's discovered range
         cannot take (once per set of features)."""

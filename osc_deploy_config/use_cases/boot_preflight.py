@@ -74,7 +74,8 @@ def _read(clients, flavor_ref, image_ref):
         return flavor, image, {}
     try:
         by_config = clients.ironic().config_templates(
-            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+            fields=ironic_api.TEMPLATE_STEP_FIELDS).for_class(
+            config_specs.resource_class_of(flavor.get('extra_specs')))
     except Exception as exc:    # noqa: BLE001 - never block a boot
         LOG.debug('deploy-config pre-flight without templates: %s', exc)
         by_config = {}

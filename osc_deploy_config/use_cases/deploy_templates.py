@@ -25,9 +25,11 @@ from osc_lib import exceptions
 from osc_lib import utils
 
 from osc_deploy_config.domain import bios_registry
+from osc_deploy_config.domain import bios_vocabulary
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import effects
 from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import steps
 from osc_deploy_config.domain import tagging
 from osc_deploy_config.domain import templates
 from osc_deploy_config.services import versions
@@ -37,33 +39,124 @@ LOG = logging.getLogger(__name__)
 READERS = 8
 
 
-def create(clients, given):
-    """A new template from a ``templates.TemplateInput``; it, with our
-    config fields."""
+def create(clients, given, dry_run=False):
+    """A new template from a ``templates.TemplateInput``: it, with our
+    config fields (``dry_run``: as it would be).  A config of the
+    vocabulary given without steps gets one template per resource class,
+    from the hardware's registries (``create_per_class``)."""
     config = templates.given_config(given)
-    if config is None and (given.requires_traits
-                           or given.no_requires_trait):
+    if config is None and (given.requires_traits or given.no_requires_trait
+                           or given.resource_class):
         raise exceptions.CommandError(
-            '--requires-trait and --no-requires-trait need --config')
-    name = templates.template_name(given.name, config)
+            '--requires-trait, --no-requires-trait and --resource-class need '
+            '--config')
+    if given.resource_class:
+        deploy_config.validate_resource_class(given.resource_class)
+    if (config and not given.name and bios_vocabulary.knows(config)
+            and given.steps is None and not given.bios_settings
+            and not given.raid_config):
+        return create_per_class(clients, given, config, dry_run)
+    name = templates.template_name(given.name, config, given.resource_class)
     body = templates.create_body(
         name, templates.build_steps(given),
         templates.parse_extra(given.extra), config,
         config and templates.capability_traits_for(
             config, given.requires_traits, given.no_requires_trait),
-        given.uuid)
+        given.uuid, given.resource_class)
     ironic = clients.ironic()
     if config:
         templates.refuse_second_template(ironic.config_templates(), config,
-                                         name)
+                                         name, given.resource_class)
     check_bios_registry(clients, body['steps'], body.get('extra'))
-    try:
-        created = ironic.create_deploy_template(body)
-    except sdk_exceptions.ConflictException as exc:
-        raise exceptions.CommandError('Cannot create deploy template %s: %s'
-                                      % (name, exc.details or exc)) from None
+    if dry_run:
+        return templates.with_config_fields(dict(body, uuid=given.uuid))
+    created = _post(ironic, body)
     _warn_deploy_only(name, body['steps'])
     return templates.with_config_fields(created)
+
+
+def _post(ironic, body):
+    try:
+        return ironic.create_deploy_template(body)
+    except sdk_exceptions.ConflictException as exc:
+        raise exceptions.CommandError('Cannot create deploy template %s: %s'
+                                      % (body['name'], exc.details or exc)
+                                      ) from None
+
+
+def create_per_class(clients, given, config, dry_run=False):
+    """The templates of a config of the vocabulary, one per resource class
+    of the capable nodes, each with the setting its nodes' BIOS registry
+    has for the config; the classes it has none for are named with the
+    command that covers them.  A rerun makes what an interrupted one did
+    not."""
+    traits = templates.capability_traits_for(
+        config, given.requires_traits, given.no_requires_trait)
+    extra = templates.parse_extra(given.extra)
+    registries = _registries_by_class(clients, deploy_config.template_extra(
+        config, traits), given.resource_class)
+    if not registries:
+        raise exceptions.CommandError(
+            'No node can take %s: none has %s%s. Nothing was created; give '
+            'the steps (--bios-setting NAME=VALUE).' % (
+                config, ', '.join(traits) or 'a BIOS registry', (
+                    ' in resource class %s' % given.resource_class)
+                if given.resource_class else ''))
+    matched, unmatched = bios_vocabulary.per_class(config, registries)
+    if not matched:
+        raise exceptions.CommandError(
+            'No BIOS setting of %s found: %s. Nothing was created.'
+            % (config, '; '.join(_covering(config, u) for u in unmatched)))
+    ironic = clients.ironic()
+    known = ironic.config_templates(fields=('uuid', 'name'))
+    made = {}
+    for resource_class, match in sorted(matched.items()):
+        body = templates.create_body(
+            deploy_config.template_trait(config, resource_class),
+            [steps.bios_step([(match.name, match.value)])], extra, config,
+            traits, resource_class=resource_class)
+        if _already(known, config, body, resource_class) or dry_run:
+            continue
+        made[resource_class] = _post(ironic, body)['name']
+    return {'config': str(config),
+            'templates': {rc: deploy_config.template_trait(config, rc)
+                          for rc in sorted(matched)},
+            'settings': {rc: '%s=%s (%s)' % (m.name, m.value, m.vendor)
+                         for rc, m in sorted(matched.items())},
+            'unmatched': {u.resource_class: _covering(config, u)
+                          for u in unmatched},
+            'created': sorted(made.values())}
+
+
+def _already(known, config, body, resource_class):
+    """Whether the class's template exists (a rerun): the same is kept,
+    another refused."""
+    templates.refuse_second_template(known, config, body['name'],
+                                     resource_class)
+    return deploy_config.placement_class(resource_class) in \
+        known.per_class.get(config, {})
+
+
+def _covering(config, unmatched):
+    """What to do about a class the vocabulary found no setting in."""
+    return '%s: %s (nodes %s); give its setting: openstack baremetal ' \
+        'deploy template create --config %s --resource-class %s ' \
+        '--bios-setting NAME=VALUE' % (
+            unmatched.resource_class, unmatched.why,
+            ', '.join(unmatched.nodes), config, unmatched.resource_class)
+
+
+def _registries_by_class(clients, extra, resource_class=None):
+    """{resource class: {node label: its detailed BIOS settings}} of the
+    nodes capable of a template with this ``extra`` (of one class, if
+    given), read concurrently."""
+    found = {}
+    for label, (node, registry) in _capable_registries(
+            clients, extra).items():
+        if resource_class and node.get('resource_class') != resource_class:
+            continue
+        found.setdefault(node.get('resource_class'), {})[label] = registry
+    return found
 
 
 def update(clients, ident, given):
@@ -76,8 +169,10 @@ def update(clients, ident, given):
     extra = templates.parse_extra(given.extra)
     for key in extra:
         templates.extra_path(key)
+    if given.resource_class:
+        deploy_config.validate_resource_class(given.resource_class)
     annotating = bool(config or given.requires_traits
-                      or given.no_requires_trait)
+                      or given.no_requires_trait or given.resource_class)
     if not (given.name or steps or extra or annotating):
         return False
     ironic = clients.ironic()
@@ -85,9 +180,11 @@ def update(clients, ident, given):
     if annotating:
         config, traits = templates.annotation_for_set(
             current, config, given.requires_traits, given.no_requires_trait)
-        extra = templates.annotate(extra, config, traits)
+        resource_class = given.resource_class or (
+            current.get('extra') or {}).get(deploy_config.EXTRA_CLASS)
+        extra = templates.annotate(extra, config, traits, resource_class)
         templates.refuse_second_template(ironic.config_templates(), config,
-                                         current['name'])
+                                         current['name'], resource_class)
     if steps or annotating:
         check_bios_registry(clients, steps or current['steps'],
                             dict(current.get('extra') or {}, **extra))
@@ -134,25 +231,46 @@ def delete(clients, idents):
     return deleted, failures
 
 
-def show(clients, ident=None, config=None, fields=()):
-    """One template by name or UUID, or the template of ``config`` (with
-    our config fields), as a dict in the order to show."""
+def show(clients, ident=None, config=None, fields=(), resource_class=None):
+    """One template by name or UUID, or the template of ``config`` (for
+    ``resource_class``: its own, else the one for every kind), with our
+    config fields, as a dict in the order to show."""
     if bool(ident) == bool(config):
         raise exceptions.CommandError(
             'Give either a template or --config TYPE=VALUE')
+    if resource_class and not config:
+        raise exceptions.CommandError('--resource-class goes with --config')
     config = config and deploy_config.parse_config(config)
     ironic = clients.ironic()
     if config:
-        found = ironic.config_templates(fields=None).get(config)
-        if found is None:
-            raise exceptions.CommandError(
-                'No deploy template realises the deploy config %s' % config)
+        known = ironic.config_templates(fields=None)
+        found = _of_config(known, config, resource_class)
         found = templates.with_config_fields(found)
         found.pop('links', None)
         return {k: found[k] for k in fields} if fields else found
     template = find(ironic, ident, fields or None)
     template.pop('links', None)
     return dict(sorted(template.items()))
+
+
+def _of_config(known, config, resource_class):
+    """The template of a config on a resource class's hardware; one line
+    when there is none, or several and no class was given."""
+    if resource_class:
+        found = known.for_class(deploy_config.placement_class(
+            resource_class)).get(config)
+    elif config in known or not known.classes(config):
+        found = known.get(config)
+    else:
+        raise exceptions.CommandError(
+            'Deploy config %s has a template per resource class (%s): give '
+            '--resource-class' % (config, ', '.join(known.classes(config))))
+    if found is None:
+        raise exceptions.CommandError(
+            'No deploy template realises the deploy config %s%s' % (
+                config, ' for resource class %s' % resource_class
+                if resource_class else ''))
+    return found
 
 
 def list_templates(clients, detail=False, fields=(), limit=None,
@@ -188,40 +306,52 @@ def find(ironic, ident, fields=None):
 
 
 def check_bios_registry(clients, steps, extra):
-    """Refuse, in one line, BIOS settings of ``steps`` that the BIOS
-    registry of a node capable of the template (by ``extra``) refuses; warn
-    about the capable nodes whose BIOS reports no registry, and when the
-    nodes cannot be read."""
+    """Refuse, in one line, a BIOS setting of ``steps`` that the BIOS
+    registry of every capable node refuses (by ``extra``: its capability
+    traits and resource class); warn about the capable nodes that refuse
+    one (sync does not tag them), those whose BIOS reports no registry,
+    and when the nodes cannot be read."""
     wanted = effects.bios_settings(steps)
     if not wanted:
         return
     try:
-        registries = _capable_registries(clients, extra)
+        read = _capable_registries(clients, extra)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
         LOG.warning('BIOS settings not checked against the nodes\' BIOS '
                     'registry: %s', getattr(exc, 'details', None) or exc)
         return
+    registries = {n: r for n, (_, r) in read.items()}
     without = sorted(n for n, entries in registries.items()
                      if not bios_registry.has_registry(entries))
     if without:
         LOG.warning('BIOS settings not checked on %s: no BIOS registry '
                     'reported', ', '.join(without))
-    found = bios_registry.problems(wanted, {
-        n: entries for n, entries in registries.items()
-        if n not in without})
-    if found:
+    judged = {n: e for n, e in registries.items() if n not in without}
+    found = bios_registry.problems(wanted, judged)
+    refusing = {n for p in found for n in p.nodes}
+    if found and refusing == set(judged):
         raise exceptions.CommandError(bios_registry.describe(found))
+    if found:
+        LOG.warning('%s: sync will not tag %s; give their kind a template '
+                    'of its own (--resource-class %s)', bios_registry.describe(
+                        found), ', '.join(sorted(refusing)), ', '.join(sorted(
+                            {read[n][0].get('resource_class') or '?'
+                             for n in refusing})))
 
 
 def _capable_registries(clients, extra):
-    """{node label: its detailed BIOS settings} of the nodes capable of a
-    template with this ``extra``, read concurrently."""
+    """{node label: (node, its detailed BIOS settings)} of the nodes
+    capable of a template with this ``extra`` (its traits and class), read
+    concurrently."""
     api = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
                          versions.NODE_RETIREMENT)
-    capable = [n for n in api.nodes(('uuid', 'name', 'traits', 'retired'))
+    capable = [n for n in api.nodes(('uuid', 'name', 'traits', 'retired',
+                                     'resource_class'))
                if tagging.capable(n, {'extra': extra})]
     with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
         return dict(zip(
             [tagging.node_label(n) for n in capable],
-            pool.map(api.bios_registry, [n['uuid'] for n in capable]),
+            zip(capable, pool.map(api.bios_registry,
+                                  [n['uuid'] for n in capable]),
+                strict=True),
             strict=True))

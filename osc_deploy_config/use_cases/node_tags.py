@@ -24,6 +24,7 @@ wherever it disagreed with ironic.  Nodes that are not resource providers
 """
 
 import collections
+import concurrent.futures
 import logging
 import time
 
@@ -38,9 +39,12 @@ from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)
 STATUS_COLUMNS = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
-                  'In Use', 'Maintenance', 'Provision State', 'Schedulable')
+                  'In Use', 'Maintenance', 'Provision State', 'Schedulable',
+                  'Reason')
 SYNC_COLUMNS = ('Node', 'Template', 'Action', 'Reason')
 POLL_SECONDS = 1
+# How many nodes' BIOS registries are read at once.
+READERS = 8
 
 # What both commands read of ironic: the config templates (by name), the
 # names of every template, every node, and the wrapper that read them.
@@ -49,15 +53,36 @@ Inventory = collections.namedtuple('Inventory', [
 
 
 def read_inventory(clients):
-    """Two listings: every template and every node."""
+    """Two listings: every template (with its steps) and every node."""
     api = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
                          versions.NODE_RETIREMENT)
-    every = api.deploy_templates(fields=['uuid', 'name', 'extra'], limit=0)
+    every = api.deploy_templates(fields=['uuid', 'name', 'extra', 'steps'],
+                                 limit=0)
     nodes = api.nodes(ironic_api.TAGGING_FIELDS)
     api.warn_if_nodes_hidden(nodes, LOG)
-    annotated = sorted(dtemplates.by_config(every).values(),
-                       key=lambda t: t['name'])
-    return Inventory(annotated, {t['name'] for t in every}, nodes, api)
+    return Inventory(dtemplates.by_config(every).every(),
+                     {t['name'] for t in every}, nodes, api)
+
+
+def read_registries(found, templates):
+    """{node UUID: its detailed BIOS settings} of the nodes whose registry
+    decides whether they can take a template (they pass every other check,
+    and it sets BIOS settings), read concurrently; {} from an ironic before
+    the BIOS registry (API 1.74)."""
+    wanted = [n for n in found.nodes if any(
+        tagging.wants_registry(n, t) for t in templates)]
+    if not wanted:
+        return {}
+    api = found.ironic
+    try:
+        api.require_feature(versions.NODE_BIOS_REGISTRY)
+    except exceptions.CommandError as exc:
+        LOG.warning('BIOS settings not checked against the nodes\' BIOS '
+                    'registry: %s', exc)
+        return {}
+    with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
+        return dict(zip([n['uuid'] for n in wanted], pool.map(
+            api.bios_registry, [n['uuid'] for n in wanted]), strict=True))
 
 
 def statuses(clients, node=None, config=None):
@@ -77,8 +102,9 @@ def statuses(clients, node=None, config=None):
         if not nodes:
             raise exceptions.CommandError('Node %s not found' % node)
     view = free_providers(clients, nodes)
+    registries = read_registries(found._replace(nodes=nodes), templates)
     return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
-        nodes, templates, view)]
+        nodes, templates, view, registries)]
 
 
 def free_providers(clients, nodes):
@@ -106,8 +132,9 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
         raise exceptions.CommandError(
             'Expected non-negative --wait-timeout, got %d' % wait_timeout)
     found = read_inventory(clients)
-    changes = tagging.plan_sync(found.nodes, select_templates(
-        found.templates, names))
+    chosen = select_templates(found.templates, names)
+    changes = tagging.plan_sync(found.nodes, chosen,
+                                read_registries(found, chosen))
     if not names:
         changes += tagging.plan_prune(found.nodes, found.template_names,
                                       prune)

@@ -52,6 +52,15 @@ class Flavors:
         return Owned(flavor['id'], flavor['name'], flavor['extra_specs'],
                      flavor)
 
+    def served(self, owned, known, configs):
+        """The templates on the flavor's hardware (its resource class);
+        refuses a config served per kind but not on the flavor's."""
+        resource_class = config_specs.resource_class_of(owned.specs)
+        config_specs.refuse_unserved(configs, known,
+                                     'flavor %s' % owned.name,
+                                     resource_class)
+        return known.for_class(resource_class)
+
     def listing(self):
         return [Owned(f['id'], f['name'], f.get('extra_specs'), f)
                 for f in sorted(self.nova.flavors(),
@@ -92,12 +101,32 @@ class Images:
     kind, key_column = 'image', 'Property'
 
     def __init__(self, clients):
+        self.clients = clients
         self.glance = clients.glance()
 
     def find(self, ref):
         """One image, in one request."""
         image = self.glance.find_image(ref)
         return Owned(image['id'], image.get('name'), image, image)
+
+    def served(self, owned, known, configs):
+        """The templates for every kind: an image cannot know the hardware
+        it lands on, and ironic applies the template its trait names; a
+        config served per kind is refused, naming the flavors to ask in."""
+        for config in configs:
+            kinds = known.classes(config)
+            if config in known or not kinds:
+                continue
+            flavors = sorted(f['name'] for f in self.clients.nova().flavors()
+                             if config_specs.resource_class_of(
+                                 f.get('extra_specs')) in kinds)
+            raise exceptions.CommandError(
+                '%s is served per hardware kind (%s), and an image cannot '
+                'know the kind it lands on: ask for it in the flavors of '
+                'those kinds instead (openstack flavor deploy-config set '
+                'FLAVOR %s: %s)' % (config, ', '.join(kinds), config,
+                                     ', '.join(flavors) or 'none yet'))
+        return known.for_class(None)
 
     def listing(self):
         return [Owned(i['id'], i.get('name'), i, i) for i in sorted(
@@ -115,7 +144,7 @@ OWNERS = {'flavor': Flavors, 'image': Images}
 
 
 def templates_by_config(clients):
-    """One template listing: {config: template}, with the steps."""
+    """One template listing: ConfigTemplates, with the steps."""
     return clients.ironic().config_templates(
         fields=ironic_api.TEMPLATE_STEP_FIELDS)
 
@@ -125,7 +154,7 @@ def set_configs(clients, kind, ref, configs, dry_run=False):
     what was, or with ``dry_run`` would be, set and unset)."""
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
-    by_config = templates_by_config(clients)
+    by_config = owners.served(owned, templates_by_config(clients), configs)
     change = config_specs.plan_set(owned.specs, configs, by_config)
     return _change(owners, owned, change, {c.type: c.value for c in configs},
                    by_config, dry_run)
@@ -136,7 +165,7 @@ def unset_configs(clients, kind, ref, config_types, dry_run=False):
     these types: (columns, rows)."""
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
-    by_config = templates_by_config(clients)
+    by_config = owners.served(owned, templates_by_config(clients), [])
     change = config_specs.plan_unset(owned.specs, config_types, by_config,
                                      owner=kind)
     return _change(owners, owned, change, dict.fromkeys(config_types),
@@ -169,7 +198,7 @@ def show_image(clients, ref):
     """An image's configs, their templates and required traits, and the
     drift (each also logged as a warning)."""
     owned = Images(clients).find(ref)
-    by_config = templates_by_config(clients)
+    by_config = templates_by_config(clients).for_class(None)
     configs = config_specs.configs_of(owned.specs)
     drift = config_specs.drift(owned.specs, by_config, owner='image')
     for warning in drift:
@@ -197,7 +226,8 @@ def show_flavor(clients, ref):
     ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
                             versions.NODE_RETIREMENT)
     by_config = ironic.config_templates(
-        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        fields=ironic_api.TEMPLATE_STEP_FIELDS).for_class(
+        config_specs.resource_class_of(flavor['extra_specs']))
     nodes = []
     if config_specs.configs_of(flavor['extra_specs']):
         nodes = ironic.nodes(ironic_api.TAGGING_FIELDS)

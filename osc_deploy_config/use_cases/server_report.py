@@ -45,7 +45,8 @@ def show(clients, server_ref):
     reason = server_configs.VIRTUAL
     if node is None and nova.runs_on_ironic(server):
         reason = server_configs.HIDDEN_NODE
-    rows = server_configs.rows(server, by_config, image, node, bios, reason)
+    rows = server_configs.rows(server, by_config.for_hardware(
+        node, server['flavor'].get('extra_specs')), image, node, bios, reason)
     return server_configs.COLUMNS, [tuple(r) for r in rows]
 
 
@@ -76,8 +77,10 @@ def list_servers(clients, all_projects=False, long=False, outdated=False):
     for server in sorted(found, key=lambda s: (s['name'], s['id'])):
         image = images.get((server.get('image') or {}).get('id'), {})
         bios, reason = read.get(server['id'], (None, None))
-        for row in server_configs.rows(server, by_config, image,
-                                       nodes.get(server['id']), bios, reason):
+        node = nodes.get(server['id'])
+        for row in server_configs.rows(server, by_config.for_hardware(
+                node, server['flavor'].get('extra_specs')), image, node,
+                bios, reason):
             rows.append(((server['name'],) + tuple(row))[:len(columns)])
     return columns, rows
 

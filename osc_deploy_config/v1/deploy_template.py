@@ -30,7 +30,10 @@ LOG = logging.getLogger(__name__)
 # python-ironicclient's fields (templates.FIELDS): the choices of --fields
 # must be known before the domain modules are imported.
 _FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
-_CONFIG_FIELDS = ('config', 'capability_traits')
+_CONFIG_FIELDS = ('config', 'capability_traits', 'resource_class')
+# What a create by vendor-neutral config says, per resource class.
+_VOCABULARY_FIELDS = ('config', 'templates', 'settings', 'unmatched',
+                      'created')
 _STEPS_HELP = (
     "The deploy steps. May be the path to a YAML file containing the deploy "
     "steps; OR '-', with the deploy steps being read from standard input; OR "
@@ -50,6 +53,7 @@ def _add_config_options(parser, creating):
              % ('; the name defaults to CUSTOM_DEPLOY_CONFIG_<TYPE>_<VALUE>'
                 if creating else ''),
     )
+    _add_resource_class(parser, creating)
     requires = parser.add_mutually_exclusive_group()
     requires.add_argument(
         '--requires-trait',
@@ -82,6 +86,18 @@ def _add_config_options(parser, creating):
     )
 
 
+def _add_resource_class(parser, creating):
+    parser.add_argument(
+        '--resource-class',
+        metavar='<class>',
+        help='The template serves the nodes of this resource class alone '
+             '(hardware whose BIOS names its settings its own way); the '
+             'flavors of that class ask for it. Stored in extra '
+             '(deploy_config_resource_class)%s.' % (
+                 '; the name gets _FOR_<CLASS>' if creating else ''),
+    )
+
+
 def _given(parsed_args, stdin):
     """What the user gave to create or change a template, as given."""
     from osc_deploy_config.domain import templates
@@ -90,7 +106,8 @@ def _given(parsed_args, stdin):
         getattr(parsed_args, 'name', None), getattr(parsed_args, 'uuid', None),
         parsed_args.steps, parsed_args.bios_settings,
         parsed_args.raid_config, parsed_args.extra, parsed_args.config,
-        parsed_args.requires_traits, parsed_args.no_requires_trait, stdin)
+        parsed_args.requires_traits, parsed_args.no_requires_trait, stdin,
+        parsed_args.resource_class)
 
 
 def _templates():
@@ -108,6 +125,15 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
   openstack baremetal deploy template create --config disks=raid1 \\
       --raid-config raid1.yaml --no-requires-trait
   openstack baremetal deploy template create CUSTOM_MINE --steps steps.yaml
+
+A config of the vocabulary (hyperthreading, virtualization, sriov, turbo:
+enabled or disabled) needs no vendor names: the BIOS registry of the
+capable nodes tells each resource class's setting, and a template is made
+for each class::
+
+  openstack baremetal deploy template create --config hyperthreading=enabled \
+      --dry-run
+  openstack baremetal deploy template create --config hyperthreading=enabled
 """
 
     def get_parser(self, prog_name):
@@ -134,12 +160,22 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
                                '--raid-config give the steps.',
         )
         _add_config_options(parser, creating=True)
+        parser.add_argument(
+            '--dry-run', action='store_true',
+            help='Check everything, and show what would be created (per '
+                 'resource class, for a config of the vocabulary); create '
+                 'nothing.')
         return parser
 
     def take_action(self, parsed_args):
         created = _templates().create(self.app.client_manager.deploy_config,
-                                      _given(parsed_args, self.app.stdin))
-        columns = _FIELDS + (_CONFIG_FIELDS if parsed_args.config else ())
+                                      _given(parsed_args, self.app.stdin),
+                                      parsed_args.dry_run)
+        if 'templates' in created:      # one per resource class
+            columns = _VOCABULARY_FIELDS
+        else:
+            columns = _FIELDS + (_CONFIG_FIELDS if parsed_args.config
+                                 else ())
         return columns, tuple(created.get(c) for c in columns)
 
 
@@ -171,13 +207,20 @@ class ShowDeployTemplate(cli.OneLineErrors, command.ShowOne):
             help='Show the template of this deploy config, with its config '
                  'and capability traits.',
         )
+        parser.add_argument(
+            '--resource-class',
+            metavar='<class>',
+            help='With --config: the template of this resource class (or, '
+                 'without one of its own, the one for every kind).',
+        )
         return parser
 
     def take_action(self, parsed_args):
         found = _templates().show(
             self.app.client_manager.deploy_config, parsed_args.template,
             parsed_args.config,
-            list(itertools.chain.from_iterable(parsed_args.fields)))
+            list(itertools.chain.from_iterable(parsed_args.fields)),
+            parsed_args.resource_class)
         return tuple(found), tuple(found.values())
 
 

@@ -86,9 +86,10 @@ class TestCreate(fakes.TestCommand):
         self.assertEqual(ON_T, template['name'])
         self.assertEqual(ANNOTATION, template['extra'])
         self.assertEqual([STEP], template['steps'])
-        self.assertEqual(FIELDS + ('config', 'capability_traits'), columns)
+        self.assertEqual(FIELDS + ('config', 'capability_traits',
+                                   'resource_class'), columns)
         self.assertEqual(('hyperthreading=enabled',
-                          ['HW_CPU_HYPERTHREADING']), data[-2:])
+                          ['HW_CPU_HYPERTHREADING'], None), data[-3:])
 
     def test_config_with_own_traits_or_none(self):
         self.create('CUSTOM_A', '--config', 'ht=on', '--steps', STEPS,
@@ -329,10 +330,11 @@ class TestList(fakes.TestCommand):
         for args in (['--config-type', 'hyperthreading'],
                      ['--config', 'hyperthreading=enabled']):
             columns, rows = self.list(*args)
-            self.assertEqual(('uuid', 'name', 'config', 'capability_traits'),
+            self.assertEqual(('uuid', 'name', 'config', 'capability_traits',
+                              'resource_class'),
                              columns)
             self.assertEqual([(self.on['uuid'], ON_T, 'hyperthreading=enabled',
-                               ['HW_CPU_HYPERTHREADING'])], rows)
+                               ['HW_CPU_HYPERTHREADING'], None)], rows)
 
     def test_pages(self):
         self.ironic.page_size = 1

@@ -26,19 +26,24 @@ SERVICE_NAMES = {'compute': 'nova', 'placement': 'placement',
 # instances of other projects for admin contexts.
 ADMIN_SERVICE_USERS = ('nova', 'ironic')
 
-RESOURCE_CLASS = 'baremetal-gold'
+GOLD, SILVER = 'baremetal-gold', 'baremetal-silver'
 NODE_PROPERTIES = {'cpus': 4, 'memory_mb': 8192, 'local_gb': 40,
                    'cpu_arch': 'x86_64'}
-NODES = {  # name: (traits, maintenance)
-    'bm-0': (['HW_CPU_HYPERTHREADING'], False),
-    'bm-1': (['HW_CPU_HYPERTHREADING'], False),
-    'bm-2': ([], False),
-    'bm-3': (['HW_CPU_HYPERTHREADING'], True),
+NODES = {  # name: (traits, maintenance, resource class, fake BIOS kind)
+    'bm-0': (['HW_CPU_HYPERTHREADING'], False, GOLD, 'a'),
+    'bm-1': (['HW_CPU_HYPERTHREADING'], False, GOLD, 'a'),
+    'bm-2': ([], False, GOLD, 'a'),
+    'bm-3': (['HW_CPU_HYPERTHREADING'], True, GOLD, 'a'),
+    # another vendor's hardware: its BIOS names its settings its own way
+    'bm-4': (['HW_CPU_HYPERTHREADING'], False, SILVER, 'b'),
 }
+_BAREMETAL = {'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+              'resources:DISK_GB': '0'}
 FLAVORS = {
-    'bm.gold': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, {
-        'resources:CUSTOM_BAREMETAL_GOLD': '1', 'resources:VCPU': '0',
-        'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'}),
+    'bm.gold': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, dict(
+        _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_GOLD': '1'})),
+    'bm.silver': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, dict(
+        _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_SILVER': '1'})),
     'm1.tiny': ({'vcpus': 1, 'ram': 512, 'disk': 1}, {}),
 }
 IMAGE = 'tiny'
@@ -106,11 +111,12 @@ def node_uuid(name):
 def seed_nodes(bm):
     t0 = time.monotonic()
     ids = {}
-    for name, (traits, _) in NODES.items():
+    for name, (traits, _, resource_class, kind) in NODES.items():
         node = bm.find_node(name) or bm.create_node(
             name=name, id=node_uuid(name), driver='fake-hardware',
-            resource_class=RESOURCE_CLASS, bios_interface='fake-steps',
-            raid_interface='fake-steps', properties=NODE_PROPERTIES)
+            resource_class=resource_class, bios_interface='fake-steps',
+            raid_interface='fake-steps', properties=NODE_PROPERTIES,
+            extra={'minicloud_bios_kind': kind})
         ids[name] = node.id
         if node.provision_state == 'enroll':
             bm.set_node_provision_state(node.id, 'manage', wait=True,
@@ -138,9 +144,9 @@ def wait_for_providers(placement, node_ids):
     schedule to: nova reserves a node's whole inventory while it is unusable.
     """
     t0 = time.monotonic()
-    rc = 'CUSTOM_' + RESOURCE_CLASS.upper().replace('-', '_')
 
     def ready(name, node_id):
+        rc = 'CUSTOM_' + NODES[name][2].upper().replace('-', '_')
         inv = placement.get('/resource_providers/%s/inventories' % node_id,
                             microversion='1.39')
         if inv.status_code != 200 or rc not in inv.json()['inventories']:

@@ -20,6 +20,7 @@ request of their own."""
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import config_specs
+from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.domain import rebuild_plan
 from osc_deploy_config.services import ironic as ironic_api
@@ -91,8 +92,8 @@ class FleetReading:
         for server in servers:
             required |= config_specs.required_traits(
                 server['flavor'].get('extra_specs'))
-        required |= {t['name'] for c, t in self.templates_by_config.items()
-                     if c in configs}
+        required |= {t['name'] for t in self.templates_by_config.every()
+                     if deploy_config.config_of(t['extra']) in configs}
         self.carriers = {t: placement.providers(required=t)
                          for t in sorted(required)}
         hosts = {s.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
@@ -108,8 +109,10 @@ class FleetReading:
         bare_metal = node is not None or (
             server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
             in self.on_ironic)
-        return toggle.Reading(server, node, image, self.templates_by_config,
-                              [] if node else self.flavors, bare_metal)
+        return toggle.Reading(
+            server, node, image, self.templates_by_config.for_hardware(
+                node, server['flavor'].get('extra_specs')),
+            [] if node else self.flavors, bare_metal)
 
     def providers(self, reading):
         """The scheduler's view of a Reading's server (``placement_view``

@@ -104,12 +104,18 @@ class Rollout:
 
     # ------------------------------------------------------------ plan
 
-    def plan(self, servers, configs):
+    def templates(self, configs):
+        """The config templates (ConfigTemplates), read once for the whole
+        rollout; a config no template realises is refused."""
+        found = self.clients.ironic().config_templates(
+            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        config_specs.refuse_missing_templates(
+            [c for c in configs if not found.realises(c)], found)
+        return found
+
+    def plan(self, servers, configs, templates):
         """[fleet_plan.Planned], one per server, changing nothing; from
         one reading for all."""
-        templates = self.clients.ironic().config_templates(
-            fields=ironic_api.TEMPLATE_STEP_FIELDS)
-        config_specs.refuse_missing_templates(configs, templates)
         fleet = fleet_reading.FleetReading(self.clients, servers, templates,
                                            configs)
         return [self.plan_one(fleet, s, configs) for s in servers]
@@ -361,10 +367,11 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
     servers, found = fleet_reading.select(
         rollout.clients, rollout.nova, refs, flavor, project, all_projects)
     configs = list(configs) or fleet_plan.flavor_target(found)
+    templates = rollout.templates(configs)
     rollout.say('Planning %s on %d server(s)...' % (
         ', '.join(str(c) for c in configs), len(servers)))
     try:
-        planned = rollout.plan(servers, configs)
+        planned = rollout.plan(servers, configs, templates)
     except KeyboardInterrupt:
         rollout.interrupted = True
         return fleet_plan.COLUMNS, [fleet_plan.row(

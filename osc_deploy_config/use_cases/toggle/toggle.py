@@ -94,7 +94,8 @@ class ServerToggle:
     a resize; ``wait_seconds``: the bound of the whole wait;
     ``allowed_steps``: steps (``interface.step``) the operator allows on a
     running server though they are not known safe there;
-    ``templates_by_config``: the templates, when read already;
+    ``templates_by_config``: the templates (templates.ConfigTemplates),
+    when read already;
     ``placement_view``: the providers of a Reading's server, when read
     already (a rollout reads them for all).  ``fresh_reading``: the reading
     was just made (one server's toggle: the hardware is read before and
@@ -149,13 +150,14 @@ class ServerToggle:
         if bare_metal:
             self.refuse_unserviceable(server, node)
         image_id = (server.get('image') or {}).get('id')
-        by_config = self.templates_by_config
-        if by_config is None:
-            by_config = self.ironic.config_templates(
+        known = self.templates_by_config
+        if known is None:
+            known = self.ironic.config_templates(
                 fields=ironic_api.TEMPLATE_STEP_FIELDS)
         return Reading(
             server, node, self.clients.glance().image_properties(image_id)
-            if image_id else {}, by_config,
+            if image_id else {}, known.for_hardware(
+                node, server['flavor'].get('extra_specs')),
             [] if node else self.nova.flavors(), bare_metal)
 
     def on_ironic(self, server):

@@ -8,7 +8,10 @@ accepted and then silently skipped.  These subclasses keep the fake behaviour
 effect of a template can be read back from the API.
 
 The BIOS also publishes a registry (``GET /v1/nodes/{node}/bios?detail=True``
-shows it), as real hardware does through Redfish: ``REGISTRY`` below.
+shows it), as real hardware does through Redfish, and refuses a setting its
+registry lacks, as a BMC does.  A node's kind (its extra
+``minicloud_bios_kind``) picks the registry, for two vendors' names of the
+same settings: ``REGISTRIES`` below.
 
 Never shipped: the mini cloud installs it into its own virtualenv.
 """
@@ -40,26 +43,45 @@ _BIOS_ARGS = {'settings': {'description': 'A list of {"name", "value"} dicts',
                            'required': True}}
 
 
-# The BIOS registry: each setting's default value and registry fields.
+# The BIOS registries: each setting's default value and registry fields.
 _FIELDS = ('attribute_type', 'allowable_values', 'lower_bound',
            'upper_bound', 'min_length', 'max_length', 'read_only',
            'reset_required', 'unique')
-REGISTRY = {
-    'HyperThreading': ('Enabled', {'attribute_type': 'Enumeration',
-                                   'allowable_values': ['Enabled',
-                                                        'Disabled']}),
-    'BootDelay': ('5', {'attribute_type': 'Integer', 'lower_bound': 0,
-                        'upper_bound': 60}),
-    'SerialNumber': ('MINICLOUD-0001', {'attribute_type': 'String',
-                                        'read_only': True,
-                                        'max_length': 32}),
-    # A free-form setting the functional tests set to values of their own.
-    'FnToggle': ('none', {'attribute_type': 'String', 'max_length': 32}),
+_SWITCH = {'attribute_type': 'Enumeration',
+           'allowable_values': ['Enabled', 'Disabled']}
+_SERIAL = ('MINICLOUD-0001', {'attribute_type': 'String', 'read_only': True,
+                              'max_length': 32})
+# A node's kind, from its extra; "a" by default.
+KIND = 'minicloud_bios_kind'
+REGISTRIES = {
+    'a': {
+        'HyperThreading': ('Enabled', _SWITCH),
+        'BootDelay': ('5', {'attribute_type': 'Integer', 'lower_bound': 0,
+                            'upper_bound': 60}),
+        'SerialNumber': _SERIAL,
+        # Free-form settings the functional tests and the bench set to
+        # values of their own.
+        'FnToggle': ('none', {'attribute_type': 'String',
+                              'max_length': 32}),
+        'BenchFleet': ('none', {'attribute_type': 'String',
+                                'max_length': 32}),
+    },
+    # a second vendor's names (HPE iLO's) for the same switches
+    'b': {
+        'ProcHyperthreading': ('Enabled', _SWITCH),
+        'ProcVirtualization': ('Enabled', _SWITCH),
+        'Sriov': ('Disabled', _SWITCH),
+        'SerialNumber': _SERIAL,
+    },
 }
 
 
-def _with_registry(setting):
-    fields = REGISTRY.get(setting['name'], (None, {}))[1]
+def registry_of(node):
+    return REGISTRIES[node.extra.get(KIND) or 'a']
+
+
+def _with_registry(registry, setting):
+    fields = registry.get(setting['name'], (None, {}))[1]
     return dict({f: fields.get(f) for f in _FIELDS}, name=setting['name'],
                 value=setting['value'])
 
@@ -90,10 +112,17 @@ class StepsBIOS(fake.FakeBIOS):
         if task.node.extra.get(FAILS_STEPS):
             raise exception.DriverOperationError(
                 'BIOS refused the settings: %s' % task.node.extra[FAILS_STEPS])
+        registry = registry_of(task.node)
+        unknown = sorted(s['name'] for s in settings
+                         if s['name'] not in registry)
+        if unknown:     # as a BMC refuses what its registry lacks
+            raise exception.DriverOperationError(
+                'BIOS refused the settings: no attribute %s in its registry'
+                % ', '.join(unknown))
         if task.node.extra.get(IGNORES_STEPS):
             return None     # as a BIOS that ignores what it is told
         time.sleep(float(task.node.extra.get(SLOW_STEPS) or 0))
-        _sync(task, [_with_registry(s) for s in settings])
+        _sync(task, [_with_registry(registry, s) for s in settings])
 
     @_service_step(priority=0, requires_ramdisk=False)
     @base.deploy_step(priority=0)
@@ -105,11 +134,12 @@ class StepsBIOS(fake.FakeBIOS):
     def cache_bios_settings(self, task):
         """What ironic reads of the BIOS (at verify, cleaning, servicing):
         every registry setting, at its current value or its default."""
+        registry = registry_of(task.node)
         have = {s.name: s.value for s in objects.BIOSSettingList
                 .get_by_node_id(task.context, task.node.id)}
-        _sync(task, [_with_registry({'name': name,
-                                     'value': have.get(name, default)})
-                     for name, (default, _) in REGISTRY.items()])
+        _sync(task, [_with_registry(registry, {
+            'name': name, 'value': have.get(name, default)})
+            for name, (default, _) in registry.items()])
 
 
 class StepsRAID(fake.FakeRAID):
