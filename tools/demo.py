@@ -92,7 +92,9 @@ class Transcript:
             raise DemoFailed('openstack %s: %s' % (' '.join(args),
                                                    done.stderr.strip()))
 
-    def wait_schedulable(self, nodes, trait, timeout=120):
+    def wait_schedulable(self, nodes, trait,
+                         resource_class='CUSTOM_BAREMETAL_GOLD',
+                         timeout=120):
         """Until nova's placement sees the nodes unreserved with the trait
         (nova-compute copies ironic's view every few seconds)."""
         import openstack
@@ -109,10 +111,10 @@ class Transcript:
         def ready(rp):
             inv = conn.placement.get('/resource_providers/%s/inventories'
                                      % rp, microversion='1.39').json()
-            gold = inv.get('inventories', {}).get('CUSTOM_BAREMETAL_GOLD')
+            found = inv.get('inventories', {}).get(resource_class)
             traits = conn.placement.get('/resource_providers/%s/traits' % rp,
                                         microversion='1.39').json()
-            return gold and gold['reserved'] == 0 and trait in traits.get(
+            return found and found['reserved'] == 0 and trait in traits.get(
                 'traits', ())
 
         try:
@@ -149,12 +151,17 @@ class Transcript:
 
 HT_ON = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
 HT_OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+# bm-4's kind of hardware (baremetal-silver), whose BIOS names it
+# ProcHyperthreading
+HT_ON_SILVER = HT_ON + '_FOR_BAREMETAL_SILVER'
+HT_OFF_SILVER = HT_OFF + '_FOR_BAREMETAL_SILVER'
 RAID1 = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
-DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1)
+DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1, HT_ON_SILVER, HT_OFF_SILVER)
 SYSTEM = 'minicloud-system-admin'
 
 
 SERVER = 'demo-ht'
+SILVER_SERVER = 'demo-ht-silver'
 VIRTUAL = 'demo-vm'
 # An image that asks for hyperthreading=disabled, a flavor without configs.
 IMAGE_SERVER, IMAGE_FLAVOR, IMAGE = ('demo-image', 'bm.demo-any',
@@ -168,7 +175,8 @@ def reset(demo):
     """Remove what an earlier demo left: its server, flavor configs,
     templates and their traits."""
     for server in demo.query('server', 'list', cloud='minicloud-demo'):
-        if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER, IMAGE_SERVER):
+        if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER, IMAGE_SERVER,
+                              SILVER_SERVER):
             demo.quiet('server', 'delete', '--wait', server['ID'],
                        cloud='minicloud-demo')
     for flavor in demo.query('flavor', 'list', '--all'):
@@ -177,10 +185,11 @@ def reset(demo):
             demo.quiet('flavor', 'delete', flavor['ID'])
     for image in demo.query('image', 'list', '--name', IMAGE):
         demo.quiet('image', 'delete', image['ID'])
-    specs = demo.query('flavor', 'show', 'bm.gold')['properties']
-    if 'deploy-config:hyperthreading' in specs:
-        demo.quiet('flavor', 'deploy-config', 'unset', 'bm.gold',
-                   'hyperthreading')
+    for flavor in ('bm.gold', 'bm.silver'):
+        specs = demo.query('flavor', 'show', flavor)['properties']
+        if 'deploy-config:hyperthreading' in specs:
+            demo.quiet('flavor', 'deploy-config', 'unset', flavor,
+                       'hyperthreading')
     host = demo.query('resource', 'provider', 'list', '--name',
                       'fake-compute')[0]['uuid']
     traits = {t['name'] for t in demo.query('resource', 'provider', 'trait',
@@ -222,10 +231,11 @@ def story(demo, workdir):
     demo.run('baremetal', 'node', 'list', *fields, cloud=SYSTEM)
     nodes = {n['name']: n for n in demo.query(
         'baremetal', 'node', 'list', *fields, cloud=SYSTEM)}
-    demo.check('bm-0, bm-1 and bm-3 are capable of hyperthreading',
+    demo.check('bm-0, bm-1, bm-3 and bm-4 (another vendor\'s hardware) '
+               'are capable of hyperthreading',
                [n for n in sorted(nodes)
                 if 'HW_CPU_HYPERTHREADING' in nodes[n]['traits']]
-               == ['bm-0', 'bm-1', 'bm-3'])
+               == ['bm-0', 'bm-1', 'bm-3', 'bm-4'])
     demo.check('bm-3 is in maintenance',
                [n for n in sorted(nodes) if nodes[n]['maintenance']]
                == ['bm-3'])
@@ -274,7 +284,7 @@ def story(demo, workdir):
                          'HyperThreding=Enabled')
     demo.check('one line naming the setting and the capable nodes, nothing '
                'created', 'BIOS registry refuses HyperThreding=Enabled on '
-               'bm-0, bm-1, bm-3' in refused
+               'bm-0, bm-1, bm-3, bm-4' in refused
                and 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_AUTO' not in {
                    t['name'] for t in demo.query(
                        'baremetal', 'deploy', 'template', 'list')})
@@ -282,12 +292,14 @@ def story(demo, workdir):
     demo.step('Which nodes can take which config')
     demo.run('baremetal', 'node', 'deploy-config', 'list', '--config',
              'hyperthreading=enabled')
-    capable = {r['Node'] for r in demo.query(
+    listed = {r['Node']: r for r in demo.query(
         'baremetal', 'node', 'deploy-config', 'list', '--config',
-        'hyperthreading=enabled') if r['Capable']}
+        'hyperthreading=enabled')}
     demo.check('bm-0, bm-1 and bm-3 (in maintenance: capable all the '
-               'same); bm-2 lacks the trait', capable == {'bm-0', 'bm-1',
-                                                          'bm-3'})
+               'same); bm-2 lacks the trait; bm-4\'s BIOS has no '
+               'HyperThreading', {n for n, r in listed.items()
+                                  if r['Capable']} == {'bm-0', 'bm-1', 'bm-3'}
+               and 'HyperThreading' in listed['bm-4']['Reason'])
 
     demo.step('Tag the capable nodes: sync (dry run first)')
     demo.run('baremetal', 'node', 'deploy-config', 'sync', '--dry-run')
@@ -298,8 +310,9 @@ def story(demo, workdir):
     demo.check('bm-0, bm-1 and bm-3 carry every template trait',
                all(set(DEMO_TEMPLATES) <= traits[n] for n in ('bm-0',
                                                               'bm-1', 'bm-3')))
-    demo.check('bm-2 carries only the RAID profile',
-               set(DEMO_TEMPLATES) & traits['bm-2'] == {RAID1})
+    demo.check('bm-2 and bm-4 carry only the RAID profile',
+               set(DEMO_TEMPLATES) & traits['bm-2'] == {RAID1}
+               and set(DEMO_TEMPLATES) & traits['bm-4'] == {RAID1})
     listed = {r['Node']: r for r in demo.query(
         'baremetal', 'node', 'deploy-config', 'list', '--config',
         'hyperthreading=enabled')}
@@ -355,12 +368,13 @@ def story(demo, workdir):
         'baremetal', 'node', 'bios', 'setting', 'list', name, cloud=SYSTEM)}
     shown = demo.query('server', 'show', server_id)
     node = demo.query('baremetal', 'node', 'show', name, cloud=SYSTEM)
-    demo.check('BIOS flipped, node active, server ACTIVE, config recorded',
+    record = node['properties'].get('deploy_config_applied') or {}
+    demo.check('BIOS flipped, node active, server ACTIVE and unlocked, the '
+               'config recorded on the node',
                bios.get('HyperThreading') == 'Disabled'
                and node['provision_state'] == 'active'
-               and shown['status'] == 'ACTIVE'
-               and shown['properties'].get('deploy-config:hyperthreading')
-               == 'disabled')
+               and (shown['status'], shown['locked']) == ('ACTIVE', False)
+               and record.get('configs') == {'hyperthreading': 'disabled'})
     demo.run('server', 'deploy-config', 'show', server_id)
     (row,) = demo.query('server', 'deploy-config', 'show', server_id)
     demo.check('wanted (from the toggle) and in effect on the hardware',
@@ -392,6 +406,7 @@ def story(demo, workdir):
                and (row['Wanted'], row['In Effect']) == ('disabled', 'yes'))
 
     image_story(demo, workdir)
+    silver_id = kinds_story(demo)
 
     demo.step('A bare-metal server on a node not capable is refused')
     demo.run('baremetal', 'node', 'add', 'trait', 'bm-2', PLAIN_TRAIT,
@@ -446,17 +461,58 @@ def story(demo, workdir):
                flavor['original_name'] == 'm1.tiny+hyperthreading=disabled'
                and flavor['extra_specs'].get('trait:' + HT_OFF)
                == 'required')
-    fleet_story(demo, host, server_id, vm_id, plain_id)
+    fleet_story(demo, host, (server_id, vm_id, plain_id, silver_id))
 
 
-def fleet_story(demo, host, server_id, vm_id, plain_id):
+def kinds_story(demo):
+    """One config on another vendor's hardware; the server's ID."""
+    demo.step('Another kind of hardware: the same config, no vendor names')
+    for value in ('enabled', 'disabled'):
+        demo.run('baremetal', 'deploy', 'template', 'create', '--config',
+                 'hyperthreading=%s' % value)
+    made = {t['name']: t['resource_class'] for t in demo.query(
+        'baremetal', 'deploy', 'template', 'list', '--config-type',
+        'hyperthreading')}
+    demo.check('bm-4\'s registry names it ProcHyperthreading: a template '
+               'for baremetal-silver; the gold ones serve their own class',
+               made == {HT_ON: None, HT_OFF: None,
+                        HT_ON_SILVER: 'baremetal-silver',
+                        HT_OFF_SILVER: 'baremetal-silver'})
+    demo.run('baremetal', 'node', 'deploy-config', 'sync')
+    demo.run('flavor', 'deploy-config', 'set', 'bm.silver',
+             'hyperthreading=enabled')
+    specs = demo.query('flavor', 'show', 'bm.silver')['properties']
+    demo.check('bm.silver requires its own class\'s template',
+               specs.get('trait:' + HT_ON_SILVER) == 'required')
+    demo.wait_schedulable(('bm-4',), HT_ON_SILVER,
+                          'CUSTOM_BAREMETAL_SILVER')
+    demo.run('server', 'create', '--flavor', 'bm.silver', '--image', 'tiny',
+             '--nic', 'none', '--wait', SILVER_SERVER, '-c', 'name', '-c',
+             'status', cloud='minicloud-demo')
+    server_id = demo.query('server', 'show', SILVER_SERVER,
+                           cloud='minicloud-demo')['id']
+    demo.run('server', 'resize', '--deploy-config', 'hyperthreading=disabled',
+             server_id)
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', 'bm-4',
+        cloud=SYSTEM)}
+    (row,) = demo.query('server', 'deploy-config', 'show', server_id)
+    demo.check('bm-4 deployed it, and took the toggle: ProcHyperthreading='
+               'Disabled, in effect',
+               bios.get('ProcHyperthreading') == 'Disabled'
+               and (row['Template'], row['In Effect']) == (HT_OFF_SILVER,
+                                                           'yes'))
+    return server_id
+
+
+def fleet_story(demo, host, fleet_ids):
     demo.step('Roll hyperthreading=enabled out: planned first, two at once')
     traits = [t['name'] for t in demo.query('resource', 'provider', 'trait',
                                             'list', host)]
     demo.quiet('resource', 'provider', 'trait', 'set', host, *[
         arg for t in sorted(set(traits) | {HT_ON}) for arg in ('--trait', t)])
-    fleet = (server_id, vm_id, plain_id, '--deploy-config',
-             'hyperthreading=enabled', '--max-unavailable', '2')
+    fleet = (*fleet_ids, '--deploy-config', 'hyperthreading=enabled',
+             '--max-unavailable', '2')
     demo.run('server', 'deploy-config', 'set', *fleet, '--dry-run',
              '-c', 'Server', '-c', 'How', '-c', 'Outcome')
     demo.run('server', 'deploy-config', 'set', *fleet)
@@ -464,12 +520,18 @@ def fleet_story(demo, host, server_id, vm_id, plain_id):
         'server', 'deploy-config', 'set', *fleet)}
     shown = {r['Server']: (r['Wanted'], r['In Effect']) for r in demo.query(
         'server', 'deploy-config', 'list', '--all-projects', '--long')}
-    demo.check('both servers there, the bare-metal one read back; the one '
-               'on bm-2 skipped, untouched; a rerun changes nothing',
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', 'bm-4',
+        cloud=SYSTEM)}
+    demo.check('the servers there, both kinds of bare metal read back '
+               '(bm-4: ProcHyperthreading=Enabled); the one on bm-2 '
+               'skipped, untouched; a rerun changes nothing',
                outcomes[SERVER] == outcomes[VIRTUAL] == 'unchanged'
+               == outcomes[SILVER_SERVER]
                and outcomes[PLAIN_SERVER].startswith('skipped: ')
-               and shown[SERVER] == ('enabled', 'yes')
-               and shown[VIRTUAL][0] == 'enabled')
+               and shown[SERVER] == shown[SILVER_SERVER] == ('enabled', 'yes')
+               and shown[VIRTUAL][0] == 'enabled'
+               and bios.get('ProcHyperthreading') == 'Enabled')
 
 
 def image_story(demo, workdir):

@@ -87,9 +87,10 @@ def _post(ironic, body):
 def create_per_class(clients, given, config, dry_run=False):
     """The templates of a config of the vocabulary, one per resource class
     of the capable nodes, each with the setting its nodes' BIOS registry
-    has for the config; the classes it has none for are named with the
-    command that covers them.  A rerun makes what an interrupted one did
-    not."""
+    has for the config; a class the config's template for every kind
+    already serves (its nodes accept its settings) gets none, and the
+    classes it has no setting for are named with the command that covers
+    them.  A rerun makes what an interrupted one did not."""
     traits = templates.capability_traits_for(
         config, given.requires_traits, given.no_requires_trait)
     extra = templates.parse_extra(given.extra)
@@ -102,13 +103,15 @@ def create_per_class(clients, given, config, dry_run=False):
                 config, ', '.join(traits) or 'a BIOS registry', (
                     ' in resource class %s' % given.resource_class)
                 if given.resource_class else ''))
-    matched, unmatched = bios_vocabulary.per_class(config, registries)
-    if not matched:
+    ironic = clients.ironic()
+    known = ironic.config_templates(fields=('uuid', 'name', 'steps'))
+    served = _served(known.get(config), registries)
+    matched, unmatched = bios_vocabulary.per_class(config, {
+        rc: nodes for rc, nodes in registries.items() if rc not in served})
+    if not matched and not served:
         raise exceptions.CommandError(
             'No BIOS setting of %s found: %s. Nothing was created.'
             % (config, '; '.join(_covering(config, u) for u in unmatched)))
-    ironic = clients.ironic()
-    known = ironic.config_templates(fields=('uuid', 'name'))
     made = {}
     for resource_class, match in sorted(matched.items()):
         body = templates.create_body(
@@ -118,14 +121,33 @@ def create_per_class(clients, given, config, dry_run=False):
         if _already(known, config, body, resource_class) or dry_run:
             continue
         made[resource_class] = _post(ironic, body)['name']
+    return _per_class_report(config, served, matched, unmatched, made)
+
+
+def _per_class_report(config, served, matched, unmatched, made):
+    """What ``create_per_class`` planned and made, by resource class."""
+    templates_of = dict(served, **{
+        rc: deploy_config.template_trait(config, rc) for rc in matched})
+    settings = dict({rc: 'served by %s' % name
+                     for rc, name in served.items()},
+                    **{rc: '%s=%s (%s)' % (m.name, m.value, m.vendor)
+                       for rc, m in matched.items()})
     return {'config': str(config),
-            'templates': {rc: deploy_config.template_trait(config, rc)
-                          for rc in sorted(matched)},
-            'settings': {rc: '%s=%s (%s)' % (m.name, m.value, m.vendor)
-                         for rc, m in sorted(matched.items())},
+            'templates': dict(sorted(templates_of.items())),
+            'settings': dict(sorted(settings.items())),
             'unmatched': {u.resource_class: _covering(config, u)
                           for u in unmatched},
             'created': sorted(made.values())}
+
+
+def _served(generic, registries):
+    """{resource class: the template for every kind} of the classes whose
+    nodes' registries all accept its BIOS settings."""
+    if generic is None:
+        return {}
+    wanted = effects.bios_settings(generic.get('steps') or ())
+    return {rc: generic['name'] for rc, nodes in registries.items()
+            if wanted and not bios_registry.problems(wanted, nodes)}
 
 
 def _already(known, config, body, resource_class):

@@ -25,7 +25,8 @@ TEMPLATE = ('baremetal', 'deploy', 'template')
 FLAVOR = ('flavor', 'deploy-config')
 NODE = ('baremetal', 'node', 'deploy-config')
 IMAGE = ('image', 'deploy-config')
-HT_NODES = 'bm-0, bm-1, bm-3'     # the seed's capable nodes
+HT_NODES = 'bm-0, bm-1, bm-3'     # the seed's capable nodes of kind a
+EVERY_HT_NODE = HT_NODES + ', bm-4'    # and of kind b
 TOO_LONG = 'a' * 300
 
 
@@ -150,14 +151,15 @@ class TestBadInput(base.FunctionalTestCase):
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
               'HW_CPU_HYPERTHREADING', '--bios-setting',
               'HyperThreding=Enabled'), 'BIOS registry refuses '
-             'HyperThreding=Enabled on %s: no such setting' % HT_NODES),
+             'HyperThreding=Enabled on %s: no such setting' % EVERY_HT_NODE),
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
               'HW_CPU_HYPERTHREADING', '--bios-setting',
               'HyperThreading=Maybe'), 'HyperThreading=Maybe on %s: allowed '
              'values are Enabled, Disabled' % HT_NODES),
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
               'HW_CPU_HYPERTHREADING', '--bios-setting', 'SerialNumber=X'),
-             'SerialNumber=X on %s: the setting is read-only' % HT_NODES),
+             'SerialNumber=X on %s: the setting is read-only'
+             % EVERY_HT_NODE),
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--bios-setting',
               'BootDelay=99'), 'BootDelay=99 on bm-0, bm-1, bm-2, bm-3: '
              'the setting must be 0 to 60'),

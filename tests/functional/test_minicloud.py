@@ -26,8 +26,9 @@ class TestSeed(base.FunctionalTestCase):
                 cloud=base.SYSTEM_ADMIN,
             )
         }
-        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3'], sorted(nodes))
-        for name in ('bm-0', 'bm-1', 'bm-3'):
+        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4'],
+                         sorted(nodes))
+        for name in ('bm-0', 'bm-1', 'bm-3', 'bm-4'):
             self.assertIn('HW_CPU_HYPERTHREADING', nodes[name]['traits'])
         self.assertNotIn('HW_CPU_HYPERTHREADING', nodes['bm-2']['traits'])
         self.assertTrue(nodes['bm-3']['maintenance'])
@@ -37,8 +38,12 @@ class TestSeed(base.FunctionalTestCase):
                 'active' if nodes[name]['instance_uuid'] else 'available',
                 nodes[name]['provision_state'])
         self.assertEqual(
-            {'baremetal-gold'}, {n['resource_class'] for n in nodes.values()}
-        )
+            {'baremetal-gold'}, {n['resource_class'] for name, n in
+                                 nodes.items() if name != 'bm-4'})
+        # another kind of hardware: its own class and BIOS names
+        self.assertEqual(('baremetal-silver', 'b'), (
+            nodes['bm-4']['resource_class'],
+            nodes['bm-4']['extra']['minicloud_bios_kind']))
 
     def test_secure_rbac_hides_nodes_from_project_scope(self):
         # Ironic's default policy: a project-scoped admin sees no node.
@@ -51,6 +56,8 @@ class TestSeed(base.FunctionalTestCase):
         self.assertEqual('1', specs['properties'][
             'resources:CUSTOM_BAREMETAL_GOLD'])
         self.assertEqual('0', specs['properties']['resources:VCPU'])
+        self.assertEqual('1', self.openstack('flavor', 'show', 'bm.silver')[
+            'properties']['resources:CUSTOM_BAREMETAL_SILVER'])
         self.openstack('flavor', 'show', base.VIRTUAL_FLAVOR)
         image = self.openstack('image', 'show', base.IMAGE, cloud=base.DEMO)
         self.assertEqual('active', image['status'])

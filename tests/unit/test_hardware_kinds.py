@@ -241,6 +241,17 @@ class TestCreatePerClass(KindsTestCase):
                                          'hyperthreading=enabled')['created'])
         self.assertEqual(2, len(self.ironic.templates))
 
+    def test_a_class_the_template_for_every_kind_serves_gets_none(self):
+        self.create('--config', 'hyperthreading=enabled', '--bios-setting',
+                    'HyperThreading=Enabled')
+        made = self.create('--config', 'hyperthreading=enabled')
+        self.assertEqual(
+            ({'baremetal-gold': 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED',
+              'baremetal-silver': ON_SILVER}, [ON_SILVER]),
+            (made['templates'], made['created']))
+        self.assertEqual('served by CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_'
+                         'ENABLED', made['settings']['baremetal-gold'])
+
     def test_explicit_settings_still_make_one_template(self):
         self.create('--config', 'hyperthreading=enabled', '--bios-setting',
                     'ProcHyperthreading=Enabled', '--resource-class',

@@ -66,9 +66,10 @@ REGISTRIES = {
         'BenchFleet': ('none', {'attribute_type': 'String',
                                 'max_length': 32}),
     },
-    # a second vendor's names (HPE iLO's) for the same switches
+    # a second vendor's names (HPE iLO's) for the same switches; its
+    # hyperthreading starts disabled, so that a deploy shows it enabled
     'b': {
-        'ProcHyperthreading': ('Enabled', _SWITCH),
+        'ProcHyperthreading': ('Disabled', _SWITCH),
         'ProcVirtualization': ('Enabled', _SWITCH),
         'Sriov': ('Disabled', _SWITCH),
         'SerialNumber': _SERIAL,

@@ -1,0 +1,128 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""One config, every hardware kind: the mini cloud's two kinds of fake BIOS
+(bm-0..bm-3 name hyperthreading HyperThreading, bm-4 ProcHyperthreading),
+served by templates made without vendor names."""
+
+from tests.functional import base
+from tests.functional import test_resize
+
+SILVER = 'CUSTOM_BAREMETAL_SILVER'
+SETTING = {'bm-4': 'ProcHyperthreading'}     # the others: HyperThreading
+
+
+class TestHardwareKinds(test_resize.BaremetalToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        if not self.servicing:
+            self.skipTest('ironic %s has no servicing (API 1.87)'
+                          % self.ironic_max)
+
+    def made_per_class(self, config):
+        """The templates of a config of the vocabulary, one per class of
+        the capable nodes; cleaned up."""
+        made = self.openstack('baremetal', 'deploy', 'template', 'create',
+                              '--config', config)
+        for name in made['created']:
+            self.addCleanup(self.forget_template, name)
+        return made
+
+    def flavor_of(self, resource_class):
+        """A bare-metal flavor of this class; deleted at clean-up."""
+        name = self.unique_name('fn-%s' % resource_class.split('_')[-1]
+                                .lower())
+        self.openstack('flavor', 'create', '--vcpus', '4', '--ram', '8192',
+                       '--disk', '40', name, *[arg for p in (
+                           'resources:%s=1' % resource_class,
+                           'resources:VCPU=0', 'resources:MEMORY_MB=0',
+                           'resources:DISK_GB=0') for arg in ('--property',
+                                                              p)])
+        self.addCleanup(self.openstack, 'flavor', 'delete', name,
+                        parse=False)
+        return name
+
+    def hyperthreading(self, node):
+        return self.bios(node)[SETTING.get(node, 'HyperThreading')]
+
+    def test_one_config_served_on_both_kinds(self):
+        self.power_on('bm-4')
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)
+        planned = self.openstack('baremetal', 'deploy', 'template', 'create',
+                                 '--config', 'hyperthreading=enabled',
+                                 '--dry-run')
+        self.assertEqual('ProcHyperthreading=Enabled (HPE iLO)',
+                         planned['settings']['baremetal-silver'])
+        # (a kept demo cloud's template for every kind may serve gold)
+        self.assertIn(planned['settings']['baremetal-gold'], (
+            'HyperThreading=Enabled (mini cloud)',
+            'served by CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'))
+        made = {}
+        for value in ('enabled', 'disabled'):
+            made[value] = self.made_per_class('hyperthreading=%s' % value)
+            self.assertEqual(['baremetal-gold', 'baremetal-silver'],
+                             sorted(made[value]['templates']))
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync')
+        flavors = {kind: self.flavor_of(kind) for kind in (
+            base.RESOURCE_CLASS, SILVER)}
+        for flavor in flavors.values():
+            self.openstack('flavor', 'deploy-config', 'set', flavor,
+                           'hyperthreading=enabled')
+        self.wait_schedulable('bm-4')
+        servers = {kind: self.create_server(flavor)
+                   for kind, flavor in flavors.items()}
+        nodes = {kind: self.node(self.server_details(s['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
+            for kind, s in servers.items()}
+        self.assertEqual('bm-4', nodes[SILVER])
+        self.assertEqual(['Enabled', 'Enabled'],
+                         [self.hyperthreading(n) for n in nodes.values()])
+
+        rolled = self.openstack(
+            'server', 'deploy-config', 'set',
+            *[s['id'] for s in servers.values()], '--deploy-config',
+            'hyperthreading=disabled', '--max-unavailable', '2')
+        self.assertEqual(['done', 'done'], [r['Outcome'] for r in rolled])
+        self.assertEqual(['Disabled', 'Disabled'],
+                         [self.hyperthreading(n) for n in nodes.values()])
+        classes = {base.RESOURCE_CLASS: 'baremetal-gold',
+                   SILVER: 'baremetal-silver'}
+        for kind, server in servers.items():
+            (row,) = self.openstack('server', 'deploy-config', 'show',
+                                    server['id'])
+            self.assertEqual(('disabled', 'toggle', 'yes',
+                              made['disabled']['templates'][classes[kind]]),
+                             (row['Wanted'], row['Source'], row['In Effect'],
+                              row['Template']), kind)
+
+    def test_one_vendors_template_stays_off_the_other_kind(self):
+        config = 'fnvendor=%s' % self.unique_name('v').replace('-', '')
+        done = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config', config,
+            '--requires-trait', 'HW_CPU_HYPERTHREADING', '--bios-setting',
+            'HyperThreading=Enabled', fail_ok=True)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn('bm-4', done.stderr)      # warned: sync won't tag it
+        template = self.openstack('baremetal', 'deploy', 'template', 'show',
+                                  '--config', config)['name']
+        self.addCleanup(self.forget_template, template)
+        synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                                template)
+        self.assertNotIn('bm-4', [r['Node'] for r in synced])
+        self.assertNotIn(template, self.node('bm-4')['traits'])
+        (row,) = self.openstack('baremetal', 'node', 'deploy-config', 'list',
+                                '--node', 'bm-4', '--config', config)
+        self.assertEqual((False, False, 'its BIOS refuses '
+                          'HyperThreading=Enabled (no such setting in the '
+                          'BIOS registry)'),
+                         (row['Capable'], row['Tagged'], row['Reason']))
