@@ -67,10 +67,12 @@ def create(clients, given, dry_run=False):
     if config:
         templates.refuse_second_template(ironic.config_templates(), config,
                                          name, given.resource_class)
-    check_bios_registry(clients, body['steps'], body.get('extra'))
+    warnings = check_bios_registry(clients, body['steps'], body.get('extra'))
     if dry_run:
+        _warn(warnings)
         return templates.with_config_fields(dict(body, uuid=given.uuid))
     created = _post(ironic, body)
+    _warn(warnings)
     _warn_deploy_only(name, body['steps'])
     return templates.with_config_fields(created)
 
@@ -207,14 +209,22 @@ def update(clients, ident, given):
         extra = templates.annotate(extra, config, traits, resource_class)
         templates.refuse_second_template(ironic.config_templates(), config,
                                          current['name'], resource_class)
-    if steps or annotating:
-        check_bios_registry(clients, steps or current['steps'],
-                            dict(current.get('extra') or {}, **extra))
+    warnings = check_bios_registry(
+        clients, steps or current['steps'],
+        dict(current.get('extra') or {}, **extra)) if (
+            steps or annotating) else []
     ironic.patch_deploy_template(current['uuid'], templates.set_patch(
         given.name, steps, extra))
+    _warn(warnings)
     if steps:
         _warn_deploy_only(given.name or current['name'], steps)
     return True
+
+
+def _warn(warnings):
+    """Say what the BIOS registry check found, once the write is done."""
+    for warning in warnings:
+        LOG.warning('%s', warning)
 
 
 def _warn_deploy_only(name, steps):
@@ -330,35 +340,37 @@ def find(ironic, ident, fields=None):
 def check_bios_registry(clients, steps, extra):
     """Refuse, in one line, a BIOS setting of ``steps`` that the BIOS
     registry of every capable node refuses (by ``extra``: its capability
-    traits and resource class); warn about the capable nodes that refuse
-    one (sync does not tag them), those whose BIOS reports no registry,
-    and when the nodes cannot be read."""
+    traits and resource class).  The warnings to give once the template is
+    written: the capable nodes that refuse one (sync does not tag them),
+    those whose BIOS reports no registry, or that the nodes could not be
+    read."""
     wanted = effects.bios_settings(steps)
     if not wanted:
-        return
+        return []
     try:
         read = _capable_registries(clients, extra)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
-        LOG.warning('BIOS settings not checked against the nodes\' BIOS '
-                    'registry: %s', getattr(exc, 'details', None) or exc)
-        return
+        return ['BIOS settings not checked against the nodes\' BIOS '
+                'registry: %s' % (getattr(exc, 'details', None) or exc)]
     registries = {n: r for n, (_, r) in read.items()}
     without = sorted(n for n, entries in registries.items()
                      if not bios_registry.has_registry(entries))
-    if without:
-        LOG.warning('BIOS settings not checked on %s: no BIOS registry '
-                    'reported', ', '.join(without))
     judged = {n: e for n, e in registries.items() if n not in without}
     found = bios_registry.problems(wanted, judged)
     refusing = {n for p in found for n in p.nodes}
     if found and refusing == set(judged):
         raise exceptions.CommandError(bios_registry.describe(found))
+    warnings = ['BIOS settings not checked on %s: no BIOS registry '
+                'reported' % ', '.join(without)] if without else []
     if found:
-        LOG.warning('%s: sync will not tag %s; give their kind a template '
-                    'of its own (--resource-class %s)', bios_registry.describe(
-                        found), ', '.join(sorted(refusing)), ', '.join(sorted(
-                            {read[n][0].get('resource_class') or '?'
-                             for n in refusing})))
+        classes = sorted({read[n][0].get('resource_class') or '?'
+                          for n in refusing})
+        warnings.append(
+            '%s: sync will not tag %s; give their kind a template of its own '
+            '(--resource-class %s)' % (bios_registry.describe(found),
+                                       ', '.join(sorted(refusing)),
+                                       ', '.join(classes)))
+    return warnings
 
 
 def _capable_registries(clients, extra):

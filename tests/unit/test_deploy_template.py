@@ -267,6 +267,16 @@ class TestBiosRegistry(fakes.TestCommand):
         self.assertEqual({'1.74'}, {v for m, p, v in self.ironic.requests
                                     if '/bios' in p})
 
+    def test_warnings_only_once_the_template_is_written(self):
+        # a template of that name exists (not a config's: no refusal of a
+        # second template), so ironic refuses the create: one line only
+        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_'
+                                 'DISABLED')
+        exc = self.assertRaises(exceptions.CommandError, self.create,
+                                'HyperThreading=Disabled')
+        self.assertIn('already exists', str(exc))
+        self.assertEqual('', self.logged.output)
+
     def test_set_steps_checked_and_old_ironic_skips_the_check(self):
         template = self.ironic.add_template(
             'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED',
