@@ -76,7 +76,8 @@ class TestImageDeployConfig(ImageTestCase):
                               self.openstack('image', 'deploy-config',
                                              'list', '--all')}[base.IMAGE])
 
-        server = self.create_server(base.BAREMETAL_FLAVOR, image=image)
+        server = self.create_server(base.BAREMETAL_FLAVOR, image=image,
+                                    cli=True)
 
         node = self.node(self.server_details(server['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])
@@ -132,9 +133,12 @@ class TestBiosRegistry(ImageTestCase):
         done = self.openstack(
             'baremetal', 'deploy', 'template', 'create', '--config', config,
             '--requires-trait', 'HW_CPU_HYPERTHREADING', '--bios-setting',
-            'HyperThreading=Disabled', fail_ok=True)
+            'HyperThreading=Disabled', '--resource-class', 'baremetal-gold',
+            fail_ok=True)
         self.addCleanup(self.forget_template,
-                        'CUSTOM_DEPLOY_CONFIG_' + config.replace(
-                            '=', '_').upper())
+                        'CUSTOM_DEPLOY_CONFIG_%s_FOR_BAREMETAL_GOLD'
+                        % config.replace('=', '_').upper())
         self.assertEqual(0, done.returncode, done.stderr)
-        self.assertEqual('', done.stderr, 'every capable node has a registry')
+        self.assertEqual('', done.stderr,
+                         'every capable node of the class has a registry '
+                         'with the setting')
