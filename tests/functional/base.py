@@ -124,10 +124,7 @@ class FunctionalTestCase(testtools.TestCase):
                                   env=env, input=stdin)
         else:
             done = shell.run(argv, env, stdin)
-        if os.environ.get('FN_TIMES'):
-            with open(os.environ['FN_TIMES'], 'a') as f:
-                f.write('%6.1f %s\n' % (time.monotonic() - started,
-                                       ' '.join(args)))
+        self.took(started, ' '.join(args))
         self._commands.append(
             '$ %s%s\n[exit %d]\n%s%s'
             % (' '.join(argv), '' if process else '  (in-process)',
@@ -205,10 +202,22 @@ class FunctionalTestCase(testtools.TestCase):
 
     def wait_for(self, what, check, timeout=120, interval=0.5):
         """Poll ``check`` until it returns something true, and return it."""
+        started = time.monotonic()
         try:
             return waiting.wait_for(what, check, timeout, interval)
         except waiting.TimedOut as exc:
             self.fail(str(exc))
+        finally:
+            self.took(started, 'wait: ' + what)
+
+    def took(self, started, what):
+        """With $FN_TIMES, append how long a command or a wait took to that
+        file, with the test's name (where a functional run spends its
+        time)."""
+        if os.environ.get('FN_TIMES'):
+            with open(os.environ['FN_TIMES'], 'a') as f:
+                f.write('%6.1f %s %s\n' % (time.monotonic() - started,
+                                          self.id().split('.', 2)[-1], what))
 
     def sdk(self, cloud):
         """An SDK connection (one per cloud for the whole run), for waiting
@@ -262,7 +271,10 @@ class FunctionalTestCase(testtools.TestCase):
         with every trait in ``traits``.  (nova-compute copies ironic's view
         to placement periodically.)"""
         placement = self.sdk(ADMIN).placement
-        node_id = self.node(node)['uuid']
+        found = self.node(node)
+        node_id = found['uuid']
+        resource_class = 'CUSTOM_' + re.sub(
+            '[^A-Z0-9]', '_', found['resource_class'].upper())
 
         def ready():
             inv = placement.get(
@@ -271,7 +283,7 @@ class FunctionalTestCase(testtools.TestCase):
             )
             if inv.status_code != 200:
                 return False
-            rc = inv.json()['inventories'].get(RESOURCE_CLASS)
+            rc = inv.json()['inventories'].get(resource_class)
             have = placement.get(
                 '/resource_providers/%s/traits' % node_id,
                 microversion='1.39',
@@ -319,6 +331,11 @@ class FunctionalTestCase(testtools.TestCase):
                     nova, '/servers/detail?all_tenants=True', '2.61')[
                     'servers']),
         }
+
+    def _post_json(self, proxy, path, body, version):
+        response = proxy.post(path, json=body, microversion=version)
+        self.assertIn(response.status_code, (200, 202), response.text)
+        return response.json()
 
     def _get_json(self, proxy, path, version):
         response = proxy.get(path, microversion=version)
@@ -384,30 +401,61 @@ class FunctionalTestCase(testtools.TestCase):
             ironic.patch(path, microversion='1.87', json=[
                 {'op': 'remove', 'path': key}])
 
-    def create_baremetal_flavor(self, *required_traits):
-        """A flavor like bm.gold requiring these traits; deleted at
-        clean-up."""
+    def create_baremetal_flavor(self, *required_traits,
+                                resource_class=RESOURCE_CLASS):
+        """A flavor like bm.gold (of another class when given) requiring
+        these traits; deleted at clean-up."""
         name = self.unique_name('fn-bm')
-        properties = ['resources:%s=1' % RESOURCE_CLASS, 'resources:VCPU=0',
-                      'resources:MEMORY_MB=0', 'resources:DISK_GB=0']
-        properties += ['trait:%s=required' % t for t in required_traits]
-        self.openstack(
-            'flavor', 'create', '--vcpus', '4', '--ram', '8192', '--disk',
-            '40', name,
-            *[arg for p in properties for arg in ('--property', p)],
-        )
-        self.addCleanup(self.openstack, 'flavor', 'delete', name,
-                        parse=False)
+        specs = {'resources:%s' % resource_class: '1', 'resources:VCPU': '0',
+                 'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'}
+        specs.update(('trait:%s' % t, 'required') for t in required_traits)
+        return self.create_flavor(name, 4, 8192, 40, specs)
+
+    def create_flavor(self, name, vcpus, ram, disk, specs=None):
+        """A public flavor with these extra specs, made through the SDK
+        (set-up); deleted at clean-up with the flavors toggles derived
+        from it."""
+        compute = self.sdk(ADMIN).compute
+        made = self._post_json(compute, '/flavors', {'flavor': {
+            'name': name, 'vcpus': vcpus, 'ram': ram, 'disk': disk}},
+            '2.61')['flavor']
+        self.addCleanup(self.forget_flavors, name)
+        if specs:
+            self._post_json(compute, '/flavors/%s/os-extra_specs' % made['id'],
+                            {'extra_specs': specs}, '2.61')
         return name
 
-    def create_server(self, flavor, cloud=ADMIN, image=IMAGE):
+    def forget_flavors(self, name):
+        """Delete the flavor of this name and those toggles derived from
+        it (``NAME+TYPE=VALUE``), through the SDK (clean-up): never a
+        seeded flavor's name."""
+        compute = self.sdk(ADMIN).compute
+        for flavor in self._get_json(compute, '/flavors?is_public=None',
+                                     '2.61')['flavors']:
+            if name in (flavor['name'], flavor['name'].split('+')[0]):
+                compute.delete('/flavors/%s' % flavor['id'],
+                               microversion='2.61')
+
+    def create_server(self, flavor, cloud=ADMIN, image=IMAGE, cli=False):
         """Boot a server and wait for ACTIVE (polled through the SDK: OSC's
-        --wait looks every 5 s); deleted at clean-up."""
+        --wait looks every 5 s); deleted at clean-up.  Through the SDK, as
+        set-up; with ``cli``, through ``openstack server create`` (with the
+        plugin's pre-flight), where the boot is what a test is about."""
         name = self.unique_name('fn')
-        server = self.openstack(
-            'server', 'create', '--flavor', flavor, '--image', image,
-            '--nic', 'none', name, cloud=cloud,
-        )
+        if cli:
+            server = self.openstack(
+                'server', 'create', '--flavor', flavor, '--image', image,
+                '--nic', 'none', name, cloud=cloud,
+            )
+        else:
+            conn = self.sdk(cloud)
+            (flavor_id,) = [f['id'] for f in self._get_json(
+                conn.compute, '/flavors?is_public=None', '2.61')['flavors']
+                if f['name'] == flavor]
+            server = self._post_json(conn.compute, '/servers', {'server': {
+                'name': name, 'networks': 'none', 'flavorRef': flavor_id,
+                'imageRef': conn.image.find_image(
+                    image, ignore_missing=False).id}}, '2.73')['server']
         self.addCleanup(self._delete_server, server['id'])
 
         def booted():

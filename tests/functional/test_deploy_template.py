@@ -40,15 +40,17 @@ class DeployConfigTestCase(base.FunctionalTestCase):
         return config, template
 
     def forget_template(self, name):
-        """Delete a template and the trait sync gave the nodes for it."""
-        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
-                       parse=False, cloud=base.SYSTEM_ADMIN, fail_ok=True)
-        for node in self.openstack('baremetal', 'node', 'list', '--fields',
-                                   'name', 'traits', cloud=base.SYSTEM_ADMIN):
+        """Delete a template and the trait sync gave the nodes for it
+        (clean-up, through the SDK: ironic API 1.55, which every ironic
+        the tests run has)."""
+        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
+        ironic.delete('/deploy_templates/%s' % name, microversion='1.55')
+        for node in self._get_json(ironic, '/nodes?fields=uuid,traits',
+                                   '1.55')['nodes']:
             if name in node['traits']:
-                self.openstack('baremetal', 'node', 'remove', 'trait',
-                               node['name'], name, parse=False,
-                               cloud=base.SYSTEM_ADMIN)
+                done = ironic.delete('/nodes/%s/traits/%s' % (
+                    node['uuid'], name), microversion='1.55')
+                self.assertEqual(204, done.status_code, done.text)
 
     def check_lifecycle(self, cloud):
         config, created = self.new_config(cloud)

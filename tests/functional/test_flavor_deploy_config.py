@@ -91,7 +91,8 @@ class TestFlavorDeployConfig(test_deploy_template.DeployConfigTestCase):
                          shown['drift'])
 
         # no wait: sync returned once placement showed the tags
-        server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO)
+        server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO,
+                                    cli=True)
 
         node = self.node(self.server_details(server['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])

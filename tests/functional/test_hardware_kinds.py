@@ -37,20 +37,6 @@ class TestHardwareKinds(test_resize.BaremetalToggleTestCase):
             self.addCleanup(self.forget_template, name)
         return made
 
-    def flavor_of(self, resource_class):
-        """A bare-metal flavor of this class; deleted at clean-up."""
-        name = self.unique_name('fn-%s' % resource_class.split('_')[-1]
-                                .lower())
-        self.openstack('flavor', 'create', '--vcpus', '4', '--ram', '8192',
-                       '--disk', '40', name, *[arg for p in (
-                           'resources:%s=1' % resource_class,
-                           'resources:VCPU=0', 'resources:MEMORY_MB=0',
-                           'resources:DISK_GB=0') for arg in ('--property',
-                                                              p)])
-        self.addCleanup(self.openstack, 'flavor', 'delete', name,
-                        parse=False)
-        return name
-
     def hyperthreading(self, node):
         return self.bios(node)[SETTING.get(node, 'HyperThreading')]
 
@@ -73,13 +59,13 @@ class TestHardwareKinds(test_resize.BaremetalToggleTestCase):
             self.assertEqual(['baremetal-gold', 'baremetal-silver'],
                              sorted(made[value]['templates']))
         self.openstack('baremetal', 'node', 'deploy-config', 'sync')
-        flavors = {kind: self.flavor_of(kind) for kind in (
-            base.RESOURCE_CLASS, SILVER)}
+        flavors = {kind: self.create_baremetal_flavor(resource_class=kind)
+                   for kind in (base.RESOURCE_CLASS, SILVER)}
         for flavor in flavors.values():
             self.openstack('flavor', 'deploy-config', 'set', flavor,
                            'hyperthreading=enabled')
         self.wait_schedulable('bm-4')
-        servers = {kind: self.create_server(flavor)
+        servers = {kind: self.create_server(flavor, cli=True)
                    for kind, flavor in flavors.items()}
         nodes = {kind: self.node(self.server_details(s['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']

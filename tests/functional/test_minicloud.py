@@ -70,21 +70,11 @@ class TestBoot(base.FunctionalTestCase):
         details = self.server_details(server['id'])
         self.assertEqual('fake-compute', details['OS-EXT-SRV-ATTR:host'])
 
-    def test_baremetal_server_boots_on_ironic_node(self):
-        for node in self.free_nodes(*base.SCHEDULABLE_NODES):
-            self.wait_schedulable(node)
-        server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO)
-        self.assertEqual('ACTIVE', server['status'])
-        details = self.server_details(server['id'])
-        self.assertEqual('ironic-compute', details['OS-EXT-SRV-ATTR:host'])
-        node = self.node(details['OS-EXT-SRV-ATTR:hypervisor_hostname'])
-        self.assertIn(node['name'], base.SCHEDULABLE_NODES)
-        self.assertEqual('active', node['provision_state'])
-        self.assertEqual(server['id'], node['instance_uuid'])
-
 
 class TestDeployTemplateAtDeploy(base.FunctionalTestCase):
-    """A template whose name is a required trait runs at deploy time."""
+    """A bare-metal server boots on an ironic node through nova's ironic
+    compute, and a template whose name is a required trait runs at deploy
+    time."""
 
     node_name = 'bm-1'
 
@@ -115,8 +105,11 @@ class TestDeployTemplateAtDeploy(base.FunctionalTestCase):
 
         server = self.create_server(flavor)
 
+        self.assertEqual('ironic-compute', self.server_details(
+            server['id'])['OS-EXT-SRV-ATTR:host'])
         node = self.node(self.node_name)
-        self.assertEqual(server['id'], node['instance_uuid'])
+        self.assertEqual((server['id'], 'active'),
+                         (node['instance_uuid'], node['provision_state']))
         self.assertEqual([trait], node['instance_info']['traits'])
         self.assertEqual(setting['value'],
                          self.bios(self.node_name)[setting['name']])

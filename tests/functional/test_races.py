@@ -50,9 +50,7 @@ class TestRaces(test_resize.VirtualToggleTestCase):
     def test_two_flavor_sets_of_one_type(self):
         config_type, made = self.new_pair()
         flavor = self.unique_name('fn-race')
-        self.openstack('flavor', 'create', '--vcpus', '1', '--ram', '64',
-                       '--disk', '1', flavor)
-        self.addCleanup(self.delete_flavor_named, flavor)
+        self.create_flavor(flavor, 1, 64, 1)
         traits = {v: 'trait:%s' % made[v]['name'] for v in made}
         for _ in range(ROUNDS):
             done = self.at_once(

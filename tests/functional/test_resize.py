@@ -78,9 +78,6 @@ class VirtualToggleTestCase(ToggleTestCase):
                 now['resource_provider_generation'],
             'traits': sorted(change(set(now['traits'])))})
 
-    def delete_flavor_named(self, name):
-        self.openstack('flavor', 'delete', name, parse=False, fail_ok=True)
-
     def server_to_toggle(self, value):
         """A config pair, the host tagged for ``value``, a server on the
         virtual flavor, and the name of the flavor a toggle to ``value``
@@ -89,7 +86,7 @@ class VirtualToggleTestCase(ToggleTestCase):
         self.tag_host(made[value]['name'])
         server = self.create_server(base.VIRTUAL_FLAVOR)
         target = '%s+%s=%s' % (base.VIRTUAL_FLAVOR, config_type, value)
-        self.addCleanup(self.delete_flavor_named, target)
+        self.addCleanup(self.forget_flavors, target)
         return config_type, made, server, target
 
 
@@ -99,7 +96,7 @@ class TestVirtualToggle(VirtualToggleTestCase):
         config_type, made = self.new_pair()
         server = self.create_server(base.VIRTUAL_FLAVOR)
         target = '%s+%s=on' % (base.VIRTUAL_FLAVOR, config_type)
-        self.addCleanup(self.delete_flavor_named, target)
+        self.addCleanup(self.forget_flavors, target)
 
         before = self.flavors()
         refused = self.toggle(server['id'], '%s=on' % config_type,
@@ -173,9 +170,8 @@ class BaremetalToggleTestCase(ToggleTestCase):
         for node in self.free_nodes('bm-0', 'bm-1'):
             self.wait_schedulable(node)     # an earlier server has left
         config_type, made = self.new_pair()
-        for template in made.values():
-            self.openstack('baremetal', 'node', 'deploy-config', 'sync',
-                           template['name'])
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                       *[t['name'] for t in made.values()])
         flavor = self.create_baremetal_flavor()
         self.openstack('flavor', 'deploy-config', 'set', flavor,
                        '%s=on' % config_type)

@@ -29,6 +29,12 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
             self.skipTest('ironic %s has no servicing (API 1.87)'
                           % self.ironic_max)
 
+    def settled(self, server, status):
+        """The server is in ``status`` with no task under way."""
+        found = self.server_details(server['id'])
+        return found['status'] == status and not found[
+            'OS-EXT-STS:task_state']
+
     def actions(self, server):
         """nova's instance actions of the server, oldest first."""
         return list(reversed(self.openstack('server', 'event', 'list',
@@ -76,8 +82,8 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
         # ends when nova's does, stopped, with the command to run after
         self.addCleanup(self.power_on, node)    # for the node's next server
         self.openstack('server', 'stop', server['id'], parse=False)
-        self.wait_for('the server stopped', lambda: self.server_details(
-            server['id'])['status'] == 'SHUTOFF')
+        self.wait_for('the server stopped', lambda: self.settled(
+            server, 'SHUTOFF'), interval=0.25)
         refused = self.toggle(server['id'], '%s=on' % config_type,
                               fail_ok=True)
         self.assertEqual(
@@ -208,9 +214,8 @@ class TestVirtualStates(test_resize.VirtualToggleTestCase):
         self.openstack('flavor', 'create', '--vcpus', '1', '--ram', '64',
                        '--disk', '1', '--private', '--project', project,
                        private)
-        self.addCleanup(self.delete_flavor_named, private)
+        self.addCleanup(self.forget_flavors, private)    # and the derived
         target = '%s+%s=on' % (private, config_type)
-        self.addCleanup(self.delete_flavor_named, target)
         server = self.create_server(private)
         self.toggle(server['id'], '%s=on' % config_type, '--auto-confirm')
         shown = self.openstack('flavor', 'show', target)
