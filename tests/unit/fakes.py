@@ -84,6 +84,19 @@ def error(status, message):
         {'faultstring': message, 'debuginfo': None})})
 
 
+# What our code and OSC's commands around our hooks call of each SDK
+# proxy: autospec'd alone, with their signatures (the whole of a proxy, a
+# few hundred methods, costs 0.1-0.6 s a test); any other name is refused.
+PROXY_SURFACE = ('request', 'get_endpoint_data')
+
+
+def proxy_double(proxy_class, surface=PROXY_SURFACE):
+    """An autospec of ``surface`` of an SDK proxy class."""
+    return mock.create_autospec(type(proxy_class.__name__, (), {
+        name: getattr(proxy_class, name) for name in surface}),
+        instance=True)
+
+
 class FakeService:
     """Records requests; tells its version range as the SDK's discovery
     does (``discovered``), and refuses versions above its maximum with
@@ -94,7 +107,8 @@ class FakeService:
     # one request at a time, as the services' own locks keep their data
     lock = threading.RLock()
 
-    def __init__(self, proxy_class, max_version, page_size):
+    def __init__(self, proxy_class, max_version, page_size,
+                 surface=PROXY_SURFACE):
         self.requests = []
         # called after each request (method, path): a test's sampler
         self.after_request = None
@@ -102,7 +116,7 @@ class FakeService:
         self.page_size = page_size
         # False: as behind an endpoint override without a version document
         self.discovered = True
-        self.proxy = mock.create_autospec(proxy_class, instance=True)
+        self.proxy = proxy_double(proxy_class, surface)
         self.proxy.request.side_effect = self.handle
         self.proxy.get_endpoint_data.side_effect = self.endpoint_data
 
@@ -420,7 +434,11 @@ class FakeNova(FakeService):
     url = 'http://nova.test/v2.1'
 
     def __init__(self, max_version=(2, 100), page_size=1000):
-        super().__init__(compute_proxy.Proxy, max_version, page_size)
+        # and, as OSC's compute client, what its server create and rebuild
+        # call around our hooks
+        super().__init__(compute_proxy.Proxy, max_version, page_size,
+                         PROXY_SURFACE + ('find_flavor', 'find_server',
+                                          'rebuild_server'))
         self.flavors = {}
         self.servers = {}
         self.actions = {}
@@ -750,7 +768,9 @@ class FakeGlance(FakeService):
     url = 'http://glance.test/v2'
 
     def __init__(self):
-        super().__init__(image_proxy.Proxy, (2, 0), 1000)
+        # and what OSC's server create calls of its image client
+        super().__init__(image_proxy.Proxy, (2, 0), 1000,
+                         PROXY_SURFACE + ('find_image',))
         self.discovered = False     # glance has no microversions
         self.images = {}
 
@@ -789,8 +809,8 @@ class TestCommand(base.TestCommand):
         self.fake_stderr = io.StringIO()
         self.app.stderr = self.fake_stderr
         self.ironic = FakeIronic()
-        self.conn = mock.create_autospec(connection.Connection,
-                                         instance=True)
+        # the Connection's attributes by name (its proxies are doubled)
+        self.conn = mock.NonCallableMock(spec=connection.Connection)
         # what our code reads of a Connection's CloudRegion
         self.conn.config = mock.Mock(spec=['config', 'get_interface',
                                            'get_region_name'])

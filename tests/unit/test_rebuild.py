@@ -44,8 +44,8 @@ class RebuildTestCase(fakes.TestCommand):
         self.compute = self.nova.proxy
         self.compute.default_microversion = None    # OSC negotiates
         self.app.client_manager.compute = self.compute
-        self.app.client_manager.image = mock.create_autospec(
-            image_proxy.Proxy, instance=True)
+        self.app.client_manager.image = fakes.proxy_double(
+            image_proxy.Proxy, ('find_image',))
         self.app.client_manager.image.find_image.return_value = \
             sdk_image.Image(id=IMAGE_ID, name='tiny')
         self.sent = []      # (rebuild arguments, microversion then)
