@@ -91,9 +91,10 @@ class DeployConfigTestCase(base.FunctionalTestCase):
         self.assertEqual('Deploy template %s not found\n' % name, gone.stderr)
 
     def node_traits(self):
-        return {n['name']: set(n['traits']) for n in self.openstack(
-            'baremetal', 'node', 'list', '--fields', 'name', 'traits',
-            cloud=base.SYSTEM_ADMIN)}
+        """{node name: its traits}, as ironic has them."""
+        return {n['name']: set(n['traits']) for n in self._get_json(
+            self.sdk(base.SYSTEM_ADMIN).baremetal,
+            '/nodes?fields=name,traits', '1.55')['nodes']}
 
 
 class TestLifecycle(DeployConfigTestCase):

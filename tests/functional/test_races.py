@@ -20,7 +20,7 @@ from tests.functional import base
 from tests.functional import faults
 from tests.functional import test_resize
 
-ROUNDS = 3
+ROUNDS = 2
 
 
 class TestRaces(test_resize.VirtualToggleTestCase):
@@ -77,9 +77,8 @@ class TestRaces(test_resize.VirtualToggleTestCase):
             template['config']) if row['Capable'])
 
         def tagged():
-            return sorted(n['name'] for n in self.openstack(
-                'baremetal', 'node', 'list', '--fields', 'name', 'traits',
-                cloud=base.SYSTEM_ADMIN) if name in n['traits'])
+            return sorted(n for n, traits in self.node_traits().items()
+                          if name in traits)
 
         # the race is ironic's: placement's copy is test_deploy_template's
         sync = ('baremetal', 'node', 'deploy-config', 'sync', '--no-wait',
