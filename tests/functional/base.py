@@ -57,6 +57,8 @@ _clouds_yaml = None
 # SDK connections by cloud, kept for the whole run: reading state costs no
 # authentication of its own.
 _connections = {}
+# The newest API version the cloud's ironic has: read once per run.
+_ironic_max = None
 
 
 def minicloud_up():
@@ -80,9 +82,24 @@ def minicloud_up():
             raise RuntimeError(
                 'minicloud up failed:\n%s%s' % (done.stdout, done.stderr)
             )
+        _prepare_ironic(os.environ.get('MINICLOUD_PREPARE_IRONIC_RELEASE'))
         _clouds_yaml = os.path.join(HOME, 'etc', 'clouds.yaml')
         os.environ['OS_CLIENT_CONFIG_FILE'] = _clouds_yaml  # for sdk()
     return _clouds_yaml
+
+
+def _prepare_ironic(release):
+    """Install the older ironic ``release`` in the background while the
+    tests run (``tox -e functional-old-ironic``, next, switches to it);
+    its output goes to the mini cloud's logs."""
+    if not release:
+        return
+    with open(os.path.join(HOME, 'logs', 'prepare.log'), 'ab') as out:
+        subprocess.Popen([sys.executable, MINICLOUD, 'prepare',
+                          '--ironic-release', release],
+                         stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=subprocess.STDOUT, start_new_session=True,
+                         env=dict(os.environ, MINICLOUD_HOME=HOME))
 
 
 class CommandFailed(Exception):
@@ -228,6 +245,24 @@ class FunctionalTestCase(testtools.TestCase):
             _connections[cloud] = openstack.connect(cloud=cloud)
         return _connections[cloud]
 
+    @property
+    def ironic_max(self):
+        """The newest API version the cloud's ironic has ('1.86' on the
+        older ironic of ``tox -e functional-old-ironic``)."""
+        global _ironic_max
+        if _ironic_max is None:
+            _ironic_max = self.sdk(SYSTEM_ADMIN).baremetal.get(
+                '/', microversion=None).headers[
+                'X-OpenStack-Ironic-API-Maximum-Version']
+        return _ironic_max
+
+    @property
+    def ironic_api(self):
+        """The version the tests read and set ironic at: servicing's
+        (1.87), or the newest an older ironic has."""
+        newest = tuple(int(n) for n in self.ironic_max.split('.'))
+        return '1.87' if newest >= (1, 87) else self.ironic_max
+
     def endpoint(self, service_type):
         """A service's catalog URL."""
         return self.sdk(ADMIN).session.get_endpoint(
@@ -262,7 +297,7 @@ class FunctionalTestCase(testtools.TestCase):
             return
         self.sdk(SYSTEM_ADMIN).baremetal.put(
             '/nodes/%s/states/power' % node, json={'target': 'power on'},
-            microversion='1.87')
+            microversion=self.ironic_api)
         self.wait_for('%s powered on' % node, lambda: self.node(node)[
             'power_state'] == 'power on', 60, 0.25)
 
@@ -305,15 +340,15 @@ class FunctionalTestCase(testtools.TestCase):
         get = self._get_json
         nodes = get(ironic, '/nodes?fields=uuid,name,traits,provision_state,'
                     'maintenance,extra,instance_uuid,raid_config',
-                    '1.87')['nodes']
+                    self.ironic_api)['nodes']
         for node in nodes:
             node['bios'] = get(ironic, '/nodes/%s/bios' % node['uuid'],
-                               '1.87')['bios']
+                               self.ironic_api)['bios']
         return {
             'placement': self.placement_traits(),
             'templates': sorted(
                 (t['name'], t['steps'], t['extra']) for t in get(
-                    ironic, '/deploy_templates?detail=True', '1.87')[
+                    ironic, '/deploy_templates?detail=True', self.ironic_api)[
                     'deploy_templates']),
             'flavors': sorted(
                 (f['name'], f['vcpus'], f['ram'], f['disk'],
@@ -358,7 +393,7 @@ class FunctionalTestCase(testtools.TestCase):
         def settled():
             nodes = self._get_json(self.sdk(SYSTEM_ADMIN).baremetal,
                                    '/nodes?fields=uuid,traits',
-                                   '1.87')['nodes']
+                                   self.ironic_api)['nodes']
             shown = self.placement_traits()
             return all(set(n['traits']) <= set(shown.get(n['uuid'], ()))
                        and not {t for t in shown.get(n['uuid'], ())
@@ -376,13 +411,13 @@ class FunctionalTestCase(testtools.TestCase):
     def node(self, name):
         """A node as ironic's API shows it (every field)."""
         return self._get_json(self.sdk(SYSTEM_ADMIN).baremetal,
-                              '/nodes/%s' % name, '1.87')
+                              '/nodes/%s' % name, self.ironic_api)
 
     def bios(self, node):
         """{name: value} of the node's BIOS settings, as ironic has them."""
         return {s['name']: s['value'] for s in self._get_json(
             self.sdk(SYSTEM_ADMIN).baremetal, '/nodes/%s/bios' % node,
-            '1.87')['bios']}
+            self.ironic_api)['bios']}
 
     @contextlib.contextmanager
     def bios_that(self, node, behaviour, value='true'):
@@ -392,13 +427,13 @@ class FunctionalTestCase(testtools.TestCase):
         path = '/nodes/%s' % node
         key = '/extra/minicloud_bios_%s' % behaviour
         ironic = self.sdk(SYSTEM_ADMIN).baremetal
-        done = ironic.patch(path, microversion='1.87', json=[
+        done = ironic.patch(path, microversion=self.ironic_api, json=[
             {'op': 'add', 'path': key, 'value': value}])
         self.assertEqual(200, done.status_code, done.text)
         try:
             yield
         finally:
-            ironic.patch(path, microversion='1.87', json=[
+            ironic.patch(path, microversion=self.ironic_api, json=[
                 {'op': 'remove', 'path': key}])
 
     def create_baremetal_flavor(self, *required_traits,

@@ -160,9 +160,6 @@ class BaremetalToggleTestCase(ToggleTestCase):
 
     def setUp(self):
         super().setUp()
-        self.ironic_max = self.sdk(base.SYSTEM_ADMIN).baremetal.get(
-            '/', microversion=None).headers[
-            'X-OpenStack-Ironic-API-Maximum-Version']
         self.servicing = versions.parse(self.ironic_max) >= (1, 87)
 
     def deployed(self):
