@@ -155,6 +155,13 @@ def keystone(lay):
         [identity]
         # test only: cheap hashing, so a password check costs ms
         password_hash_rounds = 4
+        [cache]
+        # keystone's own cache, in its one process (devstack's is
+        # memcached): without it, issuing a token costs 0.17 s and each
+        # service's first validation of it 0.2-0.3 s; with it, 0.04 s
+        # and 0.015 s
+        enabled = true
+        backend = dogpile.cache.memory
         """)
 
 
