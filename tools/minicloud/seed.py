@@ -109,29 +109,46 @@ def node_uuid(name):
 
 
 def seed_nodes(bm):
+    """Enroll the nodes, all of them through each step together (a node at
+    a time waits for each transition in turn), until available."""
     t0 = time.monotonic()
     ids = {}
-    for name, (traits, _, resource_class, kind) in NODES.items():
+    for name, (_, _, resource_class, kind) in NODES.items():
         node = bm.find_node(name) or bm.create_node(
             name=name, id=node_uuid(name), driver='fake-hardware',
             resource_class=resource_class, bios_interface='fake-steps',
             raid_interface='fake-steps', properties=NODE_PROPERTIES,
             extra={'minicloud_bios_kind': kind})
         ids[name] = node.id
-        if node.provision_state == 'enroll':
-            bm.set_node_provision_state(node.id, 'manage', wait=True,
-                                        timeout=60)
-        # Fake power starts as None, which nova treats as unusable; and a
-        # node left powered off would be stopped by nova's power sync.
-        if bm.get_node(node.id).power_state != 'power on':
-            bm.set_node_power_state(node.id, 'power on', wait=True,
-                                    timeout=60)
-        bm.set_node_traits(node.id, traits)
-        if bm.get_node(node.id).provision_state == 'manageable':
-            bm.set_node_provision_state(node.id, 'provide')
+
+    def nodes():
+        return {n.id: n for n in bm.nodes(fields=[
+            'uuid', 'provision_state', 'power_state'])
+            if n.id in ids.values()}
+
+    def each(what, needs, change, done):
+        """``change`` every node that ``needs`` it; until all are ``done``."""
+        for node in nodes().values():
+            if needs(node):
+                change(node.id)
+        wait_for('the nodes %s' % what, lambda: all(
+            done(n) for n in nodes().values()), timeout=120, interval=0.25)
+
+    each('manageable', lambda n: n.provision_state == 'enroll',
+         lambda i: bm.set_node_provision_state(i, 'manage'),
+         lambda n: n.provision_state != 'enroll' and not n.provision_state
+         .endswith('ing'))
+    # Fake power starts as None, which nova treats as unusable; and a
+    # node left powered off would be stopped by nova's power sync.
+    each('powered on', lambda n: n.power_state != 'power on',
+         lambda i: bm.set_node_power_state(i, 'power on'),
+         lambda n: n.power_state == 'power on')
     for name, node_id in ids.items():
-        wait_for('%s available' % name, lambda n=node_id: bm.get_node(
-            n).provision_state == 'available', timeout=120)
+        bm.set_node_traits(node_id, NODES[name][0])
+    each('available', lambda n: n.provision_state == 'manageable',
+         lambda i: bm.set_node_provision_state(i, 'provide'),
+         lambda n: n.provision_state == 'available')
+    for name, node_id in ids.items():
         if NODES[name][1]:
             bm.set_node_maintenance(node_id, reason='minicloud seed: '
                                     'in maintenance on purpose')
