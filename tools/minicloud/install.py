@@ -13,6 +13,8 @@
 """What the mini cloud installs: Debian packages, and the services'
 virtualenvs (rebuilt when their requirements change)."""
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -92,11 +94,28 @@ def venv_is_current(lay):
     return _installed(lay.venv, _venv_fingerprint())
 
 
+@contextlib.contextmanager
+def _locked(path):
+    """One minicloud at a time holds ``path``.lock: a virtualenv that
+    ``prepare`` installs in the background is waited for, not built
+    twice."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + '.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def _install_venv(lay, venv, what, fingerprint, *requirements):
     """A virtualenv with these requirements, rebuilt when they change."""
-    stamp = venv + '/.minicloud-stamp'
     if _installed(venv, fingerprint):
         return
+    with _locked(venv):
+        if not _installed(venv, fingerprint):
+            _build_venv(lay, venv, what, fingerprint, requirements)
+
+
+def _build_venv(lay, venv, what, fingerprint, requirements):
+    stamp = venv + '/.minicloud-stamp'
     t0 = time.monotonic()
     log('installing %s into %s (about a minute)' % (what, venv))
     shutil.rmtree(venv, ignore_errors=True)
