@@ -82,6 +82,9 @@ def minicloud_up():
             raise RuntimeError(
                 'minicloud up failed:\n%s%s' % (done.stdout, done.stderr)
             )
+        # what each step took, for a look at a slow start
+        with open(os.path.join(HOME, 'logs', 'up.log'), 'a') as log:
+            log.write(done.stdout)
         _prepare_ironic(os.environ.get('MINICLOUD_PREPARE_IRONIC_RELEASE'))
         _clouds_yaml = os.path.join(HOME, 'etc', 'clouds.yaml')
         os.environ['OS_CLIENT_CONFIG_FILE'] = _clouds_yaml  # for sdk()
@@ -334,7 +337,9 @@ class FunctionalTestCase(testtools.TestCase):
         deploy templates, flavors with their extra specs, nodes with
         traits, state, BIOS settings and RAID configuration, the traits
         placement shows for each provider, images with their properties,
-        servers with status and flavor."""
+        servers with status and flavor; once placement shows ironic's
+        traits (an earlier test's clean-up may be on its way there)."""
+        self.wait_placement_shows_ironic()
         ironic = self.sdk(SYSTEM_ADMIN).baremetal
         nova = self.sdk(ADMIN).compute
         get = self._get_json

@@ -51,9 +51,6 @@ class TestBadInput(base.FunctionalTestCase):
                         parse=False, cloud=base.SYSTEM_ADMIN)
         self.server = self.create_server(base.VIRTUAL_FLAVOR)['id']
         self.files = self.useFixture(fixtures.TempDir()).path
-        # the snapshot holds still only once nova has copied every node's
-        # traits to placement (an earlier test's clean-up may be pending)
-        self.wait_placement_shows_ironic()
 
     def file(self, name, content):
         path = os.path.join(self.files, name)

@@ -429,7 +429,6 @@ class TestStepSafety(ToggleTestCase):
         self.assertEqual(node['raid_config']['last_updated'][:19],
                          row['Read At'][:19].replace('T', ' '))
 
-        self.wait_placement_shows_ironic()
         before = self.cloud_state()
         refused = self.toggle(server['id'], '%s=raid0' % disks,
                               fail_ok=True)

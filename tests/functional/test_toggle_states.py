@@ -65,7 +65,6 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
                 'interface': 'vendor', 'step': 'fn_tune_fans', 'args': {},
                 'priority': 100}]), '--no-requires-trait')
         self.addCleanup(self.forget_template, unknown['name'])
-        self.wait_placement_shows_ironic()
         before = self.cloud_state()
         refused = self.toggle(server['id'], '%s=fans' % config_type,
                               fail_ok=True)
