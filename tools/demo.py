@@ -92,6 +92,15 @@ class Transcript:
             raise DemoFailed('openstack %s: %s' % (' '.join(args),
                                                    done.stderr.strip()))
 
+    def boot(self, name, flavor, image='tiny'):
+        """Boot a server as the member ``demo``, shown; its ID once
+        ACTIVE."""
+        self.run('server', 'create', '--flavor', flavor, '--image', image,
+                 '--nic', 'none', '--wait', name, '-c', 'name', '-c',
+                 'status', cloud='minicloud-demo')
+        return self.query('server', 'show', name,
+                          cloud='minicloud-demo')['id']
+
     def wait_schedulable(self, nodes, trait,
                          resource_class='CUSTOM_BAREMETAL_GOLD',
                          timeout=120):
@@ -341,11 +350,7 @@ def story(demo, workdir):
 
     demo.step('Boot from bm.gold at once: a capable node, BIOS set at '
               'deploy')
-    demo.run('server', 'create', '--flavor', 'bm.gold', '--image', 'tiny',
-             '--nic', 'none', '--wait', SERVER, '-c', 'name', '-c',
-             'status', cloud='minicloud-demo')
-    server_id = demo.query('server', 'show', SERVER,
-                           cloud='minicloud-demo')['id']
+    server_id = demo.boot(SERVER, 'bm.gold')
     node = demo.query('server', 'show', server_id)[
         'OS-EXT-SRV-ATTR:hypervisor_hostname']
     name = demo.query('baremetal', 'node', 'show', node, cloud=SYSTEM)['name']
@@ -419,11 +424,7 @@ def story(demo, workdir):
                                   'trait:%s=required' % PLAIN_TRAIT)
                  for arg in ('--property', prop)])
     demo.wait_schedulable(('bm-2',), PLAIN_TRAIT)
-    demo.run('server', 'create', '--flavor', PLAIN_FLAVOR, '--image', 'tiny',
-             '--nic', 'none', '--wait', PLAIN_SERVER, '-c', 'name', '-c',
-             'status', cloud='minicloud-demo')
-    plain_id = demo.query('server', 'show', PLAIN_SERVER,
-                          cloud='minicloud-demo')['id']
+    plain_id = demo.boot(PLAIN_SERVER, PLAIN_FLAVOR)
     bios = demo.query('baremetal', 'node', 'bios', 'setting', 'list', 'bm-2',
                       cloud=SYSTEM)
     refusal = demo.fails('server', 'resize', '--deploy-config',
@@ -434,11 +435,7 @@ def story(demo, workdir):
                    cloud=SYSTEM))
 
     demo.step('A virtual server: a host without the trait is refused')
-    demo.run('server', 'create', '--flavor', 'm1.tiny', '--image', 'tiny',
-             '--nic', 'none', '--wait', VIRTUAL, '-c', 'name', '-c',
-             'status', cloud='minicloud-demo')
-    vm_id = demo.query('server', 'show', VIRTUAL,
-                       cloud='minicloud-demo')['id']
+    vm_id = demo.boot(VIRTUAL, 'm1.tiny')
     refusal = demo.fails('server', 'resize', '--deploy-config',
                          'hyperthreading=disabled', '--auto-confirm', vm_id)
     demo.check('one line naming the missing trait; flavor unchanged',
@@ -486,11 +483,7 @@ def kinds_story(demo):
                specs.get('trait:' + HT_ON_SILVER) == 'required')
     demo.wait_schedulable(('bm-4',), HT_ON_SILVER,
                           'CUSTOM_BAREMETAL_SILVER')
-    demo.run('server', 'create', '--flavor', 'bm.silver', '--image', 'tiny',
-             '--nic', 'none', '--wait', SILVER_SERVER, '-c', 'name', '-c',
-             'status', cloud='minicloud-demo')
-    server_id = demo.query('server', 'show', SILVER_SERVER,
-                           cloud='minicloud-demo')['id']
+    server_id = demo.boot(SILVER_SERVER, 'bm.silver')
     demo.run('server', 'resize', '--deploy-config', 'hyperthreading=disabled',
              server_id)
     bios = {b['name']: b['value'] for b in demo.query(
@@ -572,11 +565,7 @@ def image_story(demo, workdir):
                                     'resources:DISK_GB=0')
                    for arg in ('--property', prop)])
     demo.wait_schedulable(('bm-0', 'bm-1'), HT_OFF)
-    demo.run('server', 'create', '--flavor', IMAGE_FLAVOR, '--image', IMAGE,
-             '--nic', 'none', '--wait', IMAGE_SERVER, '-c', 'name', '-c',
-             'status', cloud='minicloud-demo')
-    server_id = demo.query('server', 'show', IMAGE_SERVER,
-                           cloud='minicloud-demo')['id']
+    server_id = demo.boot(IMAGE_SERVER, IMAGE_FLAVOR, image=IMAGE)
     demo.run('server', 'deploy-config', 'show', server_id)
     (row,) = demo.query('server', 'deploy-config', 'show', server_id)
     node = demo.query('baremetal', 'node', 'show', demo.query(
