@@ -41,15 +41,15 @@ class DeployConfigTestCase(base.FunctionalTestCase):
 
     def forget_template(self, name):
         """Delete a template and the trait sync gave the nodes for it
-        (clean-up, through the SDK: ironic API 1.55, which every ironic
-        the tests run has)."""
+        (clean-up, through the SDK)."""
         ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
-        ironic.delete('/deploy_templates/%s' % name, microversion='1.55')
+        ironic.delete('/deploy_templates/%s' % name,
+                      microversion=self.ironic_api)
         for node in self._get_json(ironic, '/nodes?fields=uuid,traits',
-                                   '1.55')['nodes']:
+                                   self.ironic_api)['nodes']:
             if name in node['traits']:
                 done = ironic.delete('/nodes/%s/traits/%s' % (
-                    node['uuid'], name), microversion='1.55')
+                    node['uuid'], name), microversion=self.ironic_api)
                 self.assertEqual(204, done.status_code, done.text)
 
     def check_lifecycle(self, cloud):
@@ -94,7 +94,7 @@ class DeployConfigTestCase(base.FunctionalTestCase):
         """{node name: its traits}, as ironic has them."""
         return {n['name']: set(n['traits']) for n in self._get_json(
             self.sdk(base.SYSTEM_ADMIN).baremetal,
-            '/nodes?fields=name,traits', '1.55')['nodes']}
+            '/nodes?fields=name,traits', self.ironic_api)['nodes']}
 
 
 class TestLifecycle(DeployConfigTestCase):

@@ -124,10 +124,10 @@ class FleetTestCase(test_resize.VirtualToggleTestCase):
         path = '/nodes/%s/maintenance' % node
         if on:
             ironic.put(path, json={'reason': 'fan check'},
-                       microversion='1.87')
+                       microversion=self.ironic_api)
             self.addCleanup(self.maintenance, node, False)
         else:
-            ironic.delete(path, microversion='1.87')
+            ironic.delete(path, microversion=self.ironic_api)
 
 
 class TestFleet(FleetTestCase):
@@ -288,9 +288,10 @@ class TestFleet(FleetTestCase):
         """The node's fake BIOS takes a second over its settings."""
         ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
         key = '/extra/minicloud_bios_slow_steps'
-        ironic.patch('/nodes/%s' % node, microversion='1.87', json=[
+        ironic.patch('/nodes/%s' % node, microversion=self.ironic_api, json=[
             {'op': 'add', 'path': key, 'value': '1'}])
-        self.addCleanup(ironic.patch, '/nodes/%s' % node, microversion='1.87',
+        self.addCleanup(ironic.patch, '/nodes/%s' % node,
+                        microversion=self.ironic_api,
                         json=[{'op': 'remove', 'path': key}])
 
     def run_killed_at(self, argv, env, reached=None):

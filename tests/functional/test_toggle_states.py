@@ -52,7 +52,8 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
                          [a for a, _ in events])
         (serviced_at,) = [s['updated_at'] for s in self.sdk(
             base.SYSTEM_ADMIN).baremetal.get(
-            '/nodes/%s/bios' % node, microversion='1.87').json()['bios']
+            '/nodes/%s/bios' % node,
+            microversion=self.ironic_api).json()['bios']
             if s['name'] == 'FnToggle']
         self.assertLessEqual(events[1][1][:19], serviced_at[:19])
         self.assertLessEqual(serviced_at[:19], events[2][1][:19])
