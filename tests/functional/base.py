@@ -29,6 +29,7 @@ import time
 import uuid
 
 import fixtures
+import os_resource_classes
 import testtools
 from testtools import content
 
@@ -311,8 +312,9 @@ class FunctionalTestCase(testtools.TestCase):
         placement = self.sdk(ADMIN).placement
         found = self.node(node)
         node_id = found['uuid']
-        resource_class = 'CUSTOM_' + re.sub(
-            '[^A-Z0-9]', '_', found['resource_class'].upper())
+        # the resource class nova gives the node's provider
+        resource_class = os_resource_classes.normalize_name(
+            found['resource_class'])
 
         def ready():
             inv = placement.get(
