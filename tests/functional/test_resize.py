@@ -70,6 +70,21 @@ class VirtualToggleTestCase(ToggleTestCase):
         self.addCleanup(self.set_host_traits,
                         lambda traits: traits - {trait})
 
+    def set_host_enabled(self, enabled, trait):
+        """Enable or disable the fake compute's service, until nova has
+        set its COMPUTE_STATUS_DISABLED trait on the host's provider to
+        match; then ``trait`` on the host again: nova writes the traits
+        from its own copy, which lacks the one the test gave the host."""
+        self.openstack('compute', 'service', 'set',
+                       '--enable' if enabled else '--disable',
+                       'fake-compute', 'nova-compute', parse=False)
+        path = '/resource_providers/%s/traits' % self.host
+        self.wait_for('nova to mark fake-compute %s in placement' % (
+            'enabled' if enabled else 'disabled'), lambda: enabled != (
+            'COMPUTE_STATUS_DISABLED' in self.placement.get(
+                path, microversion='1.39').json()['traits']))
+        self.set_host_traits(lambda traits: traits | {trait})
+
     def set_host_traits(self, change):
         path = '/resource_providers/%s/traits' % self.host
         now = self.placement.get(path, microversion='1.39').json()
@@ -128,13 +143,12 @@ class TestVirtualToggle(VirtualToggleTestCase):
         self.assertIn('already runs with %s=on' % config_type, again)
 
     def test_no_valid_host_is_an_error_and_a_rerun_completes(self):
-        config_type, _, server, target = self.server_to_toggle('off')
+        config_type, made, server, target = self.server_to_toggle('off')
         # Our check passes; nova's scheduler then finds no enabled host.
-        self.openstack('compute', 'service', 'set', '--disable',
-                       'fake-compute', 'nova-compute', parse=False)
         self.addCleanup(self.openstack, 'compute', 'service', 'set',
                         '--enable', 'fake-compute', 'nova-compute',
                         parse=False)
+        self.set_host_enabled(False, made['off']['name'])
 
         failed = self.toggle(server['id'], '%s=off' % config_type, '--wait',
                              fail_ok=True)
@@ -143,8 +157,7 @@ class TestVirtualToggle(VirtualToggleTestCase):
         self.assertIn('No valid host', failed.stderr)
         self.assertEqual(base.VIRTUAL_FLAVOR,
                          self.server_flavor(server['id'])['original_name'])
-        self.openstack('compute', 'service', 'set', '--enable',
-                       'fake-compute', 'nova-compute', parse=False)
+        self.set_host_enabled(True, made['off']['name'])
         self.wait_for('fake-compute enabled and up', lambda: [
             s for s in self.openstack('compute', 'service', 'list')
             if s['Host'] == 'fake-compute' and s['Status'] == 'enabled'
