@@ -30,10 +30,18 @@ destroy what it runs.  Others reboot it (BIOS and firmware changes take
 effect at the next boot; an in-band step boots the agent ramdisk first),
 and a few leave the host alone (a BMC reset, an export).
 
+Some change what the server boots with: a BIOS reset to its defaults
+(``bios.factory_reset``, iLO's ``management.reset_bios_to_default``) may
+change the boot mode (UEFI or legacy) and Secure Boot, and the server may
+not boot again; and ``deploy.inject_files`` writes files into the
+instance's own partitions, over what is there
+(``ironic_python_agent/hardware.py``).
+
 So a running server takes only the steps this table knows to be safe on it,
-which may reboot it: SAFE.  A step that destroys data is never taken; any
-other step is not known and is taken only when the operator names it
-(``--allow-step``).  Steps of priority 0 are disabled, in a template as
+which may reboot it: SAFE.  A step that destroys data is never taken; a
+step that risks the server's boot, and any step the table does not know,
+is taken only when the operator names it (``--allow-step``), and the
+refusal says what is at risk.  Steps of priority 0 are disabled, in a template as
 ironic skips them at deploy: a toggle never runs them.  Plain functions
 over step dicts.
 """
@@ -41,6 +49,7 @@ over step dicts.
 import collections
 
 DESTROYS = 'destroys data'
+AT_RISK = 'risks the boot'
 REBOOTS = 'reboots'
 SAFE = 'safe'
 UNKNOWN = 'unknown'
@@ -68,6 +77,8 @@ DESTROYS_DATA = {
     ('deploy', 'erase_pstore'): 'the persistent store (its crash logs)',
     ('deploy', 'clean_uefi_nvram'):
         'the UEFI boot entries (the server may not boot again)',
+    ('deploy', 'inject_files'):
+        "files of the instance's partitions, which it writes over",
     # iDRAC (drac/management.py)
     ('management', 'import_configuration'): _PROFILE,
     ('management', 'import_export_configuration'): _PROFILE,
@@ -80,20 +91,24 @@ DESTROYS_DATA = {
         'the Secure Boot keys the server was enrolled with (it may not boot '
         'again)',
 }
+_BOOT_MODE = ('the boot mode and Secure Boot settings, which the BIOS '
+              'defaults may change (the server may not boot again)')
+# (interface, step): what a running server risks; taken only when allowed.
+RISKS_BOOT = {
+    ('bios', 'factory_reset'): _BOOT_MODE,
+    ('management', 'reset_bios_to_default'): _BOOT_MODE,
+}
 # (interface, step) that take effect at a reboot, which ironic does.
 REBOOTING = {
     ('bios', 'apply_configuration'),
-    ('bios', 'factory_reset'),
     ('firmware', 'update'),
     ('management', 'update_firmware'),
     ('management', 'update_firmware_sum'),
     ('management', 'flash_firmware_sum'),
-    ('management', 'reset_bios_to_default'),
     ('deploy', 'burnin_cpu'),
     ('deploy', 'burnin_gpu'),
     ('deploy', 'burnin_memory'),
     ('deploy', 'burnin_network'),
-    ('deploy', 'inject_files'),
 }
 # (interface, step) that leave the running host alone: the BMC resets or
 # exports, ironic's own network step around in-band ones, and what the
@@ -123,10 +138,13 @@ def enabled(steps):
 
 
 def risk(step):
-    """The Risk of one step: DESTROYS, REBOOTS, SAFE or UNKNOWN."""
+    """The Risk of one step: DESTROYS, AT_RISK, REBOOTS, SAFE or
+    UNKNOWN."""
     key = (step['interface'], step['step'])
     if key in DESTROYS_DATA:
         return Risk(step_name(step), DESTROYS, DESTROYS_DATA[key])
+    if key in RISKS_BOOT:
+        return Risk(step_name(step), AT_RISK, RISKS_BOOT[key])
     if key in REBOOTING:
         return Risk(step_name(step), REBOOTS, None)
     if key in HOST_UNTOUCHED:
@@ -140,10 +158,30 @@ def destroying(steps):
 
 
 def unknown(steps, allowed=()):
-    """[Risk] of the steps this table does not know, but for those the
-    operator allowed (``allowed``: ``interface.step`` names)."""
+    """[Risk] of the steps not known to be safe on a running server (not
+    in the table, or risking its boot), but for those the operator allowed
+    (``allowed``: ``interface.step`` names)."""
     return [r for r in map(risk, steps)
-            if r.kind == UNKNOWN and r.step not in allowed]
+            if r.kind in (UNKNOWN, AT_RISK) and r.step not in allowed]
+
+
+def grantable(steps):
+    """Whether a running server may take every step without the
+    operator's ``--allow-step``: what a project may be granted."""
+    return all(risk(s).kind in (SAFE, REBOOTS) for s in steps)
+
+
+def why_not_known_safe(found):
+    """The words for the steps ``unknown`` found: what each risks."""
+    unknown_names = list(dict.fromkeys(r.step for r in found
+                                       if r.kind == UNKNOWN))
+    said = ['%s %s not known to be safe on a running server (it may '
+            'destroy its data)' % (', '.join(unknown_names),
+                                   'is' if len(unknown_names) == 1 else 'are')
+            ] if unknown_names else []
+    said.extend('%s risks %s' % (r.step, r.at_risk) for r in dict.fromkeys(
+        r for r in found if r.kind == AT_RISK))
+    return '; '.join(said)
 
 
 def describe(steps):
@@ -157,6 +195,9 @@ def describe(steps):
         elif found.kind == UNKNOWN:
             said.append('%s (allowed: its effect on a running server is '
                         'not known)' % found.step)
+        elif found.kind == AT_RISK:
+            said.append('%s (allowed: it risks %s)' % (found.step,
+                                                       found.at_risk))
         else:
             said.append('%s (%s)' % (found.step, found.kind))
     return ', '.join(said)

@@ -58,11 +58,24 @@ class TestTables(testtools.TestCase):
                 step_safety.describe([step(name)])))
 
     def test_the_tables_do_not_overlap(self):
-        destroying = set(step_safety.DESTROYS_DATA)
-        self.assertEqual(set(), destroying & step_safety.REBOOTING)
-        self.assertEqual(set(), destroying & step_safety.HOST_UNTOUCHED)
-        self.assertEqual(set(), step_safety.REBOOTING
-                         & step_safety.HOST_UNTOUCHED)
+        tables = [set(step_safety.DESTROYS_DATA),
+                  set(step_safety.RISKS_BOOT), step_safety.REBOOTING,
+                  step_safety.HOST_UNTOUCHED]
+        for number, table in enumerate(tables):
+            for other in tables[number + 1:]:
+                self.assertEqual(set(), table & other)
+
+    def test_steps_that_touch_the_instance_or_its_boot_are_not_rebooting(
+            self):
+        # inject_files writes into the instance's partitions; a BIOS reset
+        # may change the boot mode and Secure Boot
+        self.assertEqual(step_safety.DESTROYS, step_safety.risk(
+            step('deploy.inject_files')).kind)
+        for name in ('bios.factory_reset',
+                     'management.reset_bios_to_default'):
+            found = step_safety.risk(step(name))
+            self.assertEqual(step_safety.AT_RISK, found.kind, name)
+            self.assertIn('boot mode and Secure Boot', found.at_risk)
 
 
 class TestAllowlist(testtools.TestCase):
@@ -75,6 +88,19 @@ class TestAllowlist(testtools.TestCase):
             r.step for r in step_safety.unknown(steps, {'vendor.tune_fans'})])
         self.assertEqual([], step_safety.unknown(
             steps, {'vendor.tune_fans', 'management.mystery'}))
+
+    def test_a_step_that_risks_the_boot_is_taken_only_when_named(self):
+        steps = [step('bios.factory_reset')]
+        self.assertEqual(['bios.factory_reset'],
+                         [r.step for r in step_safety.unknown(steps)])
+        self.assertEqual([], step_safety.unknown(steps,
+                                                 {'bios.factory_reset'}))
+        self.assertIn('bios.factory_reset risks the boot mode',
+                      step_safety.why_not_known_safe(
+                          step_safety.unknown(steps)))
+        self.assertFalse(step_safety.grantable(steps))
+        self.assertTrue(step_safety.grantable(
+            [step('bios.apply_configuration')]))
 
     def test_an_allowed_step_is_said_as_not_known(self):
         self.assertEqual(

@@ -691,11 +691,23 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual([], self.ironic.writes + self.nova.writes)
 
     def test_a_disabled_step_is_not_run(self):
-        mine = self.vendor_template('vendor.tune_fans', 'bios.factory_reset')
+        mine = self.vendor_template('vendor.tune_fans',
+                                    'management.reset_idrac')
         template = next(t for t in self.ironic.templates.values()
                         if t['name'] == 'CUSTOM_DEPLOY_CONFIG_VENDOR_MINE')
         template['steps'][0]['priority'] = 0
         self.toggle(self.server, mine)
-        self.assertEqual([('bm-0', [{'interface': 'bios',
-                                     'step': 'factory_reset', 'args': {}}])],
+        self.assertEqual([('bm-0', [{'interface': 'management',
+                                     'step': 'reset_idrac', 'args': {}}])],
                          self.ironic.serviced)
+
+    def test_a_bios_reset_is_refused_naming_the_boot_it_risks(self):
+        mine = self.vendor_template('bios.factory_reset')
+        self.assertEqual(
+            'Server db-1 cannot take vendor=mine while it runs: '
+            'bios.factory_reset risks the boot mode and Secure Boot settings, '
+            'which the BIOS defaults may change (the server may not boot '
+            'again). Nothing was changed; if you know it is safe there, allow '
+            'it: --allow-step bios.factory_reset',
+            self.refused(self.server, mine))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)

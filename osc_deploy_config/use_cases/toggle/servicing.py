@@ -107,14 +107,13 @@ class Servicing:
                    ' '.join(str(c) for c in prepared.changed)))
         found = step_safety.unknown(steps, self.toggle.allowed_steps)
         if found:
-            names = ', '.join(dict.fromkeys(r.step for r in found))
             raise exceptions.CommandError(
-                'Server %s cannot take %s while it runs: %s %s not known to '
-                'be safe on a running server (it may destroy its data). '
-                'Nothing was changed; if you know it is safe there, allow it: '
-                '%s' % (prepared.server['name'], wanted, names,
-                        'is' if len(found) == 1 else 'are', ' '.join(
-                            '--allow-step %s' % r.step for r in found)))
+                'Server %s cannot take %s while it runs: %s. Nothing was '
+                'changed; if you know it is safe there, allow it: %s' % (
+                    prepared.server['name'], wanted,
+                    step_safety.why_not_known_safe(found), ' '.join(
+                        '--allow-step %s' % r for r in dict.fromkeys(
+                            r.step for r in found))))
 
     def carry_out(self, prepared):
         node, server = prepared.reading.node, prepared.server
