@@ -19,6 +19,7 @@ flavor's change out toggles each of its servers to the configs the flavor
 asks for now; a server whose configs differ from them is *outdated*.
 """
 
+import collections
 import dataclasses
 
 from osc_lib import exceptions
@@ -40,16 +41,15 @@ COLUMNS = ('ID', 'Server', 'Host', 'From', 'To', 'How', 'Outcome',
 class Planned:
     """One server of a rollout, as planned: its plan (a toggle's Outcome,
     PLANNED or UNCHANGED, for those it can toggle), or what it is
-    (``verdict``: UNAVAILABLE, FAILED or SKIPPED, with ``why``).  ``down``:
-    the server is unavailable already (it spends the budget); ``ours``: an
-    interrupted toggle of ours left it so (the rollout finishes it)."""
+    (``verdict``: UNAVAILABLE, FAILED or SKIPPED, with ``why``).  ``ours``:
+    an interrupted toggle of ours left it down (the rollout finishes it
+    first)."""
 
     server: dict
     outcome: object = None
     prepared: object = None
     verdict: str = None
     why: str = ''
-    down: bool = False
     ours: bool = False
 
     @property
@@ -75,35 +75,52 @@ def arrived(rows):
                for r in rows)
 
 
-def spent_before_start(planned, max_unavailable):
-    """The servers already down that leave no room in the budget for the
-    others, when no toggle of ours is left to finish: [Planned], or []."""
-    down = [p for p in planned if p.down]
-    waiting = [p for p in planned if p.to_toggle and not p.ours]
-    if waiting and not any(p.ours for p in down) and (
-            len(down) >= max_unavailable):
-        return down
-    return []
+# Why a server is down now, and whether it comes back by itself (a task
+# or a provisioning under way) or only when someone acts.
+Down = collections.namedtuple('Down', ['why', 'moving'])
 
 
-def provider_view(server, node, by_name, carriers, inventories):
+def unavailable(server, node=None):
+    """A Down when the server is unavailable now, from nova's view and
+    (bare metal) ironic's, else None: not ACTIVE, a task under way, its
+    node in maintenance, or not ``active``."""
+    task = server.get('OS-EXT-STS:task_state')
+    if task:
+        return Down('%s (%s)' % (server['status'], task), True)
+    if server['status'] != 'ACTIVE':
+        return Down(server['status'], False)
+    if node is None:
+        return None
+    label = node.get('name') or node['uuid']
+    if node.get('maintenance'):
+        return Down('node %s in maintenance' % label, False)
+    state = node['provision_state']
+    if state == 'active' and not node.get('target_provision_state'):
+        return None
+    # ironic's states under way end in -ing or wait; the others
+    # (service failed, service hold, rescue...) wait for someone
+    return Down('node %s %s' % (label, state), state == 'active' or (
+        state.endswith(('ing', 'wait'))))
+
+
+def provider_view(server, node, by_name, carriers):
     """The providers of a server's allocations as a toggle's scheduler
     check reads them (``toggle_plan.scheduler_problems``), from what a
     rollout read for all: ``by_name`` {provider name: UUID}, ``carriers``
-    {trait: UUIDs of the providers that carry it}, ``inventories``
-    {provider UUID: its inventories}.  A bare-metal server's provider is
-    its node; a virtual one's, its hypervisor's."""
+    {trait: UUIDs of the providers that carry it}.  A bare-metal server's
+    provider is its node (ironic tells its maintenance); a virtual one's,
+    its hypervisor's, whose room is nova's scheduler's to judge at the
+    resize (each host's inventory would cost a request of its own)."""
     if node is not None:
-        uuid, name, held = node['uuid'], node['uuid'], {}
+        uuid, name = node['uuid'], node['uuid']
     else:
         name = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname') or ''
         uuid = by_name.get(name)
         if uuid is None:
             return []
-        held = config_specs.placement_request(server['flavor'])[0]
     return [{'uuid': uuid, 'name': name,
              'traits': [t for t, found in carriers.items() if uuid in found],
-             'inventories': inventories.get(uuid, {}), 'resources': held}]
+             'resources': {}}]
 
 
 def base_flavor_name(server):

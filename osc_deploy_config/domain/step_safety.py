@@ -41,9 +41,9 @@ So a running server takes only the steps this table knows to be safe on it,
 which may reboot it: SAFE.  A step that destroys data is never taken; a
 step that risks the server's boot, and any step the table does not know,
 is taken only when the operator names it (``--allow-step``), and the
-refusal says what is at risk.  Steps of priority 0 are disabled, in a template as
-ironic skips them at deploy: a toggle never runs them.  Plain functions
-over step dicts.
+refusal says what is at risk.  Steps of priority 0 are disabled, in a
+template as ironic skips them at deploy: a toggle never runs them.  Plain
+functions over step dicts.
 """
 
 import collections

@@ -153,11 +153,12 @@ def scheduler_problems(providers, target_specs, node=None):
     """Why the server's host cannot take the target flavor, in words.
 
     ``providers``: the resource providers of the server's allocations, each
-    ``{'uuid', 'name', 'traits', 'inventories', 'resources'}`` (resources:
-    what the server holds there).  A provider must carry every required
-    trait and must not be reserved (nova reserves a host it may not use).
-    For a bare-metal server pass its ironic ``node``: nova reserves every
-    deployed node in placement, so maintenance is read from ironic there.
+    ``{'uuid', 'name', 'traits', 'resources'}`` (resources: what the server
+    holds there), with its ``inventories`` where they were read.  A
+    provider must carry every required trait and must not be reserved
+    (nova reserves a host it may not use).  For a bare-metal server pass
+    its ironic ``node``: nova reserves every deployed node in placement,
+    so maintenance is read from ironic there.
     """
     problems = []
     needed = sorted(config_specs.required_traits(target_specs))
@@ -170,19 +171,23 @@ def scheduler_problems(providers, target_specs, node=None):
             problems.append('%s lacks %s' % (name, ', '.join(missing)))
         if node:
             continue
-        for rc in provider['resources']:
-            inventory = provider['inventories'].get(rc) or {}
-            if inventory and inventory.get('reserved', 0) >= inventory.get(
-                    'total', 0):
-                problems.append('%s is reserved (%s reserved=%s of %s: '
-                                'in maintenance?)' % (
-                                    name, rc,
-                                    inventory.get('reserved'),
-                                    inventory.get('total')))
+        problems.extend('%s %s' % (name, why) for why in filter(None, (
+            _exhausted(provider, rc) for rc in provider['resources'])))
     if node and node.get('maintenance'):
         problems.append('node %s is in maintenance'
                         % (node.get('name') or node['uuid']))
     return problems
+
+
+def _exhausted(provider, resource_class):
+    """Why the provider has no room for the class, in words, or None (not
+    known without its inventories)."""
+    inventory = (provider.get('inventories') or {}).get(resource_class) or {}
+    if inventory and inventory.get('reserved', 0) >= inventory.get(
+            'total', 0):
+        return 'is reserved (%s reserved=%s of %s: in maintenance?)' % (
+            resource_class, inventory.get('reserved'), inventory.get('total'))
+    return None
 
 
 def service_steps(template):

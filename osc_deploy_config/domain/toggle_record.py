@@ -33,6 +33,7 @@ Plain functions over ironic's node dicts.
 """
 
 import collections
+import datetime
 
 from osc_deploy_config.domain import deploy_config
 
@@ -73,8 +74,39 @@ def pending(node, instance_uuid):
 
 def serviced_since(node, under_way):
     """Whether ironic changed the node's provisioning since the pending
-    record was written (a servicing began)."""
+    record was written (something began): no proof of a servicing."""
     return node.get('provision_updated_at') != under_way.since
+
+
+# How the servicings ironic recorded since a pending record ended.
+SERVICED, SERVICE_FAILED = 'serviced', 'failed'
+
+
+def servicing_outcome(history, since):
+    """SERVICED, SERVICE_FAILED, or None (none recorded) from the node's
+    history (API 1.78, in detail, newest first): the last servicing that
+    ended strictly after ``since`` (the node's ``provision_updated_at``
+    when the pending record was written).  Ironic writes
+    ``servicing_end`` when a servicing ends (an error when a step failed),
+    and a ``servicing`` error when it fails before its steps."""
+    after = _when(since)
+    for entry in history:
+        if after is not None and _when(entry.get('created_at')) <= after:
+            break
+        kind = entry.get('event_type')
+        failed = (entry.get('severity') or '').upper() == 'ERROR'
+        if kind == 'servicing_end':
+            return SERVICE_FAILED if failed else SERVICED
+        if kind == 'servicing' and failed:
+            return SERVICE_FAILED
+    return None
+
+
+def _when(stamp):
+    if not stamp:
+        return None
+    when = datetime.datetime.fromisoformat(str(stamp).replace('Z', '+00:00'))
+    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def pending_patch(node, instance_uuid, configs):

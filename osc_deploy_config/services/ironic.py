@@ -39,7 +39,7 @@ PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'raid_config')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
-               'last_error')
+               'provision_updated_at', 'last_error')
 # What a report reads of a node: the hardware, and the toggle record.
 HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties',
                    'resource_class')
@@ -172,6 +172,12 @@ class Ironic(rest.Api):
         of each (``attribute_type``, ``allowable_values``, ...)."""
         return self._request('GET', '/nodes/%s/bios?detail=True' % node,
                              versions.NODE_BIOS_REGISTRY)['bios']
+
+    def node_history(self, node, limit=20):
+        """The node's latest history events, in detail, newest first."""
+        return self._request(
+            'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
+            % (node, limit), versions.NODE_HISTORY)['history']
 
     def service(self, node, steps):
         """Run service steps on an active node (ironic servicing)."""

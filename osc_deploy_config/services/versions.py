@@ -35,6 +35,7 @@ NODE_RETIREMENT = 'node retirement'
 NODE_SERVICING = 'node servicing'
 NODE_BIOS = 'node BIOS settings'
 NODE_BIOS_REGISTRY = 'node BIOS registry'
+NODE_HISTORY = 'node history'
 LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
 SERVER_FLAVOR_DETAILS = 'server flavor details'
 SERVER_LOCKS = 'server lock reasons'
@@ -53,6 +54,7 @@ NEEDS = {
     NODE_SERVICING: ('baremetal', '1.87'),
     NODE_BIOS: ('baremetal', '1.40'),
     NODE_BIOS_REGISTRY: ('baremetal', '1.74'),
+    NODE_HISTORY: ('baremetal', '1.78'),
     LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
     # a server shows who locked it and why, a lock takes a reason (with the

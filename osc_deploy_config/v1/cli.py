@@ -70,9 +70,10 @@ def demote_keystoneauth_warnings():
             logger.addFilter(_WarningToDebug())
 
 
-def add_toggle_options(parser):
+def add_toggle_options(parser, whole_command=False):
     """The options of every toggle: the one server's (``server resize
-    --deploy-config``) and a rollout's."""
+    --deploy-config``) and a rollout's (``whole_command``: its timeout
+    bounds the command)."""
     parser.add_argument(
         '--allow-step', metavar='<interface.step>', action='append',
         dest='allowed_steps', default=[],
@@ -82,9 +83,14 @@ def add_toggle_options(parser):
              'data is never run.')
     parser.add_argument(
         '--wait-timeout', metavar='<seconds>', type=int, default=None,
-        help='With --deploy-config: give up waiting after this many seconds '
-             'in all (default 1800); what still runs goes on, and a rerun '
-             'finishes it.')
+        help='End the whole command within this many seconds: no server '
+             'starts after it, the waits of those in flight end, and every '
+             'row is printed (default: no bound; each toggle\'s waits end '
+             'after 1800 s). What still runs goes on; a rerun finishes it.'
+        if whole_command else
+        'With --deploy-config: give up waiting after this many seconds '
+        'in all (default 1800); what still runs goes on, and a rerun '
+        'finishes it.')
     return parser
 
 

@@ -121,7 +121,7 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
                  'new server starts; those in flight finish (default 0).')
         parser.add_argument('--dry-run', action='store_true',
                             help='Plan every server, change nothing.')
-        cli.add_toggle_options(parser)
+        cli.add_toggle_options(parser, whole_command=True)
         return parser
 
     def take_action(self, parsed_args):
@@ -158,9 +158,8 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
             raise exceptions.CommandError(
                 '--max-unavailable %d is spent before any server starts, by '
                 '%s: nothing was changed. Rerun once they are back, or allow '
-                'more down at once.' % (rollout.max_unavailable, ', '.join(
-                    '%s (%s)' % (p.server['name'], p.why)
-                    for p in rollout.spent_by)))
+                'more down at once.' % (rollout.max_unavailable,
+                                        rollout.spent_by))
         if not fleet_plan.arrived(self.rows):
             raise exceptions.CommandError(
                 '%d of %d server(s) do not run the configs: %s' % (

@@ -165,11 +165,16 @@ class FakeIronic(FakeService):
         # how many reads of a node a servicing lasts (0: done at once)
         self.servicing_reads = 0
         self.abort_unsupported = False   # an ironic before 32.0
+        self.aborts_hang = False         # an abort that never ends
         self.provision_requests = []     # (node name, target)
         self.patches = []                # (node name, JSON patch)
         self.serviced = []               # (node name, steps): done
         # {node UUID: {setting: registry fields}} (?detail=True)
         self.bios_registries = {}
+        # {node UUID: [history events]}, oldest first, as ironic 39
+        # records servicing (False: an ironic that records none)
+        self.history = {}
+        self.records_history = True
 
     # ------------------------------------------------------------ data
 
@@ -182,6 +187,16 @@ class FakeIronic(FakeService):
         """A provision state change, as ironic records it."""
         node.update(provision_state=state, target_provision_state=target,
                     provision_updated_at=self.stamp(), **more)
+
+    def record(self, node, event_type, error=False):
+        """A node history event, as ironic writes it (the time of the
+        node's latest state change)."""
+        if self.records_history:
+            self.history.setdefault(node['uuid'], []).append({
+                'uuid': str(uuid.uuid4()), 'event_type': event_type,
+                'severity': 'ERROR' if error else 'INFO',
+                'event': event_type, 'created_at':
+                    node['provision_updated_at']})
 
     def add_template(self, name, steps=None, extra=None):
         template = {
@@ -349,6 +364,9 @@ class FakeIronic(FakeService):
             node.update(maintenance=method == 'PUT', maintenance_reason=(
                 body or {}).get('reason'), fault=None)
             return response(202)
+        if rest[1:] == ['history']:
+            return response(200, {'history': list(reversed(
+                self.history.get(node['uuid'], [])))})
         if rest[1:] == ['bios']:
             registry = self.bios_registries.get(node['uuid'], {}) \
                 if query.get('detail') == 'True' else {}
@@ -391,7 +409,8 @@ class FakeIronic(FakeService):
                          % node['uuid'])
         self.provision_requests.append((node['name'], body['target']))
         if body['target'] == 'abort':
-            self.set_state(node, 'active')
+            if not self.aborts_hang:
+                self.set_state(node, 'active')
             return response(202)
         if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
@@ -401,6 +420,8 @@ class FakeIronic(FakeService):
                            maintenance=True,
                            maintenance_reason=self.service_error,
                            fault='service failure')
+            self.record(node, 'servicing_end', error=True)
+            self.record(node, 'servicing', error=True)
             return response(202)
         self.set_state(node, 'servicing', 'active',
                        service_reads_left=self.servicing_reads,
@@ -426,6 +447,7 @@ class FakeIronic(FakeService):
                         node['bios_at'][setting['name']] = SERVICED_AT
         self.serviced.append((node['name'], node['service_steps']))
         self.set_state(node, 'active', last_error=None)
+        self.record(node, 'servicing_end')
 
 
 class FakeNova(FakeService):
@@ -444,6 +466,7 @@ class FakeNova(FakeService):
         self.actions = {}
         self.no_valid_host = False
         self.confirm_error = None   # a failed confirmation's event details
+        self.confirm_leaves = 'ACTIVE'  # the status a confirmation leaves
         # how many reads of the server a resize shows under way (-1: it
         # never ends)
         self.resize_reads = 0
@@ -645,7 +668,7 @@ class FakeNova(FakeService):
                     'event': 'compute_confirm_resize', 'result': 'Error',
                     'details': self.confirm_error})
             else:
-                server['status'] = 'ACTIVE'
+                server['status'] = self.confirm_leaves
                 self.transitions.pop(server['id'], None)
         elif 'lock' in body or 'unlock' in body:
             self._lock(server, body, action)

@@ -255,10 +255,75 @@ class TestBudget(FleetTestCase):
         status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED,
                                        '--max-failures', '1')
         self.assertEqual(1, status)
-        self.assertEqual('not started: --max-unavailable 1 spent by db-0',
-                         rows['db-1']['Outcome'])
+        self.assertEqual('not started: --max-unavailable 1 spent by db-0 '
+                         '(node bm-0 in maintenance), which nothing under '
+                         'way brings back', rows['db-1']['Outcome'])
         self.assertEqual({'HyperThreading': 'Enabled'},
                          self.nodes['bm-1']['bios'])
+
+    def test_a_server_that_goes_down_meanwhile_spends_the_budget(self):
+        # web-1 is stopped by its owner once db-0 and db-1 have started:
+        # with a budget of 2, web-0 then waits until both have ended
+        real = self.nova.handle
+        at_start = []
+
+        def count_at_lock(path, method, **kwargs):
+            if 'lock' in (kwargs.get('json') or {}):
+                with fakes.FakeService.lock:
+                    at_start.append(len(self.down_now() | {
+                        path.split('/')[2]}))
+                    if len(at_start) == 2:
+                        self.server('web-1')['status'] = 'SHUTOFF'
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = count_at_lock
+        status, rows, _, _ = self.roll('db-0', 'db-1', 'web-0', 'web-1',
+                                       *DISABLED, '--max-unavailable', '2')
+        self.assertEqual(1, status)
+        # web-0 started once db-0 and db-1 were up again: web-1 and itself
+        self.assertEqual((3, 2), (len(at_start), at_start[2]))
+        self.assertLessEqual(max(at_start), 2, at_start)
+        self.assertEqual(('done', 'done', 'done', 'unavailable: SHUTOFF'),
+                         tuple(rows[n]['Outcome'] for n in (
+                             'db-0', 'db-1', 'web-0', 'web-1')))
+
+    def test_a_server_that_comes_back_frees_its_place(self):
+        # web-1 is resized by someone else when the rollout starts: it
+        # spends the budget of 1 until it is back, then db-0 goes
+        self.nova.transitions[self.server('web-1')['id']] = [
+            ('RESIZE', 'resize_migrating')] * 3 + [('ACTIVE', None)]
+        self.server('web-1').update(status='RESIZE', **{
+            'OS-EXT-STS:task_state': 'resize_migrating'})
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.fleet.drive.WATCH_SECONDS', 0))
+        real_look = []
+
+        def back_after_three_reads(method, path):
+            self.sample(method, path)
+            if path.startswith('/servers/detail'):
+                real_look.append(path)
+                if len(real_look) == 4:
+                    self.server('web-1').update(
+                        status='ACTIVE', **{'OS-EXT-STS:task_state': None})
+
+        self.nova.after_request = back_after_three_reads
+        status, rows, _, _ = self.roll('db-0', 'web-1', *DISABLED)
+        self.assertEqual('done', rows['db-0']['Outcome'])
+        self.assertEqual(1, self.peak)
+
+    def test_an_interrupted_toggle_of_ours_takes_its_place_too(self):
+        # db-0 was left locked by a killed rollout, but it runs: with
+        # bm-1 in maintenance, the budget of 1 is spent, and nothing starts
+        self.server('db-0').update(
+            locked=True, locked_by='admin', locked_reason=(
+                toggle_states.lock_reason([OFF], claim.me()[0],
+                                          fakes.gone_pid())))
+        self.nodes['bm-1']['maintenance'] = True
+        status, rows, _, line = self.roll('db-0', 'db-1', *DISABLED)
+        self.assertEqual(1, status)
+        self.assertIn('spent by db-1 (node bm-1 in maintenance)',
+                      rows['db-0']['Outcome'])
+        self.assertEqual([], self.ironic.provision_requests)
 
 
 class TestInterrupted(FleetTestCase):
@@ -359,6 +424,101 @@ class TestCost(FleetTestCase):
         self.assertEqual((0, 8), (status, toggled))
         per_server = (self.requests() - before - many[0]) / toggled
         self.assertLessEqual(per_server, 10)
+
+    def test_planning_virtual_servers_costs_pages_whatever_the_hosts(self):
+        costs = []
+        for servers, hosts in ((3, 1), (9, 3)):
+            names = []
+            for number in range(servers):
+                host = 'compute-%d' % (number % hosts)
+                if host not in self.nova.hypervisors:
+                    self.nova.hypervisors[host] = 'fake'
+                    self.placement.add_provider(host, traits=[ON_T, OFF_T])
+                server = self.nova.add_server(
+                    'vm-%d-%d' % (servers, number), self.tiny,
+                    hypervisor=host)
+                names.append(server['name'])
+            before = self.requests()
+            status, rows, _, _ = self.roll(*names, *DISABLED, '--dry-run')
+            self.assertEqual(
+                ['planned'] * servers,
+                [rows[n]['Outcome'].split(':')[0] for n in names])
+            costs.append(self.requests() - before)
+        self.assertEqual(costs[0], costs[1])
+
+
+class TestAlwaysEnds(FleetTestCase):
+    def test_the_timeout_bounds_the_whole_rollout(self):
+        # resizes that never end, a budget of 2: both time out, the third
+        # never starts, and every row is there
+        self.nova.resize_reads = -1
+        web_2 = self.nova.add_server('web-2', self.tiny)
+        self.placement.allocate(web_2['id'], next(iter(
+            self.placement.providers.values())), {'VCPU': 1})
+        status, rows, _, line = self.roll(
+            'web-0', 'web-1', 'web-2', *DISABLED, '--max-unavailable', '2',
+            '--wait-timeout', '1')
+        self.assertEqual(1, status)
+        self.assertEqual(3, len(rows))
+        self.assertEqual(['failed', 'failed'], [
+            rows[n]['Outcome'].split(':')[0] for n in ('web-0', 'web-1')])
+        self.assertIn('(--wait-timeout)', rows['web-0']['Outcome'])
+        self.assertEqual('not started: --wait-timeout reached',
+                         rows['web-2']['Outcome'])
+        self.assertFalse(any(s['locked'] for s in self.nova.servers.values()))
+
+    def test_a_toggle_whose_request_raises_anything_is_reported(self):
+        real = self.ironic.handle
+
+        def broken(path, method, **kwargs):
+            if method == 'PUT' and path.endswith('/states/provision'):
+                raise ConnectionResetError('reset by peer')
+            return real(path, method, **kwargs)
+
+        self.ironic.proxy.request.side_effect = broken
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED,
+                                       '--max-failures', '1')
+        self.assertEqual(1, status)
+        self.assertEqual(['failed: reset by peer'] * 2,
+                         [rows[n]['Outcome'] for n in ('db-0', 'db-1')])
+        self.assertFalse(any(s['locked'] for s in self.nova.servers.values()))
+
+    def test_an_unexpected_planning_error_still_prints_every_row(self):
+        real = self.glance.handle
+
+        def broken(path, method, **kwargs):
+            raise ValueError('glance sent no JSON')
+
+        self.glance.proxy.request.side_effect = broken
+        self.server('db-0')['image'] = {'id': 'some-image'}
+        status, rows, _, line = self.roll('db-0', 'web-0', *DISABLED)
+        self.assertIsNotNone(real)
+        self.assertEqual(1, status)
+        self.assertEqual(['not started: planning failed: glance sent no '
+                          'JSON'] * 2, [rows[n]['Outcome'] for n in (
+                              'db-0', 'web-0')])
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_a_confirmation_that_ends_in_error_is_not_done(self):
+        self.nova.confirm_leaves = 'ERROR'
+        status, rows, _, _ = self.roll('web-0', *DISABLED)
+        self.assertEqual(1, status)
+        self.assertRegex(rows['web-0']['Outcome'], '^failed: Nova ended the '
+                         'resize of server web-0 with it ERROR')
+
+    def test_done_is_read_back_from_the_cloud_at_the_end(self):
+        # nova's power sync stops db-0 once its servicing is over
+        real = self.ironic.after_request
+
+        def stopped_by_nova(method, path):
+            real(method, path)
+            if method == 'PATCH' and self.ironic.serviced:
+                self.server('db-0')['status'] = 'SHUTOFF'
+
+        self.ironic.after_request = stopped_by_nova
+        status, rows, _, _ = self.roll('db-0', *DISABLED)
+        self.assertEqual((1, 'failed: toggled, but the server is SHUTOFF '
+                          'now'), (status, rows['db-0']['Outcome']))
 
 
 class TestOutdated(FleetTestCase):

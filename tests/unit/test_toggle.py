@@ -13,6 +13,7 @@
 """A deploy-config toggle carried out against in-memory nova, ironic and
 placement: what it leaves on the cloud and what it says."""
 
+import fixtures
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import deploy_config
@@ -337,6 +338,74 @@ class TestVirtual(ToggleTestCase):
         self.assertNotIn('all_tenants', ' '.join(
             p for _, p, _ in self.nova.requests))
 
+    def test_a_confirmation_that_ends_in_error_is_no_toggle(self):
+        self.nova.confirm_leaves = 'ERROR'
+        why = self.refused(self.server, OFF, auto_confirm=True)
+        self.assertTrue(why.startswith(
+            'Nova ended the resize of server web-1 with it ERROR on flavor '
+            '%s, not ACTIVE on %s.' % (DERIVED, DERIVED)), why)
+        self.assertFalse(self.shown()['locked'])
+
+    def test_a_dry_run_neither_waits_for_nor_unlocks_a_left_resize(self):
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=dead_holder())
+        self.nova.transitions[self.server['id']] = [
+            ('RESIZE', 'resize_migrating')]
+        outcome = self.toggle(self.server, OFF, dry_run=True)
+        self.assertEqual(('planned', [], []), (
+            outcome.result, self.slept, self.nova.writes))
+        self.assertIn('would finish its resize to flavor', self.said[-1])
+
+    def test_a_lock_left_on_a_server_with_nothing_to_do(self):
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=dead_holder())
+        writes = len(self.nova.writes)
+        self.toggle(self.server, OFF, dry_run=True)
+        self.assertEqual(writes, len(self.nova.writes))
+        self.toggle(self.server, OFF)
+        self.assertEqual(('unlock', False), (
+            self.nova.locks(self.server)[-1], self.shown()['locked']))
+
+    def test_a_lock_is_taken_over_only_if_it_is_still_left(self):
+        # read when planned: a killed toggle's lock; read again before the
+        # takeover: another toggle, alive, holds the server now
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=dead_holder())
+        real = self.nova.handle
+        reads = []
+
+        def taken_meanwhile(path, method, **kwargs):
+            answer = real(path, method, **kwargs)
+            if method == 'GET' and path == '/servers/%s' % self.server['id']:
+                reads.append(path)
+                self.shown()['locked_reason'] = toggle_states.lock_reason(
+                    [OFF], 'elsewhere.example', 42)
+            return answer
+
+        self.nova.proxy.request.side_effect = taken_meanwhile
+        why = self.refused(self.server, OFF, auto_confirm=True)
+        self.assertIn('being toggled by another command (pid 42 on '
+                      'elsewhere.example)', why)
+        self.assertEqual((2, []), (len(reads), self.nova.locks(self.server)))
+
+    def test_a_failure_between_the_lock_and_the_hold_leaves_no_lock(self):
+        real = self.nova.handle
+        failed = []
+
+        def actions_fail_once(path, method, **kwargs):
+            if 'os-instance-actions?' in path and not failed:
+                failed.append(path)
+                return fakes.error(500, 'database went away')
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = actions_fail_once
+        why = self.refused(self.server, OFF, auto_confirm=True)
+        self.assertIn('failed to answer', why)
+        self.assertEqual((['lock', 'unlock'], False, 'm1.tiny'), (
+            self.nova.locks(self.server), self.shown()['locked'],
+            self.shown()['flavor']['original_name']))
+
 
 class TestBaremetal(ToggleTestCase):
     def setUp(self):
@@ -571,6 +640,91 @@ class TestBaremetal(ToggleTestCase):
         self.node['service_reads_left'] = 1
         self.toggle(self.server, OFF)
         self.assertEqual({'hyperthreading': OFF}, self.record())
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+
+    def failed_later(self):
+        """The toggle gave up waiting (--wait-timeout), then its servicing
+        failed: ironic left the node in "service failed" and in
+        maintenance, with the pending record still there."""
+        self.ironic.servicing_reads = 10 ** 6
+        self.refused(self.server, OFF, wait_seconds=0)
+        self.ironic.set_state(
+            self.node, 'service failed', 'active', last_error='BIOS refused',
+            maintenance=True, maintenance_reason='BIOS refused',
+            fault='service failure')
+        self.ironic.record(self.node, 'servicing_end', error=True)
+
+    def test_a_rerun_recovers_the_servicing_that_failed_after_it_gave_up(self):
+        self.failed_later()
+        why = self.refused(self.server, OFF)
+        self.assertTrue(why.startswith(
+            'Servicing node bm-0 failed: BIOS refused. Ironic returned the '
+            'node to active and server db-1 runs on'), why)
+        self.assertEqual(('active', True, 'BIOS refused'), (
+            self.node['provision_state'], self.node['maintenance'],
+            self.node['maintenance_reason']))
+        self.assertEqual(({}, {}), (self.record(), self.node['properties']))
+        self.assertEqual([('bm-0', 'service'), ('bm-0', 'abort')],
+                         self.ironic.provision_requests)
+        self.assertFalse(self.shown()['locked'])
+
+    def test_an_abort_past_its_bound_leaves_the_node_held(self):
+        self.failed_later()
+        self.ironic.aborts_hang = True
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.toggle.waits.ABORT_SECONDS', 0))
+        why = self.refused(self.server, OFF)
+        self.assertIn('Aborting it did not return the node to active', why)
+        self.assertEqual(('service failed', True, 'BIOS refused'), (
+            self.node['provision_state'], self.node['maintenance'],
+            self.node['maintenance_reason']))
+
+    def test_ctrl_c_while_aborting_leaves_the_node_held(self):
+        self.failed_later()
+        self.ironic.aborts_hang = True
+
+        def interrupt(seconds):
+            raise KeyboardInterrupt()
+
+        self.assertRaises(KeyboardInterrupt, server_toggle.ServerToggle(
+            self.app.client_manager.deploy_config, [OFF], self.said.append,
+            sleep=interrupt).run, self.server['id'])
+        self.assertEqual((True, 'BIOS refused', False), (
+            self.node['maintenance'], self.node['maintenance_reason'],
+            self.shown()['locked']))
+
+    def pending_then(self, history):
+        """A toggle to vendor=mine (a step whose effect ironic does not
+        report) killed after its service request; the servicing ended, and
+        ironic's history says how (``history``: an event type and whether
+        it is an error, or None: no history kept)."""
+        mine = self.vendor_template('vendor.tune_fans')
+        self.node['properties'][toggle_record.PENDING] = \
+            toggle_record.pending_patch(self.node, self.server['id'],
+                                        [mine])[0]['value']
+        self.ironic.set_state(self.node, 'active')
+        self.ironic.records_history = history is not None
+        if history:
+            self.ironic.record(self.node, *history)
+        return mine
+
+    def test_a_servicing_that_failed_is_never_recorded_as_applied(self):
+        # failed, then aborted by someone: active again, as if serviced
+        mine = self.pending_then(('servicing_end', True))
+        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+
+    def test_a_servicing_ironic_recorded_as_done_is_not_run_twice(self):
+        mine = self.pending_then(('servicing_end', False))
+        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
+        self.assertEqual([], self.ironic.provision_requests)
+        self.assertEqual({'vendor': mine}, self.record())
+
+    def test_without_history_an_effect_not_read_back_is_serviced_again(self):
+        mine = self.pending_then(None)
+        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
 

@@ -14,7 +14,9 @@
 availability budget, every server's outcome reported.
 
 ``reading`` reads what deciding about every selected server takes, in
-pages, not per server; ``rollout`` plans each server through the
-one-server toggle's own checks and runs the toggles, at most
-``--max-unavailable`` servers down at once, counting those already down.
+pages, not per server; ``planning`` plans each server through the
+one-server toggle's own checks; ``drive`` starts the toggles as the
+availability ``budget``, read from the cloud each time, has room, each in
+a ``worker`` that always reports its Result; ``rollout`` holds it
+together and makes a row of every server, whatever happens.
 """

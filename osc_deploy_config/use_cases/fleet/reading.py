@@ -15,7 +15,11 @@ with their locks and flavors), the nodes behind them (one node listing),
 the flavors, the images, the config templates, and from placement the
 providers that carry the traits the targets require.  Each server's
 ``toggle.Reading`` and scheduler view are then built from these, with no
-request of their own."""
+request of their own;
+``look`` reads the servers and nodes again, as they are now, for the
+budget."""
+
+import collections
 
 from osc_lib import exceptions
 
@@ -27,12 +31,18 @@ from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import toggle
 
+# The servers a rollout selected, the flavor it rolls out (or None), and
+# how to list them again: (every project, one project's ID or None).
+Selection = collections.namedtuple('Selection', ['servers', 'flavor',
+                                                 'scope'])
+NODE_FIELDS = ironic_api.PROVISION_FIELDS + ('instance_uuid',)
 
-def select(clients, nova, refs=(), flavor=None, project=None,
-           all_projects=False):
-    """(the servers named, and those of the flavor or project; the flavor,
-    or None), from one listing of servers (every page) and, for a flavor,
+
+def select(clients, refs=(), flavor=None, project=None, all_projects=False):
+    """The Selection: the servers named, and those of the flavor or
+    project, from one listing of servers (every page) and, for a flavor,
     one of flavors; a server named but not listed is read by itself."""
+    nova = clients.nova(versions.SERVER_LOCKS)
     project_id = clients.project_id(project) if project else None
     wide = all_projects or bool(project_id)
     listed = nova.servers(wide, project_id) if (
@@ -50,7 +60,7 @@ def select(clients, nova, refs=(), flavor=None, project=None,
         raise exceptions.CommandError(
             'No server selected: name servers, or give --flavor, '
             '--project or --all-projects')
-    return servers, found
+    return Selection(servers, found, (wide, project_id))
 
 
 def _named(nova, listed, ref, wide):
@@ -66,45 +76,68 @@ def _named(nova, listed, ref, wide):
 class FleetReading:
     """What deciding about every server of a rollout takes, read once."""
 
-    def __init__(self, clients, servers, templates_by_config, configs):
+    def __init__(self, clients, selection, templates_by_config, configs):
         self.clients = clients
+        self.servers = selection.servers
+        self.scope = selection.scope
         self.templates_by_config = templates_by_config
-        nova = clients.nova(versions.SERVER_LOCKS)
-        ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
-                                versions.NODE_TRAITS)
-        self.nodes = {n['instance_uuid']: n for n in ironic.nodes(
-            ironic_api.PROVISION_FIELDS + ('instance_uuid',))
-            if n.get('instance_uuid')}
-        virtual = [s for s in servers if s['id'] not in self.nodes]
-        self.flavors = nova.flavors() if virtual else []
+        self.nova = clients.nova(versions.SERVER_LOCKS)
+        self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
+                                     versions.NODE_TRAITS)
+        self.nodes = self.read_nodes()
+        virtual = [s for s in self.servers if s['id'] not in self.nodes]
+        self.flavors = self.nova.flavors() if virtual else []
         self.images = clients.glance().images() if any(
-            s.get('image') for s in servers) else {}
-        self.on_ironic = nova.ironic_hypervisors() if any(
+            s.get('image') for s in self.servers) else {}
+        self.on_ironic = self.nova.ironic_hypervisors() if any(
             rebuild_plan.hypervisor_may_be_ironic(s) for s in virtual) \
             else set()
-        self.read_placement(servers, configs)
+        self.read_placement(configs)
 
-    def read_placement(self, servers, configs):
+    def read_nodes(self):
+        """{instance UUID: node} of every node with an instance."""
+        return {n['instance_uuid']: n for n in self.ironic.nodes(NODE_FIELDS)
+                if n.get('instance_uuid')}
+
+    def read_placement(self, configs):
         """The providers that carry each trait a target may require, and
-        the names and inventories of the virtual servers' hosts."""
+        the names of the virtual servers' hosts."""
         placement = self.clients.placement()
         required = set()
-        for server in servers:
+        for server in self.servers:
             required |= config_specs.required_traits(
                 server['flavor'].get('extra_specs'))
         required |= {t['name'] for t in self.templates_by_config.every()
                      if deploy_config.config_of(t['extra']) in configs}
         self.carriers = {t: placement.providers(required=t)
                          for t in sorted(required)}
-        hosts = {s.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
-                 for s in servers if s['id'] not in self.nodes} - {None}
-        self.by_name = placement.provider_names() if hosts else {}
-        self.inventories = {self.by_name[h]: placement.inventories(
-            self.by_name[h]) for h in sorted(hosts) if h in self.by_name}
+        self.by_name = placement.provider_names() if any(
+            s['id'] not in self.nodes for s in self.servers) else {}
 
-    def reading(self, server):
-        """The one-server toggle's Reading of a server: no request."""
-        node = self.nodes.get(server['id'])
+    def look(self):
+        """{server ID: (server, node or None)} of the selected servers as
+        they are now: one listing of the servers (in the selection's
+        scope) and, for bare-metal ones, of the nodes; a selected server
+        the listing misses is read by itself."""
+        wide, project_id = self.scope
+        listed = {s['id']: s for s in self.nova.servers(wide, project_id)}
+        nodes = self.read_nodes() if any(
+            s['id'] in self.nodes for s in self.servers) else {}
+        found = {}
+        for server in self.servers:
+            now = listed.get(server['id'])
+            if now is None:
+                try:
+                    now = self.nova.find_server(server['id'], wide)
+                except exceptions.CommandError:     # gone
+                    continue
+            found[server['id']] = (now, nodes.get(server['id']))
+        return found
+
+    def reading(self, server, node=None):
+        """The one-server toggle's Reading of a server (``node``: as read
+        again, else as planned): no request."""
+        node = node or self.nodes.get(server['id'])
         image = self.images.get((server.get('image') or {}).get('id'), {})
         bare_metal = node is not None or (
             server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
@@ -118,5 +151,4 @@ class FleetReading:
         """The scheduler's view of a Reading's server (``placement_view``
         of the toggle)."""
         return fleet_plan.provider_view(reading.server, reading.node,
-                                        self.by_name, self.carriers,
-                                        self.inventories)
+                                        self.by_name, self.carriers)

@@ -49,7 +49,9 @@ def me():
 
 class Claim:
     """The lock a toggle of ``configs`` holds on ``server``, from
-    ``take()`` to ``release()``."""
+    ``take()`` to ``release()``.  ``server``: as read when the toggle was
+    planned, maybe minutes ago: what changes anything is decided on a
+    fresh read."""
 
     def __init__(self, nova, server, configs, say):
         self.nova = nova
@@ -57,6 +59,8 @@ class Claim:
         self.reason = toggle_states.lock_reason(configs, *me())
         self.say = say
         self.held = False
+        # the request ID of our lock, sent but not yet known to hold
+        self.undecided = None
 
     def refuse_held(self):
         """Refuse (Unavailable) a server that someone else holds: a lock not
@@ -67,26 +71,42 @@ class Claim:
             raise toggle_states.refuse_live_toggle(self.server, holder)
 
     def interrupted(self):
-        """Whether the server holds the lock of an interrupted toggle of
-        ours (its process gone)."""
+        """Whether the server, as read, holds the lock of an interrupted
+        toggle of ours (its process gone)."""
         holder = toggle_states.lock_holder(self.server)
         return holder is not None and (holder == me() or not alive(holder))
 
     def take(self):
         """Lock the server; Unavailable when another toggle locked it
-        first (its lock left to it)."""
+        first (its lock left to it).  A lock an interrupted toggle left is
+        taken over only if the server, read again now, still has it."""
         server_id = self.server['id']
         if self.interrupted():
-            self.say('  taking over the lock of an interrupted toggle')
-            self.nova.unlock(server_id)
-        request_id = self.nova.lock(server_id, self.reason)
+            self.server = self.nova.find_server(server_id)
+            self.refuse_held()
+            if self.interrupted():
+                self.say('  taking over the lock of an interrupted toggle')
+                self.nova.unlock(server_id)
+        self.undecided = self.nova.lock(server_id, self.reason)
+        try:
+            self.decide()
+        except BaseException:
+            self.release()
+            raise
+
+    def decide(self):
+        """Hold the server if our lock is the oldest since the last unlock;
+        otherwise leave the lock to its holder (Unavailable)."""
+        server_id = self.server['id']
         first = toggle_states.first_unmatched_lock(
             self.nova.instance_actions(server_id))
-        if first != request_id:
+        if first != self.undecided:
+            self.undecided = None
             holder = self.nova.find_server(server_id)
             self.leave_holder_unnamed(holder)
             raise toggle_states.refuse_live_toggle(
                 holder, toggle_states.lock_holder(holder) or ('', 0))
+        self.undecided = None
         self.held = True
 
     def leave_holder_unnamed(self, server):
@@ -97,13 +117,30 @@ class Claim:
 
     def clear_interrupted(self):
         """Unlock a server an interrupted toggle left locked, with nothing
-        left to do."""
+        left to do: only if, read again now, it still holds that lock."""
+        if not self.interrupted():
+            return
+        self.server = self.nova.find_server(self.server['id'])
         if self.interrupted():
             self.say('  unlocking server %s, which an interrupted toggle '
                      'left locked' % self.server['name'])
             self.nova.unlock(self.server['id'])
 
     def release(self):
+        """Unlock what this toggle holds; a lock sent but not known to hold
+        (a failure, Ctrl-C, between the lock and its check) is unlocked if
+        it is the holder's, and left otherwise."""
+        if self.undecided:
+            request_id, self.undecided = self.undecided, None
+            try:
+                first = toggle_states.first_unmatched_lock(
+                    self.nova.instance_actions(self.server['id']))
+            except Exception:   # noqa: BLE001 - the lock names this process
+                self.say('  server %s stays locked: whether by this toggle '
+                         'could not be read; a rerun once this command has '
+                         'ended takes the lock over' % self.server['name'])
+                return
+            self.held = first == request_id
         if self.held:
             self.held = False
             self.nova.unlock(self.server['id'])

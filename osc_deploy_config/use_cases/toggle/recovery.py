@@ -54,12 +54,14 @@ class Recovery:
         if held:
             self.ironic.set_maintenance(node['uuid'], False)
         try:
-            self.ironic.abort(node['uuid'])
-        except sdk_exceptions.BadRequestException:
+            try:
+                self.ironic.abort(node['uuid'])
+            except sdk_exceptions.BadRequestException:
+                return self.cannot_abort(prepared, steps, failed, held)
+            state = self.waits.abort(node)
+        finally:
+            # whatever happens (a timeout, Ctrl-C), the node is held again
             self.hold(node, held)
-            return self.cannot_abort(prepared, steps, failed, held)
-        state = self.waits.abort(node)
-        self.hold(node, held)
         self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(node))
         if state['provision_state'] != 'active':
             return ('%s Aborting it did not return the node to active (%s): '

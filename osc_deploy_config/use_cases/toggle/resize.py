@@ -21,8 +21,9 @@ from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 
-# What the finishing of an interrupted toggle does.
-CONFIRM = 'confirm'
+# What the finishing of an interrupted toggle does: wait for its resize,
+# confirm it.
+RESIZING, CONFIRM = 'resizing', 'confirm'
 
 
 class Resize:
@@ -39,26 +40,25 @@ class Resize:
             return 'confirm its resize to flavor %s' % (
                 prepared.server['flavor']['original_name'])
         plan = prepared.plan
-        return 'resize to flavor %s%s' % (
-            (plan.target_flavor or {}).get('name') or plan.new_flavor_name,
-            '' if plan.target_flavor else ' (to be created)')
+        if prepared.finishing == RESIZING:
+            return 'finish its resize to flavor %s' % target_name(plan)
+        return 'resize to flavor %s%s' % (target_name(plan), (
+            '' if plan.target_flavor else ' (to be created)'))
 
     def refuse_state(self, prepared):
         """ACTIVE, or in VERIFY_RESIZE on the target flavor (an interrupted
-        toggle's resize, to confirm); an interrupted toggle's resize still
-        under way is waited for (True: read the server again)."""
+        toggle's resize, to confirm), or resizing under an interrupted
+        toggle's lock (to wait for, then confirm)."""
         server = prepared.server
         if server.get('OS-EXT-STS:task_state') and prepared.claim and (
                 prepared.claim.interrupted()):
-            self.say('  finishing the resize of an interrupted toggle')
-            self.waits.resize(server)
-            return True
+            prepared.finishing = RESIZING
+            return
         if (server['status'] == 'VERIFY_RESIZE' and not prepared.plan.changed
                 and not server.get('OS-EXT-STS:task_state')):
             prepared.finishing = CONFIRM
-            return False
+            return
         toggle_states.refuse_server(server)
-        return False
 
     def recheck(self, prepared):
         """A flavor is what it says: nothing to read back."""
@@ -76,14 +76,20 @@ class Resize:
         server = prepared.server
         if prepared.finishing == CONFIRM:
             return self.settle(prepared)
-        flavor = self.target_flavor(prepared)
-        request_id = self.request(server, flavor)
-        if not self.toggle.wait:
-            self.say('Resize to %s requested (%s); confirm it with '
-                     'openstack server resize confirm %s'
-                     % (flavor['name'], request_id, server['id']))
-            return prepared.outcome(outcomes.REQUESTED)
+        if prepared.finishing == RESIZING:
+            self.say('  finishing the resize of an interrupted toggle')
+            flavor, request_id = {'name': target_name(prepared.plan)}, None
+        else:
+            flavor = self.target_flavor(prepared)
+            request_id = self.request(server, flavor)
+            if not self.toggle.wait:
+                self.say('Resize to %s requested (%s); confirm it with '
+                         'openstack server resize confirm %s'
+                         % (flavor['name'], request_id, server['id']))
+                return prepared.outcome(outcomes.REQUESTED)
         found = self.waits.resize(server)
+        if request_id is None and found['status'] == 'ACTIVE':
+            return self.after_interrupted(prepared, found, flavor)
         if found['status'] != 'VERIFY_RESIZE' or (
                 found['flavor']['original_name'] != flavor['name']):
             raise exceptions.CommandError('Resize of server %s failed: %s' % (
@@ -91,9 +97,20 @@ class Resize:
         prepared.server = found
         return self.settle(prepared)
 
+    def after_interrupted(self, prepared, found, flavor):
+        """An interrupted toggle's resize that ended ACTIVE: on the target
+        (confirmed meanwhile), or back where it was, to resize anew."""
+        prepared.server, prepared.finishing = found, None
+        if found['flavor']['original_name'] == flavor['name']:
+            self.say('Server %s is ACTIVE on flavor %s.' % (found['name'],
+                                                          flavor['name']))
+            return prepared.outcome(outcomes.TOGGLED)
+        return self.carry_out(prepared)
+
     def settle(self, prepared):
         """A resize awaiting confirmation: confirmed (``--auto-confirm``),
-        or left to the user."""
+        or left to the user.  Toggled only once nova shows the server
+        ACTIVE on the target flavor."""
         server = prepared.server
         flavor = server['flavor']['original_name']
         if not self.toggle.auto_confirm:
@@ -103,6 +120,16 @@ class Resize:
                          prepared.plan.target.values()), server['id']))
             return prepared.outcome(outcomes.AWAITING_CONFIRMATION)
         found = self.confirm(server)
+        if found['status'] != 'ACTIVE' or (
+                found['flavor']['original_name'] != flavor):
+            raise exceptions.CommandError(
+                'Nova ended the resize of server %s with it %s on flavor %s, '
+                'not ACTIVE on %s%s. Nothing more was changed; see openstack '
+                'server event list %s.' % (
+                    server['name'], found['status'],
+                    found['flavor']['original_name'], flavor, (
+                        ': %s' % found['fault'].get('message')) if found.get(
+                        'fault') else '', server['id']))
         self.say('Server %s is %s on flavor %s.' % (
             server['name'], found['status'], flavor))
         return prepared.outcome(outcomes.TOGGLED)
@@ -193,7 +220,13 @@ class Resize:
         if server['status'] == 'ERROR':
             return 'the server is in ERROR: %s' % (
                 (server.get('fault') or {}).get('message') or 'no fault')
-        action = self.nova.instance_action(server['id'], request_id)
+        action = self.nova.instance_action(server['id'], request_id) \
+            if request_id else {}
         return toggle_states.failed_event(action) or (
             'the server is %s on flavor %s' % (
                 server['status'], server['flavor']['original_name']))
+
+
+def target_name(plan):
+    """The name of the flavor a plan resizes to."""
+    return (plan.target_flavor or {}).get('name') or plan.new_flavor_name

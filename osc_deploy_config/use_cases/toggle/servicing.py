@@ -68,7 +68,6 @@ class Servicing:
         toggle_states.refuse_node(server, node, ours_under_way=ours)
         if node['provision_state'] != 'active':
             prepared.finishing = SERVICING
-        return False
 
     def recheck(self, prepared):
         """A config the node's record says the server runs, but whose
@@ -119,15 +118,17 @@ class Servicing:
         node, server = prepared.reading.node, prepared.server
         changed, steps = prepared.changed, self.steps(prepared)
         under_way = toggle_record.pending(node, server['id'])
+        ours = under_way is not None and (
+            set(under_way.configs.values()) == set(changed))
         serviced = False
         if prepared.finishing == SERVICING:
             self.say('  finishing the servicing of an interrupted toggle')
-            self.check_serviced(prepared, steps, self.waits.servicing(node))
-            serviced = under_way is not None and (
-                set(under_way.configs.values()) == set(changed))
-        elif under_way is not None and set(
-                under_way.configs.values()) == set(changed):
-            serviced = toggle_record.serviced_since(node, under_way)
+            state = self.waits.servicing(node)
+            self.check_serviced(prepared, steps, state)
+            serviced = ours and self.serviced(dict(node, **state),
+                                              under_way, steps)
+        elif ours:
+            serviced = self.serviced(node, under_way, steps)
         if serviced or (self.toggle.fresh_reading
                         and self.shows(prepared, steps)):
             self.say('  node %s already shows %s: recording it' % (
@@ -146,6 +147,23 @@ class Servicing:
             server['name'], outcomes.label(node),
             outcomes.configs_text(changed)))
         return prepared.outcome(outcomes.TOGGLED)
+
+    def serviced(self, node, under_way, steps):
+        """Whether the servicing a pending record announced ran to its end,
+        from ironic's own record of it: the node's history, or where it
+        cannot be read (an ironic before 1.78, a project's token, history
+        turned off), the node active with no error since, and only for
+        steps whose effect is then read back (``verify``)."""
+        try:
+            outcome = toggle_record.servicing_outcome(
+                self.ironic.node_history(node['uuid']), under_way.since)
+        except (exceptions.CommandError, sdk_exceptions.HttpException):
+            outcome = None
+        if outcome is not None:
+            return outcome == toggle_record.SERVICED
+        return (toggle_record.serviced_since(node, under_way)
+                and node['provision_state'] == 'active'
+                and not node.get('last_error') and effects.readable(steps))
 
     def request_service(self, node, steps):
         """Ask ironic to service the node; a request it refuses (the node

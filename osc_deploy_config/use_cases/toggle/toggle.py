@@ -70,6 +70,11 @@ class Prepared:
     bios: list = None           # the node's BIOS settings, once read
 
     @property
+    def unchanged(self):
+        """Nothing to change: the server runs the configs already."""
+        return not self.changed and not self.finishing
+
+    @property
     def server(self):
         return self.reading.server
 
@@ -98,15 +103,16 @@ class ServerToggle:
     when read already;
     ``placement_view``: the providers of a Reading's server, when read
     already (a rollout reads them for all).  ``fresh_reading``: the reading
-    was just made (one server's toggle: the hardware is read before and
-    after); a rollout's may be minutes old: the server is read again once
-    held, and the node's record decides what to service.
+    was made by ``read`` (one server's toggle: the hardware is read before
+    and after); a rollout's comes from its own listings, and the node's
+    record decides what to service.  ``wait_until``: a deadline (on
+    ``time.monotonic``) no wait goes past, a rollout's.
     """
 
     def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
                  sleep=None, wait_seconds=waits.WAIT_SECONDS,
                  templates_by_config=None, allowed_steps=(),
-                 placement_view=None, fresh_reading=True):
+                 placement_view=None, fresh_reading=True, wait_until=None):
         self.clients = clients
         self.placement_view = placement_view
         self.fresh_reading = fresh_reading
@@ -119,14 +125,15 @@ class ServerToggle:
         self.nova = clients.nova(versions.SERVER_LOCKS)
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
                                      versions.NODE_TRAITS)
-        self.waits = waits.Waits(waits.Waiter(say, sleep, wait_seconds),
-                                 self.nova, self.ironic)
+        self.waits = waits.Waits(
+            waits.Waiter(say, sleep, wait_seconds, until=wait_until),
+            self.nova, self.ironic)
 
     def run(self, server_ref, dry_run=False):
         """Plan, check, and (unless ``dry_run``) carry out: an Outcome."""
         prepared = self.prepare(self.read(server_ref))
-        if isinstance(prepared, outcomes.Outcome):
-            return prepared
+        if prepared.unchanged:
+            return self.leave_unchanged(prepared, dry_run)
         self.say('%sServer %s: deploy configs %s -> %s: %s.' % (
             'Dry run, nothing changed. ' if dry_run else '',
             prepared.server['name'], outcomes.configs_text(
@@ -138,6 +145,16 @@ class ServerToggle:
             return prepared.outcome(outcomes.PLANNED,
                                     prepared.strategy.describe(prepared))
         return self.carry_out(prepared)
+
+    def leave_unchanged(self, prepared, dry_run=False):
+        """A server that runs the configs already: its Outcome; a lock an
+        interrupted toggle left on it is cleared, but in a dry run."""
+        if prepared.claim and not dry_run:
+            prepared.claim.clear_interrupted()
+        self.say('Server %s already runs with %s: nothing to do.'
+                 % (prepared.server['name'],
+                    outcomes.configs_text(self.configs)))
+        return prepared.outcome(outcomes.UNCHANGED)
 
     def read(self, server_ref):
         """One server's Reading, looked up as OSC does (by name, among the
@@ -168,8 +185,9 @@ class ServerToggle:
         return rebuild_plan.on_ironic_by_flavor(server['flavor'])
 
     def prepare(self, reading):
-        """Plan, and refuse (CommandError) what cannot be done; an Outcome
-        when there is nothing to do."""
+        """Plan, and refuse (CommandError) what cannot be done: a Prepared
+        (``unchanged`` when there is nothing to do).  No request, no change,
+        no wait: a dry run and a rollout's planning call it."""
         server = reading.server
         if reading.bare_metal:
             self.refuse_unserviceable(server, reading.node)
@@ -185,18 +203,15 @@ class ServerToggle:
             c for c in self.configs if plan.current.get(c.type) != c], claim)
         prepared.strategy = (servicing.Servicing if reading.node
                              else resize.Resize)(self)
-        if prepared.strategy.refuse_state(prepared):
-            return self.prepare(self.read(server['id']))
+        prepared.strategy.refuse_state(prepared)
         if self.fresh_reading:
             prepared.strategy.recheck(prepared)
-        if not prepared.changed and not prepared.finishing:
-            if claim:
-                claim.clear_interrupted()
-            self.say('Server %s already runs with %s: nothing to do.'
-                     % (server['name'], outcomes.configs_text(self.configs)))
-            return prepared.outcome(outcomes.UNCHANGED)
+        if prepared.unchanged:
+            return prepared
         if prepared.finishing != resize.CONFIRM:
             prepared.strategy.refuse(prepared)
+        if not prepared.finishing:
+            # a change of ours under way passed it when it began
             self.refuse_unschedulable(prepared)
         return prepared
 
@@ -206,10 +221,6 @@ class ServerToggle:
         try:
             if prepared.claim:
                 prepared.claim.take()
-            if not self.fresh_reading and not prepared.finishing:
-                # planned a while ago: still as it was, now that it is held?
-                toggle_states.refuse_server(self.nova.find_server(
-                    prepared.server['id']))
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
             self.say('Interrupted: the server is unlocked; rerun the same '

@@ -40,16 +40,19 @@ class TimedOut(exceptions.CommandError):
 
 class Waiter:
     """Polls until a wait ends, every wait of one toggle by one deadline
-    (``seconds`` from the first poll: the whole wait); says each new state
-    once (``say``: a line at a time)."""
+    (``seconds`` from the first poll: the whole wait; never past
+    ``until``, a deadline on ``clock`` shared by a rollout's toggles);
+    says each new state once (``say``: a line at a time)."""
 
     def __init__(self, say, sleep=None, seconds=WAIT_SECONDS,
-                 clock=time.monotonic):
+                 clock=time.monotonic, until=None):
         self.say = say
         self.sleep = sleep or time.sleep
         self.seconds = seconds
         self.clock = clock
+        self.until = until
         self.deadline = None
+        self.began = None
         self._last = None
         self._interval = FIRST_POLL_SECONDS
 
@@ -57,7 +60,10 @@ class Waiter:
         """A wait begins: its first polls come soon."""
         self._interval = FIRST_POLL_SECONDS
         if self.deadline is None:
-            self.deadline = self.clock() + self.seconds
+            self.began = self.clock()
+            self.deadline = self.began + self.seconds
+            if self.until is not None:
+                self.deadline = min(self.deadline, self.until)
 
     def progress(self, text):
         if text != self._last:
@@ -72,7 +78,13 @@ class Waiter:
         (it goes on: ``still`` says how to finish it)."""
         if self.expired():
             raise TimedOut('%s after %ds of waiting (--wait-timeout)' % (
-                still, self.seconds))
+                still, round(self.clock() - self.began)))
+        self.sleep(self._interval)
+        self._interval = min(2 * self._interval, POLL_SECONDS)
+
+    def pause(self):
+        """One interval, whatever the deadline (a wait with a bound of its
+        own)."""
         self.sleep(self._interval)
         self._interval = min(2 * self._interval, POLL_SECONDS)
 
@@ -140,17 +152,17 @@ class Waits:
 
     def abort(self, node):
         """Until ironic has taken an aborted servicing's node out of
-        "service failed", for at most ABORT_SECONDS: the node then."""
-        self.waiter.begin()
+        "service failed", for at most ABORT_SECONDS whatever the toggle's
+        deadline (the node's hold waits on it): the node then."""
         deadline = self.waiter.clock() + ABORT_SECONDS
+        self.waiter.begin()
         while True:
             state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS)
             if (state['provision_state'] != 'service failed'
                     and toggle_states.node_settled(state)) or (
                     self.waiter.clock() > deadline):
                 return state
-            self.waiter.poll('Node %s is still in "%s" after an abort' % (
-                node.get('name') or node['uuid'], state['provision_state']))
+            self.waiter.pause()
 
     def rebuild(self, server):
         """Until nova has rebuilt the server: ACTIVE, or SHUTOFF for a

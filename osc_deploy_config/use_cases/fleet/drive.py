@@ -1,0 +1,130 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A rollout's toggles under way: each starts when the budget
+(``budget``), read from the cloud then, has a place for it, and runs in a
+worker (``worker``) that reports a Result whatever happens.  Servers that
+spend the budget are waited for only while something moves them back."""
+
+import queue
+import threading
+import time
+
+from osc_deploy_config.use_cases.fleet import budget as budgets
+from osc_deploy_config.use_cases.fleet import worker
+
+# How often the cloud is read again while servers that spend the budget
+# are waited for.
+WATCH_SECONDS = 5
+
+
+class Drive:
+    """The toggles of a rollout under way: each starts when the budget,
+    read from the cloud then, has a place for it."""
+
+    def __init__(self, rollout, todo, names):
+        self.rollout = rollout
+        self.waiting = list(todo)
+        self.running = {}
+        self.budget = budgets.Budget(rollout.max_unavailable,
+                                     rollout.fleet.look, rollout.clock)
+        self.names = names
+        self.done = queue.Queue()
+        self.why_not = ''
+        self.stale = True           # a toggle ended since the last read
+        self.blocked_since = None
+        self.started = 0
+
+    def go(self):
+        """Until every toggle that may start has started and ended."""
+        try:
+            while self.waiting or self.running:
+                if self.waiting and not self.rollout.stopping():
+                    self.start_what_fits()
+                if not self.running and not self.worth_waiting():
+                    break
+                self.collect()
+        finally:
+            self.why_not = self.stopped_by()
+
+    def start_what_fits(self):
+        """Start the waiting toggles the budget has places for, read from
+        the cloud now (when a toggle ended since the last read, or every
+        WATCH_SECONDS)."""
+        if self.budget.full() or not (
+                self.stale or self.budget.read_at is None or
+                self.rollout.clock() - self.budget.read_at >= WATCH_SECONDS):
+            return
+        seen = self.budget.read()
+        self.stale = False
+        self.rollout.count.down = len(self.budget.down())
+        for one in list(self.waiting):
+            if self.rollout.stopping():
+                return
+            if self.budget.acquire(one.server['id']):
+                self.start(one, seen.get(one.server['id']) or (
+                    one.server, one.prepared.reading.node))
+
+    def start(self, one, fresh):
+        rollout = self.rollout
+        self.waiting.remove(one)
+        self.started += 1
+        with rollout.lock:
+            rollout.count.in_flight += 1
+        rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
+        thread = threading.Thread(target=worker.work, args=(
+            rollout.toggle_one, one, fresh, self.done), daemon=True)
+        self.running[one.server['id']] = one
+        thread.start()
+
+    def collect(self):
+        """The next Result, if one comes within a second; with nothing
+        running, a second's wait."""
+        if not self.running:
+            time.sleep(1)
+            return
+        try:
+            result = self.done.get(timeout=1)
+        except queue.Empty:
+            return
+        one = self.running.pop(result.server_id)
+        self.budget.release(result.server_id)
+        self.stale = True
+        self.rollout.ended(one, result)
+
+    def worth_waiting(self):
+        """With nothing running: whether a server still waiting may yet
+        start (a server that spends the budget is under way back, within
+        the command's bound)."""
+        if not self.waiting or self.rollout.stopping():
+            return False
+        now = self.rollout.clock()
+        if self.blocked_since is None or self.stale:
+            self.blocked_since = now
+        return self.budget.moving() and (
+            now - self.blocked_since < self.rollout.wait_seconds)
+
+    def stopped_by(self):
+        """Why the servers still waiting did not start."""
+        if not self.waiting:
+            return ''
+        why = self.rollout.stopping()
+        if why:
+            return why
+        spent = self.budget.spent_by(self.names) or 'toggles in flight'
+        if not self.started:
+            self.rollout.spent_by = spent
+        return '--max-unavailable %d spent by %s%s' % (
+            self.rollout.max_unavailable, spent, '' if self.budget.moving()
+            else ', which nothing under way brings back')
+
+

@@ -1,0 +1,76 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""One server's toggle in a rollout, in a thread of its own, and the
+``Result`` it always reports, whatever happens: the rollout's drive waits
+for nothing else."""
+
+import dataclasses
+import time
+
+from openstack import exceptions as sdk_exceptions
+
+from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.use_cases.toggle import outcomes
+
+
+@dataclasses.dataclass
+class Result:
+    """How one server's toggle ended: ``outcome`` (fleet_plan's DONE,
+    UNCHANGED, FAILED, UNAVAILABLE or SKIPPED) and why, in one line."""
+
+    server_id: str
+    outcome: str
+    why: str = ''
+    seconds: float = 0.0
+
+    @property
+    def failed(self):
+        return self.outcome == fleet_plan.FAILED
+
+
+def work(toggle_one, one, fresh, done):
+    """Run ``toggle_one(one, fresh)`` (a Result), and put one Result on
+    ``done`` however it ends."""
+    start = time.monotonic()
+    result = Result(one.server['id'], fleet_plan.FAILED,
+                    'its worker ended without a result')
+    try:
+        result = toggle_one(one, fresh)
+    except toggle_states.Unavailable as exc:
+        result = Result(one.server['id'], fleet_plan.UNAVAILABLE, exc.state)
+    except toggle_states.Incapable as exc:
+        result = Result(one.server['id'], fleet_plan.SKIPPED, one_line(exc))
+    except BaseException as exc:    # noqa: BLE001 - any error: a failure
+        result = Result(one.server['id'], fleet_plan.FAILED, one_line(exc))
+    finally:
+        result.seconds = time.monotonic() - start
+        done.put(result)
+
+
+def toggled(server_id, outcome):
+    """The Result of a toggle that returned ``outcome``."""
+    if outcome.result == outcomes.TOGGLED:
+        return Result(server_id, fleet_plan.DONE)
+    if outcome.result == outcomes.UNCHANGED:
+        return Result(server_id, fleet_plan.UNCHANGED)
+    return Result(server_id, fleet_plan.FAILED, outcome.result)
+
+
+def one_line(exc):
+    """An error in one line: a CommandError's text, an HTTP error's status
+    and detail."""
+    if isinstance(exc, sdk_exceptions.HttpException):
+        return ('%s %s' % (exc.status_code or '', ' '.join(
+            str(exc.details or exc).split()))).strip()
+    return ' '.join(str(exc).split()) or type(exc).__name__
