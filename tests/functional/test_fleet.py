@@ -16,6 +16,7 @@ down, every server reported, read back, and killed at random points and
 run again until it gets there."""
 
 import collections
+import contextlib
 import json
 import os
 import random
@@ -31,7 +32,8 @@ from tests.functional import faults
 from tests.functional import test_resize
 
 IN_FLIGHT = re.compile(r'(\d+) in flight')
-_NODE_PATH = re.compile(r'/nodes/([0-9a-f-]{36})/states/provision')
+DOWN = re.compile(r'(\d+) down\]')
+_NODE = re.compile(r'/nodes/([0-9a-f-]{36})')
 _SERVER_PATH = re.compile(r'/servers/([0-9a-f-]{36})/action')
 
 
@@ -58,7 +60,7 @@ class Sampler(threading.Thread):
 
     def run(self):
         while not self.stopped.is_set():
-            self.samples.append(self.down())
+            self.samples.append(len(self.down()))
             self.stopped.wait(0.1)
 
     def down(self):
@@ -72,10 +74,14 @@ class Sampler(threading.Thread):
         down |= {n['instance_uuid'] for n in nodes
                  if n['instance_uuid'] in self.servers and (
                      n['maintenance'] or n['provision_state'] != 'active')}
-        return len(down)
+        return down
 
 
 class FleetTestCase(test_resize.VirtualToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        self.slowed = set()
+
     def boot(self):
         """A config type with three values; two bare-metal servers (a, b)
         and two virtual ones (v1, v2) of flavors asking for <type>=on, and
@@ -141,6 +147,7 @@ class TestFleet(FleetTestCase):
     def test_a_rollout_within_its_budget_then_killed_anywhere(self):
         config_type, flavors, servers = self.boot()
         self.check_budget(config_type, flavors, servers)
+        self.check_timeout(config_type, flavors, servers)
         self.check_killed_anywhere(config_type, {
             n: servers[n] for n in ('a', 'b', 'v1', 'v2')})
 
@@ -148,17 +155,37 @@ class TestFleet(FleetTestCase):
         ids = {n: s['id'] for n, s in servers.items()}
         nodes = {n: self.node_of(ids[n]) for n in ('a', 'b')}
 
-        # a mixed fleet, at most two down at once, one server incapable
+        # a mixed fleet, at most two down at once, one server incapable;
+        # its node goes into maintenance while a is serviced: down, it
+        # spends the budget from then on
+        # (each start is sampled at its lock: the servers down then, itself
+        # included, never more than the budget)
         untouched = self.bios('bm-2')['FnToggle']
-        with Sampler(self, ids.values()) as sampler:
+        self.slow_bios(nodes['a'], 2)
+        sampler, at_start = Sampler(self, ids.values()), []
+
+        def sample_starts(method, path, body):
+            found = _SERVER_PATH.search(path)
+            if found and b'"lock"' in body:
+                at_start.append(len(sampler.down() | {found.group(1)}))
+            return None
+
+        with faults.FaultProxy(self.endpoint('compute'),
+                               sample_starts) as nova, self.meanwhile(
+                lambda: self.node(nodes['a'])['provision_state'] ==
+                'servicing', lambda: self.maintenance('bm-2', True)):
             status, rows, said = self.roll(
                 *ids.values(), '--deploy-config', '%s=off' % config_type,
-                '--max-unavailable', '2')
+                '--max-unavailable', '2', clouds_yaml=self.through_proxy(
+                    nova, 'compute', like=base.ADMIN, path='/v2.1'))
+        self.maintenance('bm-2', False)
         self.assertEqual(0, status, said)
+        self.assertEqual(1, max(int(n) for n in DOWN.findall(said)), said)
+        self.assertEqual(4, len(at_start), at_start)
+        self.assertLessEqual(max(at_start), 2, at_start)
         self.assertEqual({ids[n]: 'done' for n in ('a', 'b', 'v1', 'v2')},
                          {i: o for i, o in rows.items() if i != ids['c']})
         self.assertRegex(rows[ids['c']], r'^skipped: .* node bm-2 lacks ')
-        self.assertLessEqual(max(sampler.samples), 2, sampler.samples)
         self.assertEqual(2, max(int(n) for n in IN_FLIGHT.findall(said)))
         for name in ('a', 'b'):
             self.assertEqual('off', self.bios(nodes[name])['FnToggle'])
@@ -222,77 +249,179 @@ class TestFleet(FleetTestCase):
             self.bios(nodes['a'])['FnToggle'],
             self.server_details(ids['a'])['locked']))
 
-    def check_killed_anywhere(self, config_type, servers):
-        """A rollout to ``on`` killed at seeded random points, then run
-        again until it gets there; every server needs a change."""
-        seed = int(os.environ.get('FN_CHAOS_SEED') or time.time())
-        self.addDetail('seed', content.text_content(str(seed)))
-        chance = random.Random(seed)  # noqa: S311 - kill points, not keys
-        ids = [s['id'] for s in servers.values()]
-        nodes = [self.node_of(servers[n]['id']) for n in ('a', 'b')]
-        for node in nodes:      # a servicing lasts: a kill may find one
-            self.slow_bios(node)
-        point, writes = {}, collections.Counter()
+    def check_timeout(self, config_type, flavors, servers):
+        """Three virtual servers, a budget of 2 and --wait-timeout 1: their
+        resize requests are held at a proxy until two are there and the
+        second is past; the rollout ends by itself, every row printed, and
+        a rerun without the timeout gets there."""
+        ids = [servers[n]['id'] for n in ('v1', 'v2')] + [
+            self.create_server(flavors['virt'])['id']]
+        release, held = threading.Event(), []
 
-        def count(method, path, body):
-            """Hold every request from the run's point on (it is killed
-            there); count the service and resize requests passed on."""
-            if point.get('held') or (point and point['writes'] >= point['at']
-                                     and (method != 'GET' or point['after'])):
-                point['held'] = True
-                return faults.HANG
-            if point and method != 'GET':
-                point['writes'] += 1
-            found = _NODE_PATH.search(path) or _SERVER_PATH.search(path)
-            if found and (b'"service"' in body or b'"resize"' in body):
-                writes[found.group(1)] += 1
+        def hold(method, path, body):
+            if b'"resize"' in body:
+                held.append(path)
+                return release
             return None
 
-        with faults.FaultProxy(self.endpoint('baremetal'), count) as ironic, \
-                faults.FaultProxy(self.endpoint('compute'), count) as nova, \
-                Sampler(self, ids) as sampler:
+        target = ('--deploy-config', '%s=max' % config_type)
+        with faults.FaultProxy(self.endpoint('compute'), hold) as nova:
+            started = time.monotonic()
+            with self.meanwhile(lambda: len(held) == 2 and (
+                    time.monotonic() > started + 1.5), release.set):
+                status, rows, said = self.roll(
+                    *ids, *target, '--max-unavailable', '2',
+                    '--wait-timeout', '1', clouds_yaml=self.through_proxy(
+                        nova, 'compute', like=base.ADMIN, path='/v2.1'))
+        self.assertEqual((1, 3), (status, len(rows)), said)
+        outcomes = sorted(o.split(':')[0] for o in rows.values())
+        self.assertEqual(['failed', 'failed', 'not started'], outcomes,
+                         rows)
+        self.assertIn('not started: --wait-timeout reached', rows.values())
+        self.wait_for('the held resizes to end', lambda: all(
+            not self.server_details(i)['OS-EXT-STS:task_state']
+            for i in ids))
+        status, rows, said = self.roll(*ids, *target,
+                                       '--max-unavailable', '2')
+        self.assertEqual(0, status, said)
+        for server_id in ids:
+            found = self.server_details(server_id)
+            self.assertEqual(('ACTIVE', False, 'max'), (
+                found['status'], found['locked'], found['flavor'][
+                    'extra_specs'].get('deploy-config:%s' % config_type)))
+
+    def check_killed_anywhere(self, config_type, servers):
+        """Rollouts killed at seeded points of each server's own writes
+        (after its lock, pending record, service request or resize, during
+        its servicing, after its confirmation, before its unlock), each
+        point reached; a round ends when every server got there, and the
+        next goes back; then a last run gets there.  A sampler holds the
+        budget all along; the proxies count no node serviced and no server
+        resized twice in a round, and no lock is left."""
+        seed = int(os.environ.get('FN_CHAOS_SEED') or time.time())
+        kills = int(os.environ.get('FN_CHAOS_KILLS') or self.KILLS)
+        self.addDetail('seed', content.text_content(str(seed)))
+        chance = random.Random(seed)  # noqa: S311 - kill points, not keys
+        ids = {n: s['id'] for n, s in servers.items()}
+        nodes = {n: self.node_of(ids[n]) for n in ('a', 'b')}
+        for node in nodes.values():     # a servicing lasts: a poll sees it
+            self.slow_bios(node)
+        chaos = Chaos({self.node(nodes[n])['uuid']: ids[n] for n in nodes})
+        with faults.FaultProxy(self.endpoint('baremetal'),
+                               chaos.fault) as ironic, \
+                faults.FaultProxy(self.endpoint('compute'),
+                                  chaos.fault) as nova, \
+                Sampler(self, ids.values()) as sampler:
             clouds = self.clouds_with(
                 'faulty', base.ADMIN,
                 baremetal_endpoint_override=ironic.url,
                 compute_endpoint_override=nova.url + '/v2.1')
-            argv, env = self.openstack_argv(
-                'server', 'deploy-config', 'set', *ids, '--deploy-config',
-                '%s=on' % config_type, '--max-unavailable',
-                str(self.BUDGET), parse=False, cloud='faulty',
-                clouds_yaml=clouds)
-            runs = []
-            while len(runs) < self.KILLS + 6 and runs[-1:] != [0]:
-                point.clear()
-                if len(runs) < self.KILLS:
-                    # before the run's 1st to 3rd write, or just after it
-                    point.update(at=chance.randint(0, 2), writes=0,
-                                 after=chance.random() < 0.5)
-                runs.append(self.run_killed_at(
-                    argv, env, lambda: point.get('held')))
+
+            def rollout(value):
+                return self.openstack_argv(
+                    'server', 'deploy-config', 'set', *ids.values(),
+                    '--deploy-config', '%s=%s' % (config_type, value),
+                    '--max-unavailable', str(self.BUDGET), parse=False,
+                    cloud='faulty', clouds_yaml=clouds)
+
+            value = 'on'
+            while len(chaos.reached) < kills:
+                points = sorted(
+                    (ids[n], kind) for n in ids for kind in self.points(
+                        config_type, ids[n], nodes.get(n), value))
+                if not points:      # all there: the next round goes back
+                    value = 'off' if value == 'on' else 'on'
+                    chaos.round += 1
+                    continue
+                chaos.aim(chance.choice(points))
+                self.assertEqual('killed', self.run_killed_at(
+                    *rollout(value), chaos.is_held), chaos.at)
+                chaos.reached.append(chaos.at)
+            chaos.aim(None)
+            runs = [self.run_killed_at(*rollout(value))]
+            while runs[-1] != 0 and len(runs) < 4:
+                runs.append(self.run_killed_at(*rollout(value)))
+        self.report_chaos(seed, chaos, runs)
         self.assertEqual(0, runs[-1], runs)
-        self.assertGreaterEqual(runs.count('killed'), self.KILLS, runs)
         self.assertLessEqual(max(sampler.samples), self.BUDGET,
                              sampler.samples)
-        self.assertEqual({}, {i: n for i, n in writes.items() if n > 1})
-        self.assertEqual(['on', 'on'],
-                         [self.bios(n)['FnToggle'] for n in nodes])
-        self.assertEqual(
-            {'v1': 'on', 'v2': 'on'},
-            {n: self.server_details(servers[n]['id'])['flavor'][
-                'extra_specs'].get('deploy-config:%s' % config_type)
-             for n in ('v1', 'v2')})
-        self.assertEqual([], [i for i in ids if self.server_details(i)[
-            'locked']])
+        self.assertEqual({}, {k: n for k, n in chaos.writes.items()
+                              if n > 1})
+        self.assertEqual([value, value],
+                         [self.bios(n)['FnToggle'] for n in nodes.values()])
+        self.assertEqual([value, value], [
+            self.server_details(ids[n])['flavor']['extra_specs'].get(
+                'deploy-config:%s' % config_type) for n in ('v1', 'v2')])
+        self.assertEqual([], [i for i in ids.values()
+                              if self.server_details(i)['locked']])
 
-    def slow_bios(self, node):
-        """The node's fake BIOS takes a second over its settings."""
+    def points(self, config_type, server_id, node, value):
+        """The kill points a run to ``value`` will reach among the
+        server's own writes, from how the cloud shows it now."""
+        server = self.server_details(server_id)
+        locked = ['unlock'] if server['locked'] else []
+        if node is None:
+            there = server['flavor']['extra_specs'].get(
+                'deploy-config:%s' % config_type) == value
+            if server['status'] == 'ACTIVE' and not server[
+                    'OS-EXT-STS:task_state']:
+                return locked if there else ['lock', 'resize', 'confirm',
+                                             'unlock']
+            return ['lock', 'confirm', 'unlock']
+        found = self.node(node)
+        if 'deploy_config_pending' in found['properties'] or (
+                found['provision_state'] != 'active'):
+            return ['lock', 'unlock']
+        if self.bios(node)['FnToggle'] == value:
+            return locked
+        return ['lock', 'pending', 'service', 'servicing', 'unlock']
+
+    def report_chaos(self, seed, chaos, runs):
+        """The run's seed and points, for the chaos env's report."""
+        text = 'seed %d: %d kill points reached over %d round(s) (%s); ' \
+            'then %s\n' % (seed, len(chaos.reached), chaos.round + 1,
+                           ', '.join(k for _, k in chaos.reached), runs)
+        self.addDetail('chaos', content.text_content(text))
+        if os.environ.get('FN_CHAOS_REPORT'):
+            with open(os.environ['FN_CHAOS_REPORT'], 'a') as f:
+                f.write(text)
+
+    def slow_bios(self, node, seconds=1):
+        """The node's fake BIOS takes ``seconds`` over its settings (until
+        the clean-up)."""
         ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
         key = '/extra/minicloud_bios_slow_steps'
-        ironic.patch('/nodes/%s' % node, microversion=self.ironic_api, json=[
-            {'op': 'add', 'path': key, 'value': '1'}])
-        self.addCleanup(ironic.patch, '/nodes/%s' % node,
-                        microversion=self.ironic_api,
-                        json=[{'op': 'remove', 'path': key}])
+        found = ironic.patch('/nodes/%s' % node, microversion=self.ironic_api,
+                             json=[{'op': 'add', 'path': key,
+                                    'value': str(seconds)}])
+        self.assertEqual(200, found.status_code, found.text)
+        if node not in self.slowed:
+            self.slowed.add(node)
+            self.addCleanup(ironic.patch, '/nodes/%s' % node,
+                            microversion=self.ironic_api,
+                            json=[{'op': 'remove', 'path': key}])
+
+    @contextlib.contextmanager
+    def meanwhile(self, when, action):
+        """Meanwhile, in a thread: ``action()`` once ``when()`` (polled
+        every 0.1 s); it must have happened by the end."""
+        done, stop = [], threading.Event()
+
+        def watch():
+            while not stop.is_set():
+                if when():
+                    done.append(action())
+                    return
+                stop.wait(0.1)
+
+        thread = threading.Thread(target=watch, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+        self.assertEqual(1, len(done), 'the condition never held')
 
     def run_killed_at(self, argv, env, reached=None):
         """Run the rollout as a process; SIGKILL it once ``reached()``
@@ -312,3 +441,70 @@ class TestFleet(FleetTestCase):
                 ' '.join(argv), 'killed' if killed else
                 'exit %d' % process.returncode, out, err))
         return 'killed' if killed else process.returncode
+
+
+class Chaos:
+    """Where a rollout is killed: after, or for ``unlock`` and
+    ``servicing`` before, one server's own write of a kind (``aim``);
+    every request is held from there on, until the process is killed.
+    Counts, per round, the service and resize requests passed on.
+    ``servers``: {node UUID: the ID of the server on it}."""
+
+    # the kinds of writes held themselves, not after they pass
+    BEFORE = ('unlock', 'servicing')
+    _ACTIONS = (('lock', b'"lock"'), ('unlock', b'"unlock"'),
+                ('resize', b'"resize"'), ('confirm', b'"confirmResize"'))
+
+    def __init__(self, servers):
+        self.servers = servers
+        self.lock = threading.Lock()     # two proxies ask at once
+        self.round = 0
+        self.reached = []
+        self.writes = collections.Counter()
+        self.at, self.state = None, {}
+
+    def aim(self, at):
+        self.at, self.state = at, {}
+
+    def is_held(self):
+        return self.state.get('held', False)
+
+    def fault(self, method, path, body):
+        with self.lock:
+            return self._fault(method, path, body)
+
+    def _fault(self, method, path, body):
+        if self.state.get('held') or self.state.get('armed'):
+            self.state['held'] = True
+            return faults.HANG
+        server, kind = self.classify(method, path, body)
+        if kind == 'service':
+            self.state.setdefault('serviced', set()).add(server)
+        if self.at == (server, kind):
+            if kind in self.BEFORE:
+                self.state['held'] = True
+                return faults.HANG
+            self.state['armed'] = True
+        if kind in ('service', 'resize'):
+            self.writes[(self.round, server, kind)] += 1
+        return None
+
+    def classify(self, method, path, body):
+        """(server ID, the kind of its write) of a request, or Nones."""
+        found = _SERVER_PATH.search(path)
+        if found and method == 'POST':
+            return found.group(1), next(
+                (k for k, key in self._ACTIONS if key in body), None)
+        found = _NODE.search(path)
+        server = found and self.servers.get(found.group(1))
+        if not server:
+            return None, None
+        if method == 'PATCH' and any(
+                op['op'] == 'add' and op['path'].endswith(
+                    'deploy_config_pending') for op in json.loads(body)):
+            return server, 'pending'
+        if method == 'PUT' and b'"service"' in body:
+            return server, 'service'
+        if method == 'GET' and server in self.state.get('serviced', ()):
+            return server, 'servicing'
+        return server, None

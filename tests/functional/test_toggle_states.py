@@ -16,6 +16,7 @@ member's request, a stopped server's rebuild, and a toggle killed at each
 point of its path, then run again."""
 
 import json
+import time
 
 from tests.functional import base
 from tests.functional import faults
@@ -122,6 +123,54 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
              "openstack server resize --deploy-config %s=off %s. Nothing was "
              "changed." % (server['name'], config_type, server['id'])],
             refused.stderr.splitlines())
+
+    def test_a_timed_out_toggle_and_a_late_failure_finish_on_a_rerun(self):
+        config_type, server, node = self.deployed()
+        toggle = ('server', 'resize', '--deploy-config')
+
+        # the BIOS takes 3 s: the toggle ends at its 1 s timeout, ironic
+        # goes on, and a rerun finishes and records it
+        with self.bios_that(node, 'slow_steps', '3'):
+            started = time.monotonic()
+            timed_out = self.openstack(
+                *toggle, '%s=off' % config_type, '--wait-timeout', '1',
+                server['id'], parse=False, fail_ok=True)
+            self.assertLess(time.monotonic() - started, 60)
+            self.assertEqual(1, timed_out.returncode)
+            self.assertIn('(--wait-timeout)', timed_out.stderr)
+            self.assertFalse(self.server_details(server['id'])['locked'])
+            self.openstack(*toggle, '%s=off' % config_type, server['id'],
+                           parse=False)
+        self.assertEqual(('off', {config_type: 'off'}), (
+            self.bios(node)['FnToggle'], self.recorded(node, server)))
+
+        # the servicing fails after the toggle gave up: ironic leaves the
+        # node in "service failed" and in maintenance; a rerun recovers it
+        with self.bios_that(node, 'slow_steps', '2'), \
+                self.bios_that(node, 'fails_steps', 'fan controller'):
+            self.openstack(*toggle, '%s=on' % config_type, '--wait-timeout',
+                           '1', server['id'], parse=False, fail_ok=True)
+            self.wait_for('the servicing of %s to fail' % node, lambda: (
+                self.node(node)['provision_state'] == 'service failed'))
+            recovered = self.openstack(*toggle, '%s=on' % config_type,
+                                       server['id'], parse=False,
+                                       fail_ok=True)
+        self.addCleanup(self.maintenance_unset, node)
+        self.assertEqual(1, recovered.returncode)
+        self.assertEqual(1, len(recovered.stderr.splitlines()),
+                         recovered.stderr)
+        self.assertIn('Ironic returned the node to active and server %s '
+                      'runs on' % server['name'], recovered.stderr)
+        found = self.node(node)
+        self.assertEqual(('active', True, 'off', {config_type: 'off'}), (
+            found['provision_state'], found['maintenance'],
+            self.bios(node)['FnToggle'], self.recorded(node, server)))
+        self.assertNotIn('deploy_config_pending', found['properties'])
+        self.assertFalse(self.server_details(server['id'])['locked'])
+
+    def maintenance_unset(self, node):
+        self.sdk(base.SYSTEM_ADMIN).baremetal.delete(
+            '/nodes/%s/maintenance' % node, microversion=self.ironic_api)
 
     def killed_and_rerun(self, server, node, config, held):
         """A toggle to ``config`` run through proxies in front of ironic

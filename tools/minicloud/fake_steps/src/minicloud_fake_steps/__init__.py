@@ -110,6 +110,8 @@ class StepsBIOS(fake.FakeBIOS):
     @base.deploy_step(priority=0, argsinfo=_BIOS_ARGS)
     @base.clean_step(priority=0, argsinfo=_BIOS_ARGS, requires_ramdisk=False)
     def apply_configuration(self, task, settings):
+        # a slow BIOS takes its time, then fails or takes the settings
+        time.sleep(float(task.node.extra.get(SLOW_STEPS) or 0))
         if task.node.extra.get(FAILS_STEPS):
             raise exception.DriverOperationError(
                 'BIOS refused the settings: %s' % task.node.extra[FAILS_STEPS])
@@ -122,7 +124,6 @@ class StepsBIOS(fake.FakeBIOS):
                 % ', '.join(unknown))
         if task.node.extra.get(IGNORES_STEPS):
             return None     # as a BIOS that ignores what it is told
-        time.sleep(float(task.node.extra.get(SLOW_STEPS) or 0))
         _sync(task, [_with_registry(registry, s) for s in settings])
 
     @_service_step(priority=0, requires_ramdisk=False)
