@@ -10,26 +10,32 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""What a bare-metal toggle applied, recorded on the node where only the
-operator writes.
+"""What a bare-metal toggle applied, recorded on the node.
 
 A bare-metal server keeps its flavor when a toggle services its node, so
 what the node runs is recorded: what ``server deploy-config show`` reports,
-what a rebuild applies again, what a rollout counts as done.  It lives in
-the node's ``properties``, which ironic's default policy lets only the
-node's operators change (a system member, or a member of the node's owner
-project): the server's own project, the node's lessee, may read it, and may
-write the node's ``extra`` and the server's metadata, so neither of those
-can decide what runs on the hardware.
+what a rebuild applies again, what a rollout counts as done.
 
-Two keys: ``deploy_config_pending`` is written before the servicing
+The operator's toggle records in the node's ``properties``, which ironic's
+default policy lets only the node's operators change (a system member, or a
+member of the node's owner project).  A project's toggle (``grants``) cannot
+write there: it records in the node's ``extra``, which the node's lessee,
+the server's project, may write; its record names the project.  Whatever a
+project can write decides nothing by itself: its record counts only for the
+configs granted to that project on that node (``applied(..., granted)``),
+so a record a member forged makes the operator's rebuild or rollout apply
+nothing the project could not have switched to itself.  The server's own
+metadata decides nothing either.  An operator's toggle supersedes the
+project's record of the same types.
+
+Two keys in each place: a pending record is written before the servicing
 (the configs, the instance, and the node's ``provision_updated_at`` then),
-and replaced by ``deploy_config_applied`` (the instance and its toggled
-configs) once the hardware was read back.  A rerun after an interruption
-finds the pending record: a node whose provisioning changed since was
-serviced, and is not serviced again.  Each record names its instance: a
-record of an earlier instance on the node means nothing for the next.
-Plain functions over ironic's node dicts.
+and replaced by the applied one (the instance and its toggled configs) once
+the hardware was read back.  A rerun after an interruption finds the
+pending record, and ironic's own record of the servicing decides whether
+it ran (``servicing_outcome``).  Each record names its instance: a record
+of an earlier instance on the node means nothing for the next.  Plain
+functions over ironic's node dicts.
 """
 
 import collections
@@ -39,6 +45,9 @@ from osc_deploy_config.domain import deploy_config
 
 APPLIED = 'deploy_config_applied'
 PENDING = 'deploy_config_pending'
+# A project's record: in the node's extra, naming the project.
+PROJECT_APPLIED = 'deploy_config_project_applied'
+PROJECT_PENDING = 'deploy_config_project_pending'
 
 # A toggle under way: its configs and when the node last changed
 # provisioning before it ({type: Config}, a timestamp).
@@ -50,23 +59,40 @@ def _configs(values):
             for t, v in sorted((values or {}).items())}
 
 
-def _of_instance(node, key, instance_uuid):
-    found = ((node or {}).get('properties') or {}).get(key)
+def _of_instance(node, key, instance_uuid, field='properties'):
+    found = ((node or {}).get(field) or {}).get(key)
     if isinstance(found, dict) and found.get('instance_uuid') == \
             instance_uuid:
         return found
     return None
 
 
-def applied(node, instance_uuid):
-    """{type: Config} a toggle applied to the instance on the node."""
-    found = _of_instance(node, APPLIED, instance_uuid)
-    return _configs(found and found.get('configs'))
+def applied(node, instance_uuid, granted=None):
+    """{type: Config} a toggle applied to the instance on the node: the
+    operator's record, and over it the project's, for the configs
+    ``granted`` to it on that node (None: the project's is not read)."""
+    found = _configs((_of_instance(node, APPLIED, instance_uuid) or {}).get(
+        'configs'))
+    if granted:
+        project = _configs((_of_instance(
+            node, PROJECT_APPLIED, instance_uuid, 'extra') or {}).get(
+            'configs'))
+        found.update((t, c) for t, c in project.items() if c in granted)
+    return found
 
 
-def pending(node, instance_uuid):
-    """The Pending toggle of the instance on the node, or None."""
-    found = _of_instance(node, PENDING, instance_uuid)
+def project_recorded(node, instance_uuid):
+    """The project that recorded a toggle of the instance on the node, or
+    None: whose grants decide whether its record counts."""
+    found = _of_instance(node, PROJECT_APPLIED, instance_uuid, 'extra')
+    return found.get('project_id') if found else None
+
+
+def pending(node, instance_uuid, project=False):
+    """The Pending toggle of the instance on the node (``project``: a
+    project's, in extra), or None."""
+    found = _of_instance(node, PROJECT_PENDING if project else PENDING,
+                         instance_uuid, 'extra' if project else 'properties')
     if found is None:
         return None
     return Pending(_configs(found.get('configs')), found.get('since'))
@@ -109,40 +135,73 @@ def _when(stamp):
     return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
 
 
-def pending_patch(node, instance_uuid, configs):
-    """The JSON patch that writes the pending record of ``configs``."""
-    return [{'op': 'add', 'path': '/properties/%s' % PENDING, 'value': {
-        'instance_uuid': instance_uuid,
-        'configs': {c.type: c.value for c in configs},
-        'since': node.get('provision_updated_at')}}]
+def pending_patch(node, instance_uuid, configs, project_id=None):
+    """The JSON patch that writes the pending record of ``configs`` (a
+    project's, in extra, with ``project_id``)."""
+    record = {'instance_uuid': instance_uuid,
+              'configs': {c.type: c.value for c in configs},
+              'since': node.get('provision_updated_at')}
+    if project_id:
+        record['project_id'] = project_id
+        return [{'op': 'add', 'path': '/extra/%s' % PROJECT_PENDING,
+                 'value': record}]
+    return [{'op': 'add', 'path': '/properties/%s' % PENDING,
+             'value': record}]
 
 
-def complete_patch(node, instance_uuid, configs):
+def complete_patch(node, instance_uuid, configs, project_id=None):
     """The JSON patch that records ``configs`` as applied (over what the
-    record has of the instance) and drops the pending record."""
+    record has of the instance) and drops the pending record.  The
+    operator's supersedes the project's record of the same types."""
+    if project_id:
+        found = _of_instance(node, PROJECT_APPLIED, instance_uuid, 'extra')
+        merged = dict((found or {}).get('configs') or {})
+        merged.update((c.type, c.value) for c in configs)
+        return [{'op': 'add', 'path': '/extra/%s' % PROJECT_APPLIED,
+                 'value': {'instance_uuid': instance_uuid, 'configs': merged,
+                           'project_id': project_id}}] + drop_pending(
+            node, project=True)
     merged = {t: c.value for t, c in applied(node, instance_uuid).items()}
     merged.update((c.type, c.value) for c in configs)
     return [{'op': 'add', 'path': '/properties/%s' % APPLIED, 'value': {
         'instance_uuid': instance_uuid, 'configs': merged}}] + drop_pending(
-        node)
+        node) + _drop_project_types(node, instance_uuid,
+                                    [c.type for c in configs])
 
 
-def drop_pending(node):
-    """The JSON patch that drops a pending record, if the node has one."""
-    if PENDING in ((node or {}).get('properties') or {}):
-        return [{'op': 'remove', 'path': '/properties/%s' % PENDING}]
+def drop_pending(node, project=False):
+    """The JSON patch that drops a pending record (a project's), if the
+    node has one."""
+    field, key = ('extra', PROJECT_PENDING) if project else (
+        'properties', PENDING)
+    if key in ((node or {}).get(field) or {}):
+        return [{'op': 'remove', 'path': '/%s/%s' % (field, key)}]
     return []
 
 
-def forget_patch(node, instance_uuid, config_types):
-    """The JSON patch that drops these types from what the record says
-    the instance runs (nothing when it names none of them)."""
-    kept = {t: c.value for t, c in applied(node, instance_uuid).items()}
-    if not set(config_types) & set(kept):
+def _drop_project_types(node, instance_uuid, config_types):
+    """The JSON patch that drops these types from the project's record."""
+    found = _of_instance(node, PROJECT_APPLIED, instance_uuid, 'extra')
+    if not found or not set(config_types) & set(found.get('configs') or ()):
         return []
+    kept = {t: v for t, v in found['configs'].items()
+            if t not in config_types}
+    if not kept:
+        return [{'op': 'remove', 'path': '/extra/%s' % PROJECT_APPLIED}]
+    return [{'op': 'add', 'path': '/extra/%s' % PROJECT_APPLIED,
+             'value': dict(found, configs=kept)}]
+
+
+def forget_patch(node, instance_uuid, config_types):
+    """The JSON patch that drops these types from what the records say
+    the instance runs (nothing when they name none of them)."""
+    kept = {t: c.value for t, c in applied(node, instance_uuid).items()}
+    patch = _drop_project_types(node, instance_uuid, config_types)
+    if not set(config_types) & set(kept):
+        return patch
     for config_type in config_types:
         kept.pop(config_type, None)
     if not kept:
-        return [{'op': 'remove', 'path': '/properties/%s' % APPLIED}]
+        return [{'op': 'remove', 'path': '/properties/%s' % APPLIED}] + patch
     return [{'op': 'add', 'path': '/properties/%s' % APPLIED, 'value': {
-        'instance_uuid': instance_uuid, 'configs': kept}}]
+        'instance_uuid': instance_uuid, 'configs': kept}}] + patch

@@ -118,17 +118,26 @@ class Clients:
 
         return glance.Glance(proxy_of(self.connection, 'image'))
 
-    def is_admin(self):
-        """Whether the credentials' token has the admin role: what nova's
-        admin API, a toggle's lock and a node's servicing take.  Read from
-        the token OSC holds: no request."""
+    def roles(self):
+        """The role names the credentials' token carries (keystone's
+        implied roles included: admin implies manager, member, reader).
+        Read from the token OSC holds: no request."""
         conn = self.connection
         try:
             access = conn.session.auth.get_access(conn.session)
-        except Exception as exc:    # noqa: BLE001 - then not known to be
+        except Exception as exc:    # noqa: BLE001 - then not known
             LOG.debug('no roles read from the token: %s', exc)
-            return False
-        return 'admin' in (access.role_names or ())
+            return set()
+        return set(access.role_names or ())
+
+    def is_admin(self):
+        """Whether the token has the admin role: what nova's admin API, a
+        toggle's lock and a node's servicing by the operator take."""
+        return 'admin' in self.roles()
+
+    def own_project(self):
+        """The ID of the project the token is scoped to (no request)."""
+        return self.connection.current_project_id
 
     def project_id(self, name_or_id):
         """A project's ID, by its name or ID (keystone)."""
@@ -141,6 +150,10 @@ class Clients:
         except sdk_exceptions.ResourceNotFound:
             raise exceptions.CommandError(
                 'No project with a name or ID of %s' % name_or_id) from None
+
+    def project_names(self):
+        """{project ID: name} of every project (keystone)."""
+        return {p.id: p.name for p in self.connection.identity.projects()}
 
     def ironic(self, *features):
         """Ironic at the version these features need (deploy templates by

@@ -35,13 +35,13 @@ TAGGING_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
 PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'target_provision_state', 'provision_updated_at',
                     'maintenance', 'maintenance_reason', 'last_error',
-                    'traits', 'properties', 'owner', 'resource_class',
-                    'raid_config')
+                    'traits', 'properties', 'extra', 'owner',
+                    'resource_class', 'raid_config')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'provision_updated_at', 'last_error')
 # What a report reads of a node: the hardware, and the toggle record.
-HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties',
+HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties', 'extra',
                    'resource_class')
 # What deciding about a template's config and steps reads of it.
 TEMPLATE_STEP_FIELDS = ('uuid', 'name', 'steps')
@@ -55,6 +55,10 @@ _VERBS = {'GET': 'list', 'POST': 'create', 'PATCH': 'update',
           'PUT': 'change', 'DELETE': 'delete'}
 _NODE_PARTS = {'traits': 'node traits', 'bios': 'node BIOS settings',
                'states': 'node states'}
+
+
+class Refused(exceptions.CommandError):
+    """Ironic's policy refused a request (403), said in one line."""
 
 
 class Ironic(rest.Api):
@@ -76,7 +80,7 @@ class Ironic(rest.Api):
             return
         action = describe_request(method, path)
         if self.scope == 'project':
-            raise exceptions.CommandError(
+            raise Refused(
                 'Ironic refused to %s (403): its default policy allows it '
                 'to a system-scoped token only, and %s.'
                 % (action, SYSTEM_ROLE_HINT))
@@ -84,8 +88,7 @@ class Ironic(rest.Api):
             sdk_exceptions.raise_from_response(response)
         except sdk_exceptions.HttpException as exc:
             detail = exc.details or str(exc)
-        raise exceptions.CommandError('Ironic refused to %s (403): %s'
-                                      % (action, detail))
+        raise Refused('Ironic refused to %s (403): %s' % (action, detail))
 
     def warn_if_nodes_hidden(self, nodes, log):
         """An empty node list may only mean the project scope sees none."""
@@ -203,6 +206,44 @@ class Ironic(rest.Api):
         if not patch:
             return None
         return self._request('PATCH', '/nodes/%s' % node, json=patch)
+
+    # ------------------------------------------------------ runbooks
+
+    def runbooks(self, project=None):
+        """Every runbook these credentials see, in detail (a project's
+        own and the public ones; ``project``: a system reader's filter),
+        in as few requests as the server allows."""
+        return self._list('runbooks', {'detail': 'True', 'project': project},
+                          limit=0)
+
+    def create_runbook(self, body):
+        return self._request('POST', '/runbooks', json=body)
+
+    def patch_runbook(self, ident, patch):
+        return self._request('PATCH', '/runbooks/%s' % ident, json=patch)
+
+    def set_runbook_traits(self, ident, traits):
+        """Replace the runbook's traits (the nodes it may run on carry one
+        of them)."""
+        self._request('PUT', '/runbooks/%s/traits' % ident,
+                      json={'traits': list(traits)})
+
+    def delete_runbook(self, ident):
+        """Idempotent: a runbook already gone is no error."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            self._request('DELETE', '/runbooks/%s' % ident)
+        except sdk_exceptions.NotFoundException:
+            pass
+
+    def service_with_runbook(self, node, runbook):
+        """Service an active node with a runbook's steps: ironic checks
+        that the caller may use the runbook, and that the node carries one
+        of its traits."""
+        self._request('PUT', '/nodes/%s/states/provision' % node,
+                      versions.PROJECT_RUNBOOKS,
+                      json={'target': 'service', 'runbook': runbook})
 
     def add_node_trait(self, node, trait):
         self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))

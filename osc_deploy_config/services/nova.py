@@ -118,6 +118,10 @@ class _Flavors:
         self._request('POST', '/flavors/%s/action' % flavor_id, json={
             'addTenantAccess': {'tenant': project_id}})
 
+    def remove_flavor_access(self, flavor_id, project_id):
+        self._request('POST', '/flavors/%s/action' % flavor_id, json={
+            'removeTenantAccess': {'tenant': project_id}})
+
     def finish_flavor(self, flavor, extra_specs):
         """Give a flavor exactly these extra specs."""
         current = flavor.get('extra_specs') or {}

@@ -36,6 +36,9 @@ NODE_SERVICING = 'node servicing'
 NODE_BIOS = 'node BIOS settings'
 NODE_BIOS_REGISTRY = 'node BIOS registry'
 NODE_HISTORY = 'node history'
+# runbooks (1.92) gated by their own traits, not by their names (1.112):
+# what a grant to one project takes
+PROJECT_RUNBOOKS = 'runbooks of a project, gated by their traits'
 LISTED_FLAVOR_EXTRA_SPECS = 'flavor extra specs in listings'
 SERVER_FLAVOR_DETAILS = 'server flavor details'
 SERVER_LOCKS = 'server lock reasons'
@@ -55,6 +58,7 @@ NEEDS = {
     NODE_BIOS: ('baremetal', '1.40'),
     NODE_BIOS_REGISTRY: ('baremetal', '1.74'),
     NODE_HISTORY: ('baremetal', '1.78'),
+    PROJECT_RUNBOOKS: ('baremetal', '1.112'),
     LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
     # a server shows who locked it and why, a lock takes a reason (with the

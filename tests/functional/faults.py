@@ -79,8 +79,12 @@ class FaultProxy:
                 if not any(k.lower() == 'content-type' for k in headers):
                     self.send_header('Content-Type', 'application/json')
                 self.send_header('Content-Length', str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client was killed meanwhile (on purpose)
+                    self.close_connection = True
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_one
 

@@ -31,8 +31,10 @@ from keystoneauth1 import discover
 from keystoneauth1 import exceptions as ksa_exceptions
 from keystoneauth1 import session
 from openstack import connection
+from openstack import exceptions as sdk_exceptions
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from openstack.compute.v2 import _proxy as compute_proxy
+from openstack.identity.v3 import _proxy as identity_proxy
 from openstack.image.v2 import _proxy as image_proxy
 from openstack.placement.v1 import _proxy as placement_proxy
 from osc_lib.test import base
@@ -175,6 +177,11 @@ class FakeIronic(FakeService):
         # records servicing (False: an ironic that records none)
         self.history = {}
         self.records_history = True
+        # a project-scoped token: its project ID and roles, as ironic's
+        # default policy judges them (None: a system-scoped token)
+        self.project = None
+        self.project_roles = set()
+        self.runbooks = {}
 
     # ------------------------------------------------------------ data
 
@@ -224,7 +231,7 @@ class FakeIronic(FakeService):
                               if instance_uuid else {}),
             'maintenance_reason': None, 'fault': None,
             'extra': {}, 'properties': {}, 'bios': {}, 'bios_at': {},
-            'resource_class': resource_class, 'owner': None,
+            'resource_class': resource_class, 'owner': None, 'lessee': None,
             'raid_config': {}, 'provision_updated_at': self.stamp(),
         }
         self.nodes[node['uuid']] = node
@@ -252,6 +259,11 @@ class FakeIronic(FakeService):
     def route(self, method, segments, query, json, microversion):
         if self.forbidden:
             return error(403, 'Access was denied to this resource.')
+        if self.project and segments[0] == 'deploy_templates':
+            return error(403, 'RBAC policy on baremetal:deploy_template:get '
+                         'requires a system scope')
+        if segments[0] == 'runbooks':
+            return self._runbooks(method, segments[1:], query, json)
         if segments[0] == 'deploy_templates':
             return self._templates(method, segments[1:], query, json)
         if segments[0] == 'nodes':
@@ -336,16 +348,25 @@ class FakeIronic(FakeService):
             return response(200, self._view(template))
         return error(405, method)
 
+    def leased(self, node):
+        """Whether the token may see the node: a system scope, or its
+        project's owner or lessee."""
+        return self.project is None or self.project in (node['owner'],
+                                                         node['lessee'])
+
     def _nodes(self, method, rest, query, body):
         fields = query['fields'].split(',') if 'fields' in query else None
         if method == 'GET' and not rest:
             return response(200, {'nodes': [
                 {k: copy.deepcopy(n[k]) for k in fields}
-                for n in self.nodes.values()
-                if query.get('instance_uuid') in (None, n['instance_uuid'])]})
+                for n in self.nodes.values() if self.leased(n)
+                and query.get('instance_uuid') in (None, n['instance_uuid'])]})
         node = self.nodes.get(rest[0])
-        if node is None:
+        if node is None or not self.leased(node):
             return error(404, 'Node %s could not be found.' % rest[0])
+        refused = self._lessee_refuses(method, rest, body)
+        if refused:
+            return refused
         if len(rest) == 1:
             self._servicing_goes_on(node)
             if method == 'PATCH':
@@ -390,7 +411,75 @@ class FakeIronic(FakeService):
         return response(204)
 
 
+    def _lessee_refuses(self, method, rest, body):
+        """ironic's default policy for a node's lessee: its reader reads
+        the node and its BIOS, not its history; its member writes extra,
+        not properties; its manager changes its provision state and
+        maintenance."""
+        if self.project is None:
+            return None
+        manager = bool({'manager', 'admin'} & self.project_roles)
+        if rest[1:] == ['history']:
+            return error(403, 'Access was denied to this resource.')
+        if method == 'PATCH' and any(not op['path'].startswith('/extra/')
+                                     for op in body):
+            return error(403, 'Access was denied to this resource.')
+        if rest[1:2] in (['states'], ['maintenance']) and not manager:
+            return error(403, 'Access was denied to this resource.')
+        return None
+
+    def _runbooks(self, method, rest, query, body):
+        """The runbook routes (1.92; traits 1.112), a project's own."""
+        if method == 'GET':
+            return response(200, {'runbooks': [
+                copy.deepcopy(r) for r in self.runbooks.values()
+                if (self.project or query.get('project')) in (
+                    None, r['owner']) or r['public']]})
+        if method == 'POST':
+            if 'traits' in body:
+                return error(400, "Additional properties are not allowed "
+                                  "('traits' was unexpected)")
+            if any(r['name'] == body['name'] for r in self.runbooks.values()):
+                return error(409, 'A runbook with name %s already exists.'
+                             % body['name'])
+            runbook = dict(body, uuid=str(uuid.uuid4()), traits=[])
+            self.runbooks[runbook['uuid']] = runbook
+            return response(201, copy.deepcopy(runbook))
+        runbook = self.runbooks.get(rest[0])
+        if runbook is None:
+            return error(404, 'Runbook %s could not be found.' % rest[0])
+        if method == 'DELETE':
+            del self.runbooks[rest[0]]
+            return response(204)
+        if rest[1:] == ['traits']:
+            runbook['traits'] = list(body['traits'])
+            return response(204)
+        for op in body:
+            runbook[op['path'].strip('/')] = copy.deepcopy(op['value'])
+        return response(200, copy.deepcopy(runbook))
+
+    def _runbook_steps(self, node, body):
+        """The service steps of a runbook, as ironic checks it: usable by
+        the token, and on a node that carries one of its traits; or an
+        error response."""
+        runbook = self.runbooks.get(body['runbook'])
+        if runbook is None or (self.project and (
+                runbook['owner'] != self.project
+                or not {'manager', 'admin'} & self.project_roles)):
+            return error(403, 'Access was denied to this resource.')
+        if not set(runbook['traits']) & set(node['traits']):
+            return error(400, 'This runbook has not been approved for use '
+                         'on this node %s.' % node['uuid'])
+        return [{'interface': s['interface'], 'step': s['step'],
+                 'args': s.get('args') or {}} for s in sorted(
+            runbook['steps'], key=lambda s: int(s['order']))]
+
     def _service(self, node, body):
+        if body.get('runbook'):
+            steps = self._runbook_steps(node, body)
+            if isinstance(steps, requests.Response):
+                return steps
+            body = {'target': body['target'], 'service_steps': steps}
         allowed = {'service': ('active', 'service failed'),
                    'abort': () if self.abort_unsupported else (
                        'service failed',)}
@@ -824,6 +913,33 @@ class FakeGlance(FakeService):
         return response(200, copy.deepcopy(image))
 
 
+class FakeKeystone:
+    """The projects keystone has, behind an autospec'd identity proxy."""
+
+    def __init__(self, projects):
+        self.projects = dict(projects)      # {ID: name}
+        self.proxy = proxy_double(identity_proxy.Proxy,
+                                  ('find_project', 'projects'))
+        self.proxy.find_project.side_effect = self.find_project
+        self.proxy.projects.side_effect = self.listed
+
+    def project(self, project_id):
+        return mock.Mock(spec=['id', 'name'], id=project_id,
+                         name=self.projects[project_id])
+
+    def find_project(self, name_or_id, ignore_missing=True, **kwargs):
+        for project_id, name in self.projects.items():
+            if name_or_id in (project_id, name):
+                return self.project(project_id)
+        if ignore_missing:
+            return None
+        raise sdk_exceptions.ResourceNotFound('No Project found for %s'
+                                              % name_or_id)
+
+    def listed(self, **kwargs):
+        return [self.project(i) for i in self.projects]
+
+
 class TestCommand(base.TestCommand):
     """A command test with the fake services behind our real Clients."""
 
@@ -846,6 +962,9 @@ class TestCommand(base.TestCommand):
         self.conn.placement = self.placement.proxy
         self.glance = FakeGlance()
         self.conn.image = self.glance.proxy
+        self.keystone = FakeKeystone({'project-1': 'demo',
+                                      'project-2': 'other'})
+        self.conn.identity = self.keystone.proxy
         self.conn.session = mock.create_autospec(session.Session,
                                                  instance=True)
         self.with_roles('admin', 'member', 'reader')
@@ -860,6 +979,8 @@ class TestCommand(base.TestCommand):
         node = self.ironic.add_node(node_name, traits,
                                     instance_uuid=server['id'])
         node['bios'] = dict(bios)
+        # ironic makes the instance's project the node's lessee
+        node['lessee'] = server['tenant_id']
         # nova's ironic driver names a node's hypervisor by its UUID
         self.nova.servers[server['id']][
             'OS-EXT-SRV-ATTR:hypervisor_hostname'] = node['uuid']
@@ -889,6 +1010,16 @@ class TestCommand(base.TestCommand):
         self.useFixture(fixtures.MockPatch('openstack.connect',
                                            autospec=True,
                                            return_value=refused))
+
+    def as_project(self, *roles, project='project-1'):
+        """Credentials of a user of ``project`` with these roles, and no
+        role on the system (project-scoped tokens, as ironic and nova judge
+        them)."""
+        self.without_system_role()
+        self.with_roles(*roles)
+        self.conn.current_project_id = project
+        self.ironic.project = project
+        self.ironic.project_roles = set(roles)
 
     def run_command(self, command_class, args, stdin=None):
         cmd = command_class(self.app, None)

@@ -167,7 +167,7 @@ class TestList(ServerTestCase):
         self.assertEqual(7, len({r['Server'] for r in self.rows('--long')}))
         self.assertEqual(
             ['/nodes?fields=uuid%2Cname%2Craid_config%2Cproperties%2C'
-             'resource_class%2Cinstance_uuid',
+             'extra%2Cresource_class%2Cinstance_uuid',
              '/deploy_templates?fields=uuid%2Cname%2Csteps%2Cextra'] +
             sorted('/nodes/%s/bios' % n['uuid'] for n in nodes),
             [r[1] for r in self.ironic.requests[:2]] +

@@ -506,21 +506,22 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
         self.assertEqual([], self.ironic.writes + self.nova.writes)
 
-    def test_a_member_is_told_to_ask_the_operator(self):
-        self.with_roles('member', 'reader')
+    def test_a_member_is_told_its_projects_managers_may(self):
+        self.as_project('member', 'reader')
         self.assertEqual(
-            'Server db-1 runs on bare metal, and only the cloud\'s operator '
-            'may service its node (ironic\'s policy): ask them to run '
-            'openstack server resize --deploy-config hyperthreading=disabled '
-            '%s. Nothing was changed.' % self.server['id'],
-            self.refused(self.server, OFF))
+            'Server db-1 runs on bare metal: its project\'s managers may '
+            'switch it, within the configs the operator granted (ironic lets '
+            'the manager of a node\'s lessee service it): ask one of them to '
+            'run openstack server resize --deploy-config '
+            'hyperthreading=disabled %s. Nothing was changed.'
+            % self.server['id'], self.refused(self.server, OFF))
         self.assertEqual([], self.ironic.writes + self.nova.writes)
 
     def test_a_member_is_told_so_when_ironic_hides_the_node_too(self):
-        self.with_roles('member', 'reader')
+        self.as_project('member', 'reader')
         self.ironic.nodes.clear()
         del self.shown()['OS-EXT-SRV-ATTR:hypervisor_hostname']
-        self.assertIn('only the cloud\'s operator may service its node',
+        self.assertIn('its project\'s managers may switch it',
                       self.refused(self.server, OFF))
 
     def test_refused_when_the_node_is_not_tagged(self):

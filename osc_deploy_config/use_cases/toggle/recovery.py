@@ -62,7 +62,8 @@ class Recovery:
         finally:
             # whatever happens (a timeout, Ctrl-C), the node is held again
             self.hold(node, held)
-        self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(node))
+        self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
+            node, bool(self.strategy.project)))
         if state['provision_state'] != 'active':
             return ('%s Aborting it did not return the node to active (%s): '
                     'it is in "%s". Nothing was recorded.' % (

@@ -64,9 +64,13 @@ class Resize:
         """A flavor is what it says: nothing to read back."""
 
     def refuse(self, prepared):
-        """A flavor named like the one to create but different is an
+        """A project switches only to a flavor its grant opened to it; a
+        flavor named like the one to create but different is an
         operator's: never reused or changed."""
         plan = prepared.plan
+        if plan.target_flavor is None and not prepared.finishing:
+            self.toggle.authority.refuse_new_flavor(prepared.server,
+                                                    prepared.changed, plan)
         if plan.target_flavor is None and not toggle_plan.unfinished_flavor(
                 plan, prepared.reading.flavors,
                 toggle_plan.sizes_of(prepared.server['flavor'])):
@@ -93,7 +97,7 @@ class Resize:
         if found['status'] != 'VERIFY_RESIZE' or (
                 found['flavor']['original_name'] != flavor['name']):
             raise exceptions.CommandError('Resize of server %s failed: %s' % (
-                server['name'], self.resize_error(found, request_id)))
+                server['name'], resize_error(self.nova, found, request_id)))
         prepared.server = found
         return self.settle(prepared)
 
@@ -213,20 +217,21 @@ class Resize:
                 raise
         return self.waits.confirmation(server, request_id)
 
-    def resize_error(self, server, request_id):
-        """Why nova gave up: the failed event of our resize action (nova
-        answers 202, then puts the server back with no fault), or the
-        server's state."""
-        if server['status'] == 'ERROR':
-            return 'the server is in ERROR: %s' % (
-                (server.get('fault') or {}).get('message') or 'no fault')
-        action = self.nova.instance_action(server['id'], request_id) \
-            if request_id else {}
-        return toggle_states.failed_event(action) or (
-            'the server is %s on flavor %s' % (
-                server['status'], server['flavor']['original_name']))
-
 
 def target_name(plan):
     """The name of the flavor a plan resizes to."""
     return (plan.target_flavor or {}).get('name') or plan.new_flavor_name
+
+
+def resize_error(nova, server, request_id):
+    """Why nova gave up: the failed event of our resize action (nova
+    answers 202, then puts the server back with no fault), or the
+    server's state."""
+    if server['status'] == 'ERROR':
+        return 'the server is in ERROR: %s' % (
+            (server.get('fault') or {}).get('message') or 'no fault')
+    action = nova.instance_action(server['id'], request_id) \
+        if request_id else {}
+    return toggle_states.failed_event(action) or (
+        'the server is %s on flavor %s' % (
+            server['status'], server['flavor']['original_name']))

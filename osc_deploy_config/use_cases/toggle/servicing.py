@@ -48,6 +48,9 @@ class Servicing:
         self.say = toggle.say
         self.waits = toggle.waits
         self.ironic = toggle.clients.ironic(versions.NODE_SERVICING)
+        # a project's toggle: services through its runbooks, records in
+        # the node's extra (``authority``)
+        self.project = toggle.authority.project_id
 
     def steps(self, prepared):
         return [s for c in prepared.changed for s in toggle_plan.service_steps(
@@ -64,7 +67,8 @@ class Servicing:
         whose node runs (or failed) our own interrupted servicing."""
         server, node = prepared.server, prepared.reading.node
         toggle_states.refuse_server(server)
-        ours = toggle_record.pending(node, server['id']) is not None
+        ours = toggle_record.pending(node, server['id'],
+                                     bool(self.project)) is not None
         toggle_states.refuse_node(server, node, ours_under_way=ours)
         if node['provision_state'] != 'active':
             prepared.finishing = SERVICING
@@ -117,7 +121,8 @@ class Servicing:
     def carry_out(self, prepared):
         node, server = prepared.reading.node, prepared.server
         changed, steps = prepared.changed, self.steps(prepared)
-        under_way = toggle_record.pending(node, server['id'])
+        under_way = toggle_record.pending(node, server['id'],
+                                          bool(self.project))
         ours = under_way is not None and (
             set(under_way.configs.values()) == set(changed))
         serviced = False
@@ -125,10 +130,10 @@ class Servicing:
             self.say('  finishing the servicing of an interrupted toggle')
             state = self.waits.servicing(node)
             self.check_serviced(prepared, steps, state)
-            serviced = ours and self.serviced(dict(node, **state),
-                                              under_way, steps)
+            serviced = ours and ran(self.ironic, dict(node, **state),
+                                    under_way, steps)
         elif ours:
-            serviced = self.serviced(node, under_way, steps)
+            serviced = ran(self.ironic, node, under_way, steps)
         if serviced or (self.toggle.fresh_reading
                         and self.shows(prepared, steps)):
             self.say('  node %s already shows %s: recording it' % (
@@ -136,44 +141,38 @@ class Servicing:
         else:
             written = self.ironic.patch_node(
                 node['uuid'], toggle_record.pending_patch(
-                    node, server['id'], changed))
-            node['properties'] = written['properties']
-            self.request_service(node, steps)
+                    node, server['id'], changed, self.project))
+            node.update(properties=written['properties'],
+                        extra=written['extra'])
+            self.request_service(prepared, steps)
             self.check_serviced(prepared, steps, self.waits.servicing(node))
         self.verify(prepared, steps)
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
-            node, server['id'], changed))
+            node, server['id'], changed, self.project))
         self.say('Server %s: node %s serviced, now %s.' % (
             server['name'], outcomes.label(node),
             outcomes.configs_text(changed)))
         return prepared.outcome(outcomes.TOGGLED)
 
-    def serviced(self, node, under_way, steps):
-        """Whether the servicing a pending record announced ran to its end,
-        from ironic's own record of it: the node's history, or where it
-        cannot be read (an ironic before 1.78, a project's token, history
-        turned off), the node active with no error since, and only for
-        steps whose effect is then read back (``verify``)."""
+    def request_service(self, prepared, steps):
+        """Ask ironic to service the node: with the steps, or (a project)
+        through the runbook of each config, one after the other.  A
+        request ironic refuses (the node taken by someone else meanwhile)
+        drops the pending record: nothing was serviced."""
+        node = prepared.reading.node
         try:
-            outcome = toggle_record.servicing_outcome(
-                self.ironic.node_history(node['uuid']), under_way.since)
-        except (exceptions.CommandError, sdk_exceptions.HttpException):
-            outcome = None
-        if outcome is not None:
-            return outcome == toggle_record.SERVICED
-        return (toggle_record.serviced_since(node, under_way)
-                and node['provision_state'] == 'active'
-                and not node.get('last_error') and effects.readable(steps))
-
-    def request_service(self, node, steps):
-        """Ask ironic to service the node; a request it refuses (the node
-        taken by someone else meanwhile) drops the pending record: nothing
-        was serviced."""
-        try:
-            self.ironic.service(node['uuid'], steps)
+            if not self.project:
+                self.ironic.service(node['uuid'], steps)
+                return
+            for number, config in enumerate(prepared.changed):
+                if number:
+                    self.check_serviced(prepared, steps,
+                                        self.waits.servicing(node))
+                self.ironic.service_with_runbook(node['uuid'], (
+                    prepared.reading.templates_by_config[config]['runbook']))
         except sdk_exceptions.HttpException:
-            self.ironic.patch_node(node['uuid'],
-                                   toggle_record.drop_pending(node))
+            self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
+                node, bool(self.project)))
             raise
 
     def check_serviced(self, prepared, steps, state):
@@ -218,8 +217,8 @@ class Servicing:
         missing = effects.missing(steps, *self.read_again(prepared))
         if missing:
             node = prepared.reading.node
-            self.ironic.patch_node(node['uuid'],
-                                   toggle_record.drop_pending(node))
+            self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
+                node, bool(self.project)))
             raise exceptions.CommandError(
                 'Servicing node %s finished, but the hardware does not show '
                 '%s: %s. Nothing was recorded; rerun to retry once the node '
@@ -227,3 +226,21 @@ class Servicing:
                     outcomes.label(prepared.reading.node),
                     outcomes.configs_text(prepared.changed),
                     '; '.join(missing)))
+
+
+def ran(ironic, node, under_way, steps):
+    """Whether the servicing a pending record announced ran to its end,
+    from ironic's own record of it: the node's history, or where it cannot
+    be read (an ironic before 1.78, a project's token, history turned
+    off), the node active with no error since, and only for steps whose
+    effect is then read back (``Servicing.verify``)."""
+    try:
+        outcome = toggle_record.servicing_outcome(
+            ironic.node_history(node['uuid']), under_way.since)
+    except (exceptions.CommandError, sdk_exceptions.HttpException):
+        outcome = None
+    if outcome is not None:
+        return outcome == toggle_record.SERVICED
+    return (toggle_record.serviced_since(node, under_way)
+            and node['provision_state'] == 'active'
+            and not node.get('last_error') and effects.readable(steps))

@@ -27,14 +27,13 @@ interrupted anywhere completes when run again.
 
 import dataclasses
 
-from osc_lib import exceptions
-
 from osc_deploy_config.domain import rebuild_plan
 from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import authority as authorities
 from osc_deploy_config.use_cases.toggle import claim as claims
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import resize
@@ -46,8 +45,9 @@ from osc_deploy_config.use_cases.toggle import waits
 class Reading:
     """What deciding about one server's toggle reads: the server (with its
     lock), its node (None: virtual), its image's properties, the config
-    templates, the flavors (virtual servers), and whether nova runs it on
-    ironic."""
+    templates on its hardware, the flavors (virtual servers), whether nova
+    runs it on ironic, and the configs a project's record on its node
+    counts for (``granted``, ``toggle_record.applied``)."""
 
     server: dict
     node: dict
@@ -55,6 +55,7 @@ class Reading:
     templates_by_config: dict
     flavors: list
     bare_metal: bool
+    granted: set = dataclasses.field(default_factory=set)
 
 
 @dataclasses.dataclass
@@ -106,7 +107,9 @@ class ServerToggle:
     was made by ``read`` (one server's toggle: the hardware is read before
     and after); a rollout's comes from its own listings, and the node's
     record decides what to service.  ``wait_until``: a deadline (on
-    ``time.monotonic``) no wait goes past, a rollout's.
+    ``time.monotonic``) no wait goes past, a rollout's.  Who toggles
+    (``authority``) is the operator when the templates are given, and is
+    otherwise decided from the credentials once the server is read.
     """
 
     def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
@@ -116,7 +119,8 @@ class ServerToggle:
         self.clients = clients
         self.placement_view = placement_view
         self.fresh_reading = fresh_reading
-        self.templates_by_config = templates_by_config
+        self.authority = None if templates_by_config is None else \
+            authorities.Operator(templates_by_config)
         self.configs = list(configs)
         self.say = say
         self.wait = wait or auto_confirm
@@ -164,18 +168,19 @@ class ServerToggle:
         node = self.ironic.node_of_instance(server['id'],
                                             ironic_api.PROVISION_FIELDS)
         bare_metal = node is not None or self.on_ironic(server)
+        if self.authority is None:
+            self.authority = authorities.decide(self.clients, self.ironic)
         if bare_metal:
-            self.refuse_unserviceable(server, node)
+            self.authority.refuse_unserviceable(server, node, self.configs,
+                                                self.ironic)
         image_id = (server.get('image') or {}).get('id')
-        known = self.templates_by_config
-        if known is None:
-            known = self.ironic.config_templates(
-                fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        known = self.authority.templates(self.ironic).for_hardware(
+            node, server['flavor'].get('extra_specs'))
         return Reading(
             server, node, self.clients.glance().image_properties(image_id)
-            if image_id else {}, known.for_hardware(
-                node, server['flavor'].get('extra_specs')),
-            [] if node else self.nova.flavors(), bare_metal)
+            if image_id else {}, known, [] if node else self.nova.flavors(),
+            bare_metal, self.authority.granted(self.ironic, server, node,
+                                               known) if node else set())
 
     def on_ironic(self, server):
         """Whether nova runs the server on ironic, from nova's own data:
@@ -190,15 +195,20 @@ class ServerToggle:
         no wait: a dry run and a rollout's planning call it."""
         server = reading.server
         if reading.bare_metal:
-            self.refuse_unserviceable(server, reading.node)
+            self.authority.refuse_unserviceable(server, reading.node,
+                                                self.configs, self.ironic)
+        self.authority.refuse_ungranted(server, self.configs,
+                                        reading.templates_by_config)
         toggle_plan.refuse_image_configs(server, reading.image, self.configs)
         claim = None
-        if self.clients.is_admin():
+        if self.clients.is_admin() or (
+                self.authority.project_id and reading.bare_metal):
             claim = claims.Claim(self.nova, server, self.configs, self.say)
             claim.refuse_held()
         plan = toggle_plan.plan(
             server, self.configs, reading.templates_by_config,
-            reading.flavors, toggle_record.applied(reading.node, server['id']))
+            reading.flavors, toggle_record.applied(
+                reading.node, server['id'], reading.granted))
         prepared = Prepared(reading, plan, [
             c for c in self.configs if plan.current.get(c.type) != c], claim)
         prepared.strategy = (servicing.Servicing if reading.node
@@ -231,11 +241,16 @@ class ServerToggle:
                 prepared.claim.release()
 
     def refuse_unschedulable(self, prepared):
-        """The scheduler check: placement must show the server's host with
-        every required trait of the target, and not reserved."""
+        """The scheduler check: the server's host must carry every required
+        trait of the target, and not be reserved (placement's view; a
+        project's, the node's traits in ironic)."""
         node = prepared.reading.node
         if self.placement_view:
             providers = self.placement_view(prepared.reading)
+        elif self.authority.project_id:
+            providers = [{'uuid': node['uuid'], 'name': node['uuid'],
+                          'traits': node.get('traits') or [],
+                          'resources': {}}] if node else []
         else:
             providers = self.clients.placement().providers_of(
                 prepared.server['id'])
@@ -251,28 +266,3 @@ class ServerToggle:
                 'the server first.' % (prepared.server['name'],
                                        outcomes.configs_text(self.configs),
                                        '; '.join(problems), fix))
-
-    def refuse_unserviceable(self, server, node):
-        """A bare-metal server's node is serviced by the cloud's operator
-        (a system role, or a project admin where ironic's legacy policy
-        applies): a project member is told whom to ask, and a project admin
-        that ironic hides the node from, which role is missing."""
-        if not self.clients.is_admin():
-            raise exceptions.CommandError(
-                'Server %s runs on bare metal, and only the cloud\'s operator '
-                'may service its node (ironic\'s policy): ask them to run '
-                'openstack server resize %s %s. Nothing was changed.' % (
-                    server['name'], ' '.join(
-                        '--deploy-config %s' % c for c in self.configs),
-                    server['id']))
-        if node is None:
-            if self.ironic.scope == 'project':
-                raise exceptions.CommandError(
-                    'Server %s is a bare-metal server, but ironic does not '
-                    'show its node to these credentials: its default policy '
-                    'shows nodes to a system-scoped token only, and %s. '
-                    'Nothing was changed.' % (server['name'],
-                                              ironic_api.SYSTEM_ROLE_HINT))
-            raise exceptions.CommandError(
-                'Server %s is a bare-metal server, but ironic shows no node '
-                'with its instance: nothing was changed.' % server['name'])

@@ -1,0 +1,161 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Who toggles: the cloud's operator, or a project within its grants.
+
+Every check of a toggle is the same for both; what differs is where each
+reads and writes.  The operator reads the deploy templates (ironic shows
+them to a system role, or to a project admin under its legacy policy),
+services a node with their steps, records in the node's ``properties``,
+and checks the host in placement.  A project reads its grants, the
+runbooks it owns (``domain.grants``), and only those configs may change; a
+bare-metal server's node is serviced through a runbook, by the project's
+managers (ironic's policy: a node's lessee manager may change its
+provision state, a project's manager may use the project's runbooks), the
+record goes to the node's ``extra``, and the host check reads the node's
+traits in ironic (which checks them again, against the runbook's); a
+virtual server switches to a flavor the grant opened to the project, never
+one made on the fly.
+"""
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import grants
+from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import versions
+
+
+def decide(clients, ironic):
+    """The Operator when ironic gives these credentials the deploy
+    templates, else the Project of their token."""
+    if ironic.scope == 'system':
+        return Operator()
+    if clients.is_admin():
+        try:
+            return Operator(ironic.config_templates(
+                fields=ironic_api.TEMPLATE_STEP_FIELDS))
+        except ironic_api.Refused:
+            pass
+    roles = clients.roles()
+    return Project(clients.own_project(), bool({'manager', 'admin'} & roles))
+
+
+class Operator:
+    """The cloud's operator (``templates``: the config templates, when
+    read already)."""
+
+    project_id = None
+
+    def __init__(self, templates=None):
+        self.known = templates
+
+    def templates(self, ironic):
+        if self.known is None:
+            self.known = ironic.config_templates(
+                fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        return self.known
+
+    def granted(self, ironic, server, node, templates_by_config):
+        """The configs a project's record on the node counts for: those
+        granted to the server's project on its hardware (read only when
+        the node has such a record)."""
+        project = toggle_record.project_recorded(node, server['id'])
+        if project is None or project != server.get('tenant_id'):
+            return set()
+        return grants.granted(ironic.runbooks(project=project),
+                              templates_by_config)
+
+    def refuse_unserviceable(self, server, node, configs, ironic):
+        """A node ironic does not show: one line, why."""
+        if node is not None:
+            return
+        if ironic.scope == 'project':
+            raise exceptions.CommandError(
+                'Server %s is a bare-metal server, but ironic does not '
+                'show its node to these credentials: its default policy '
+                'shows nodes to a system-scoped token only, and %s. '
+                'Nothing was changed.' % (server['name'],
+                                          ironic_api.SYSTEM_ROLE_HINT))
+        raise exceptions.CommandError(
+            'Server %s is a bare-metal server, but ironic shows no node '
+            'with its instance: nothing was changed.' % server['name'])
+
+    def refuse_ungranted(self, server, configs, templates_by_config):
+        """The operator may toggle to any config a template realises."""
+
+    def refuse_new_flavor(self, server, configs, plan):
+        """The operator derives the flavor a virtual server needs."""
+
+
+class Project:
+    """A project, within what the operator granted it: ``project_id``,
+    and whether the token is one of its managers (``manager``)."""
+
+    def __init__(self, project_id, manager):
+        self.project_id = project_id
+        self.manager = manager
+        self.known = None
+
+    def templates(self, ironic):
+        """Its grants, as the templates they publish."""
+        if self.known is None:
+            ironic.require_feature(versions.PROJECT_RUNBOOKS)
+            self.known = grants.as_templates(ironic.runbooks())
+        return self.known
+
+    def granted(self, ironic, server, node, templates_by_config):
+        """Its own record counts for what it was granted."""
+        return set(templates_by_config)
+
+    def refuse_unserviceable(self, server, node, configs, ironic):
+        """A bare-metal server's node is serviced by the project's
+        managers: a member is told so."""
+        if not self.manager:
+            raise exceptions.CommandError(
+                'Server %s runs on bare metal: its project\'s managers may '
+                'switch it, within the configs the operator granted '
+                '(ironic lets the manager of a node\'s lessee service it): '
+                'ask one of them to run openstack server resize %s %s. '
+                'Nothing was changed.' % (server['name'], ' '.join(
+                    '--deploy-config %s' % c for c in configs),
+                    server['id']))
+        if node is None:
+            raise exceptions.CommandError(
+                'Server %s is a bare-metal server, but ironic does not show '
+                'its node to its project: is the project its lessee '
+                '([conductor]automatic_lessee_source)? Nothing was '
+                'changed.' % server['name'])
+
+    def refuse_ungranted(self, server, configs, templates_by_config):
+        """Only the configs granted to the project, on the server's
+        hardware."""
+        missing = [c for c in configs if c not in templates_by_config]
+        if missing:
+            raise exceptions.CommandError(
+                'Server %s cannot switch to %s: the operator has not granted '
+                'it to its project (openstack project deploy-config set %s '
+                '%s). Nothing was changed.' % (
+                    server['name'], ', '.join(str(c) for c in missing),
+                    self.project_id, ' '.join(str(c) for c in missing)))
+
+    def refuse_new_flavor(self, server, configs, plan):
+        """A project cannot make flavors: its grant opened those its
+        virtual servers need."""
+        raise exceptions.CommandError(
+            'Server %s cannot switch to %s: no flavor %s is open to its '
+            'project; the operator\'s grant opens the flavors its virtual '
+            'servers need (openstack project deploy-config set %s %s). '
+            'Nothing was changed.' % (
+                server['name'], ', '.join(str(c) for c in configs),
+                plan.new_flavor_name, self.project_id,
+                ' '.join(str(c) for c in configs)))
