@@ -93,9 +93,10 @@ def refuse_ungrantable(config, template):
 
 def serving(config, known):
     """The templates that serve a config (``known``: ConfigTemplates):
-    [(resource class or None, template)]."""
+    [(their resource class, as ironic names it, or None, template)]."""
     found = [(None, known[config])] if config in known else []
-    found += sorted(known.per_class.get(config, {}).items())
+    found += [(t['extra'][deploy_config.EXTRA_CLASS], t) for _, t in sorted(
+        known.per_class.get(config, {}).items())]
     return found
 
 

@@ -68,21 +68,29 @@ def reverted_by_rebuild(server, applied):
             if deployed.get(config.type) != config]
 
 
+# Why a config has no template to read back, by who reads.
+NO_TEMPLATE = 'no template realises %s'
+NOT_GRANTED = ('%s is not granted to the project: its template is the '
+               'operator\'s to read')
+
+
 def rows(server, templates_by_config, image_properties=None, node=None,
-         bios=None, no_node_reason=VIRTUAL):
+         bios=None, no_node_reason=VIRTUAL, granted=None,
+         no_template=NO_TEMPLATE):
     """One ``Row`` per config type the server wants.  ``node``: its ironic
-    node (its ``raid_config`` and ``properties``, the toggle record), with
-    ``bios`` (its settings as ironic lists them); without one,
-    ``no_node_reason`` says why nothing can be read."""
+    node (its ``raid_config``, and its toggle records), with ``bios`` (its
+    settings as ironic lists them); without one, ``no_node_reason`` says
+    why nothing can be read.  ``granted``: the configs a project's record
+    counts for (``toggle_record.applied``); ``no_template``: why a config
+    without template is not read back."""
     found = []
-    applied = toggle_record.applied(node, server['id'])
+    applied = toggle_record.applied(node, server['id'], granted)
     for config_type, (config, source) in sorted(
             wanted(server, image_properties, applied).items()):
         template = templates_by_config.get(config)
         if template is None:
             found.append(Row(config_type, config.value, source, None, None,
-                             'unknown (no template realises %s)' % config,
-                             None))
+                             'unknown (%s)' % (no_template % config), None))
         elif node is None:
             found.append(Row(config_type, config.value, source,
                              template['name'], None,

@@ -32,6 +32,7 @@ from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import rebuild_plan
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import authority
 from osc_deploy_config.use_cases.toggle import toggle
 from osc_deploy_config.use_cases.toggle import waits
 
@@ -79,17 +80,29 @@ class Rebuild:
         self.reverting = rebuild_plan.reapplied(server, self.toggled())
 
     def toggled(self):
-        """What the node's record says a toggle applied to the server;
-        nothing when the node cannot be read (a member's view)."""
+        """What the node's records say a toggle applied to the server: the
+        operator's, and a project's for what it was granted; nothing when
+        the node cannot be read."""
+        ironic = self.clients.ironic(versions.NODE_TRAITS)
         try:
-            self.node = self.clients.ironic(versions.NODE_TRAITS)\
-                .node_of_instance(self.server['id'], ('uuid', 'properties'))
+            self.node = ironic.node_of_instance(self.server['id'], (
+                'uuid', 'properties', 'extra', 'resource_class'))
         except Exception as exc:    # noqa: BLE001 - nothing to apply then
             LOG.debug('deploy-config rebuild: the node of server %s cannot '
                       'be read (%s): no toggle to apply again',
                       self.server['id'], exc)
             return {}
-        return toggle_record.applied(self.node, self.server['id'])
+        return toggle_record.applied(self.node, self.server['id'],
+                                     self.granted(ironic))
+
+    def granted(self, ironic):
+        """The configs a project's record on the node counts for (read
+        only when there is one)."""
+        if not toggle_record.project_recorded(self.node, self.server['id']):
+            return set()
+        found = authority.decide(self.clients, ironic)
+        known = authority.catalog(found, ironic).for_hardware(self.node)
+        return found.granted(ironic, self.server, self.node, known)
 
     def pin(self, reimage):
         """Bring OSC's compute microversion down to what nova's ironic

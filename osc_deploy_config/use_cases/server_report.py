@@ -30,6 +30,15 @@ def _ironic(clients):
                           versions.NODE_BIOS)
 
 
+def _authority(clients, ironic):
+    """Who reads, and the templates it reads back with: the operator's,
+    or a project's grants (``toggle.authority``)."""
+    from osc_deploy_config.use_cases.toggle import authority as authorities
+
+    found = authorities.decide(clients, ironic)
+    return found, authorities.catalog(found, ironic)
+
+
 def show(clients, server_ref):
     """(columns, rows) of one server's configs: wanted, their source and
     template, and what its node reports of each."""
@@ -38,25 +47,28 @@ def show(clients, server_ref):
     image_id = (server.get('image') or {}).get('id')
     image = clients.glance().image_properties(image_id) if image_id else {}
     ironic = _ironic(clients)
-    by_config = ironic.config_templates(
-        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    authority, by_config = _authority(clients, ironic)
     node = ironic.node_of_instance(server['id'], ironic_api.HARDWARE_FIELDS)
     bios = ironic.bios(node['uuid']) if node else None
     reason = server_configs.VIRTUAL
-    if node is None and nova.runs_on_ironic(server):
+    if node is None and not authority.project_id and nova.runs_on_ironic(
+            server):
         reason = server_configs.HIDDEN_NODE
-    rows = server_configs.rows(server, by_config.for_hardware(
-        node, server['flavor'].get('extra_specs')), image, node, bios, reason)
+    known = by_config.for_hardware(node, server['flavor'].get('extra_specs'))
+    rows = server_configs.rows(
+        server, known, image, node, bios, reason, authority.granted(
+            ironic, server, node, known) if node else set(),
+        authority.no_template)
     return server_configs.COLUMNS, [tuple(r) for r in rows]
 
 
 def list_servers(clients, all_projects=False, long=False, outdated=False):
     """(columns, rows) of every server's configs, from one listing each of
-    servers, images, templates and nodes (whose toggle records say what a
-    toggle applied); with ``long``, what their nodes report (one BIOS read
-    per bare-metal server); with ``outdated``, only the servers whose
-    configs lag what their flavor asks for now (one more listing, of the
-    flavors)."""
+    servers, images, templates (a project: its grants) and nodes (whose
+    toggle records say what a toggle applied); with ``long``, what their
+    nodes report (one BIOS read per bare-metal server); with ``outdated``,
+    only the servers whose configs lag what their flavor asks for now (one
+    more listing, of the flavors)."""
     nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
     found = nova.servers(all_projects)
     images = clients.glance().images() if any(
@@ -65,11 +77,12 @@ def list_servers(clients, all_projects=False, long=False, outdated=False):
     nodes = {n['instance_uuid']: n for n in ironic.nodes(
         ironic_api.HARDWARE_FIELDS + ('instance_uuid',))
         if n.get('instance_uuid')}
+    authority, by_config = _authority(clients, ironic)
+    granted = authority.granted_each(ironic, found, nodes, by_config)
     if outdated:
-        found = lagging(found, nova.flavors(), images, nodes)
-    by_config = ironic.config_templates(
-        fields=ironic_api.TEMPLATE_STEP_FIELDS)
-    read = hardware(ironic, nova, found, nodes) if long else {}
+        found = lagging(found, nova.flavors(), images, nodes, granted)
+    read = hardware(ironic, nova, found, nodes, not authority.project_id) \
+        if long else {}
     columns = ('Server',) + server_configs.COLUMNS
     if not long:
         columns = columns[:-server_configs.HARDWARE_COLUMNS]
@@ -78,18 +91,21 @@ def list_servers(clients, all_projects=False, long=False, outdated=False):
         image = images.get((server.get('image') or {}).get('id'), {})
         bios, reason = read.get(server['id'], (None, None))
         node = nodes.get(server['id'])
-        for row in server_configs.rows(server, by_config.for_hardware(
-                node, server['flavor'].get('extra_specs')), image, node,
-                bios, reason):
+        for row in server_configs.rows(
+                server, by_config.for_hardware(
+                    node, server['flavor'].get('extra_specs')), image, node,
+                bios, reason, granted.get(server['id']),
+                authority.no_template):
             rows.append(((server['name'],) + tuple(row))[:len(columns)])
     return columns, rows
 
 
-def hardware(ironic, nova, servers, nodes):
-    """{server ID: (BIOS settings, why none are read)} from one hypervisor
-    listing and the nodes' BIOS (``nodes``: by instance) read
-    concurrently."""
-    on_ironic = nova.ironic_hypervisors()
+def hardware(ironic, nova, servers, nodes, hidden_nodes=True):
+    """{server ID: (BIOS settings, why none are read)} from the nodes'
+    BIOS (``nodes``: by instance) read concurrently, and (``hidden_nodes``:
+    an operator's view) one hypervisor listing, to tell a bare-metal server
+    whose node is hidden from a virtual one."""
+    on_ironic = nova.ironic_hypervisors() if hidden_nodes else set()
     with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
         bios = dict(zip(nodes, pool.map(ironic.bios, [
             n['uuid'] for n in nodes.values()]), strict=True))
@@ -104,7 +120,7 @@ def hardware(ironic, nova, servers, nodes):
     return found
 
 
-def lagging(servers, flavors, images, nodes):
+def lagging(servers, flavors, images, nodes, granted):
     """The servers whose configs lag what their flavor asks for now
     (``nodes``: by instance, with their toggle records)."""
     specs = {f['name']: f.get('extra_specs') for f in flavors}
@@ -113,4 +129,5 @@ def lagging(servers, flavors, images, nodes):
             and fleet_plan.lagging(
                 s, specs[fleet_plan.base_flavor_name(s)],
                 images.get((s.get('image') or {}).get('id'), {}),
-                toggle_record.applied(nodes.get(s['id']), s['id']))]
+                toggle_record.applied(nodes.get(s['id']), s['id'],
+                                      granted.get(s['id'])))]

@@ -564,6 +564,8 @@ class FakeNova(FakeService):
         # {server ID: [(status, task_state)]}: what each read of the
         # server shows next, the last one staying
         self.transitions = {}
+        # a project-scoped token's project: it sees its own servers only
+        self.project = None
 
     def add_flavor(self, name, extra_specs=None, description=None,
                    public=True):
@@ -621,8 +623,12 @@ class FakeNova(FakeService):
                 {'flavor_id': segments[1], 'tenant_id': t}
                 for t in self.access[segments[1]]]})
         if segments[2:] == ['action']:
-            self.access[segments[1]].append(
-                json['addTenantAccess']['tenant'])
+            if 'removeTenantAccess' in json:
+                self.access[segments[1]].remove(
+                    json['removeTenantAccess']['tenant'])
+            else:
+                self.access[segments[1]].append(
+                    json['addTenantAccess']['tenant'])
             return response(200, {})
         if segments == ['flavors'] and method == 'GET':
             return response(200, {'flavors': [
@@ -678,9 +684,11 @@ class FakeNova(FakeService):
             name = query.get('name', '').strip('^$').replace('\\', '')
             return response(200, {'servers': [
                 copy.deepcopy(s) for s in self.servers.values()
-                if s['name'] == name or 'name' not in query]})
+                if (s['name'] == name or 'name' not in query)
+                and query.get('project_id') in (None, s['tenant_id'])
+                and self.project in (None, s['tenant_id'])]})
         server = self.servers.get(rest[0])
-        if server is None:
+        if server is None or self.project not in (None, server['tenant_id']):
             return error(404, 'Instance %s could not be found.' % rest[0])
         if len(rest) == 1:
             if self.transitions.get(server['id']):
@@ -924,8 +932,9 @@ class FakeKeystone:
         self.proxy.projects.side_effect = self.listed
 
     def project(self, project_id):
-        return mock.Mock(spec=['id', 'name'], id=project_id,
-                         name=self.projects[project_id])
+        found = mock.Mock(spec=['id', 'name'], id=project_id)
+        found.name = self.projects[project_id]      # not the mock's name
+        return found
 
     def find_project(self, name_or_id, ignore_missing=True, **kwargs):
         for project_id, name in self.projects.items():
@@ -1020,6 +1029,10 @@ class TestCommand(base.TestCommand):
         self.conn.current_project_id = project
         self.ironic.project = project
         self.ironic.project_roles = set(roles)
+        self.nova.project = project
+        # a new command: clients built anew, as in a new process
+        self.app.client_manager.deploy_config = clients.Clients(mock.Mock(
+            spec=['sdk_connection'], sdk_connection=self.conn))
 
     def run_command(self, command_class, args, stdin=None):
         cmd = command_class(self.app, None)

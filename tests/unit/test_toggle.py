@@ -23,6 +23,7 @@ from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import claim
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
+from osc_deploy_config.v1 import project_deploy_config
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -866,3 +867,126 @@ class TestBaremetal(ToggleTestCase):
             'it: --allow-step bios.factory_reset',
             self.refused(self.server, mine))
         self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+
+class TestProject(ToggleTestCase):
+    """A project switches its own servers within its grant: its managers a
+    bare-metal server through its runbooks, its members a virtual one to
+    the flavors the grant opened."""
+
+    def setUp(self):
+        super().setUp()
+        gold = self.nova.add_flavor('bm.gold', dict(BM, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'}))
+        self.server = self.nova.add_server('db-1', gold)
+        self.node = self.deploy_on_node(self.server, 'bm-0',
+                                        [HT, ON_T, OFF_T],
+                                        {'HyperThreading': 'Enabled'})
+        self.tiny = self.nova.add_flavor('m1.tiny')
+        self.web = self.nova.add_server('web-1', self.tiny)
+
+    def grant(self, *configs):
+        """The operator's grant to project-1 (demo); what was written
+        since is the toggle's (``written``)."""
+        self.run_command(project_deploy_config.SetProjectDeployConfig,
+                         ['demo', *configs])
+        self.granted_writes = len(self.ironic.writes + self.nova.writes)
+
+    def written(self):
+        return (self.ironic.writes + self.nova.writes)[self.granted_writes:]
+
+    def shown(self, server):
+        return self.nova.servers[server['id']]
+
+    def test_a_manager_switches_through_the_projects_runbook(self):
+        self.grant('hyperthreading=disabled')
+        self.as_project('manager', 'member', 'reader')
+        self.toggle(self.server, OFF)
+        (runbook,) = self.ironic.runbooks.values()
+        self.assertEqual(
+            ({'HyperThreading': 'Disabled'}, [('bm-0', 'service')],
+             {'instance_uuid': self.server['id'], 'project_id': 'project-1',
+              'configs': {'hyperthreading': 'disabled'}}, {}, False),
+            (self.node['bios'], self.ironic.provision_requests,
+             self.node['extra'][toggle_record.PROJECT_APPLIED],
+             self.node['properties'], self.shown(self.server)['locked']))
+        self.assertEqual(['lock', 'unlock'], self.nova.locks(self.server))
+        self.assertIn(('PUT', '/nodes/%s/states/provision'
+                       % self.node['uuid']), self.ironic.writes)
+        self.assertNotIn('service_steps', str(self.ironic.requests))
+        # its record counts for what was granted: the rerun has nothing
+        self.toggle(self.server, OFF)
+        self.assertIn('already runs', self.said[-1])
+
+    def test_what_was_not_granted_is_refused_with_nothing_changed(self):
+        self.grant('hyperthreading=enabled')
+        self.as_project('manager', 'member', 'reader')
+        self.assertEqual(
+            'Server db-1 cannot switch to hyperthreading=disabled: the '
+            'operator has not granted it to its project (openstack project '
+            'deploy-config set project-1 hyperthreading=disabled). Nothing '
+            'was changed.', self.refused(self.server, OFF))
+        self.assertEqual([], self.written())
+
+    def test_another_project_cannot_see_the_server(self):
+        self.grant('hyperthreading=disabled')
+        self.as_project('manager', 'member', 'reader', project='project-2')
+        self.assertIn('No server named', self.refused(self.server, OFF))
+        self.assertEqual([], self.written())
+
+    def test_a_forged_record_makes_the_operator_apply_nothing_ungranted(
+            self):
+        # a member writes the node's extra: a record of a config the
+        # project was never granted counts for nothing
+        self.grant('hyperthreading=enabled')
+        self.node['extra'][toggle_record.PROJECT_APPLIED] = {
+            'instance_uuid': self.server['id'], 'project_id': 'project-1',
+            'configs': {'hyperthreading': 'disabled'}}
+        self.toggle(self.server, OFF)
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+        # the operator's toggle supersedes the project's record
+        self.assertNotIn(toggle_record.PROJECT_APPLIED, self.node['extra'])
+
+    def test_a_member_switches_a_virtual_server_to_the_granted_flavor(self):
+        self.web['tenant_id'] = 'project-1'
+        self.placement.allocate(self.web['id'], self.placement.add_provider(
+            'fake-compute', traits=[OFF_T]), {'VCPU': 1})
+        self.grant('hyperthreading=disabled')
+        self.as_project('member', 'reader')
+        flavors = set(self.nova.flavors)
+        self.toggle(self.web, OFF, auto_confirm=True)
+        self.assertEqual(('ACTIVE', 'm1.tiny+hyperthreading=disabled'), (
+            self.shown(self.web)['status'],
+            self.shown(self.web)['flavor']['original_name']))
+        self.assertEqual(flavors, set(self.nova.flavors))
+        self.assertEqual([], self.nova.locks(self.web))
+
+    def test_without_a_grant_a_member_is_told_the_command(self):
+        self.web['tenant_id'] = 'project-1'
+        self.grant('hyperthreading=disabled')
+        self.nova.flavors = {i: f for i, f in self.nova.flavors.items()
+                             if '+' not in f['name']}
+        self.as_project('member', 'reader')
+        self.assertIn('no flavor m1.tiny+hyperthreading=disabled is open to '
+                      'its project; the operator\'s grant opens the flavors '
+                      'its virtual servers need (openstack project '
+                      'deploy-config set project-1 hyperthreading=disabled)',
+                      self.refused(self.web, OFF, auto_confirm=True))
+        self.assertEqual([], self.written())
+
+    def test_a_projects_toggle_costs_no_more_than_the_operators(self):
+        self.grant('hyperthreading=disabled', 'hyperthreading=enabled')
+        counts = []
+        for project in (False, True):
+            if project:
+                self.as_project('manager', 'member', 'reader')
+                self.toggle(self.server, ON)    # back, by the project
+            before = len(self.ironic.requests + self.nova.requests
+                         + self.placement.requests + self.glance.requests)
+            self.toggle(self.server, OFF)
+            counts.append(len(self.ironic.requests + self.nova.requests
+                              + self.placement.requests
+                              + self.glance.requests) - before)
+        self.assertLessEqual(counts[1], counts[0], counts)

@@ -29,6 +29,7 @@ from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.domain import rebuild_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import authority
 from osc_deploy_config.use_cases.toggle import toggle
 
 # The servers a rollout selected, the flavor it rolls out (or None), and
@@ -85,6 +86,8 @@ class FleetReading:
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
                                      versions.NODE_TRAITS)
         self.nodes = self.read_nodes()
+        self.granted = authority.Operator().granted_each(
+            self.ironic, self.servers, self.nodes, templates_by_config)
         virtual = [s for s in self.servers if s['id'] not in self.nodes]
         self.flavors = self.nova.flavors() if virtual else []
         self.images = clients.glance().images() if any(
@@ -145,7 +148,8 @@ class FleetReading:
         return toggle.Reading(
             server, node, image, self.templates_by_config.for_hardware(
                 node, server['flavor'].get('extra_specs')),
-            [] if node else self.flavors, bare_metal)
+            [] if node else self.flavors, bare_metal,
+            self.granted.get(server['id'], set()))
 
     def providers(self, reading):
         """The scheduler's view of a Reading's server (``placement_view``

@@ -30,6 +30,8 @@ one made on the fly.
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import grants
+from osc_deploy_config.domain import server_configs
+from osc_deploy_config.domain import templates as dtemplates
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
@@ -50,11 +52,23 @@ def decide(clients, ironic):
     return Project(clients.own_project(), bool({'manager', 'admin'} & roles))
 
 
+def catalog(authority, ironic):
+    """The templates a report reads back with: the operator's, or a
+    project's grants (none where its ironic has no project runbooks)."""
+    try:
+        return authority.templates(ironic)
+    except exceptions.CommandError:
+        if not authority.project_id:
+            raise
+        return dtemplates.ConfigTemplates()
+
+
 class Operator:
     """The cloud's operator (``templates``: the config templates, when
     read already)."""
 
     project_id = None
+    no_template = server_configs.NO_TEMPLATE
 
     def __init__(self, templates=None):
         self.known = templates
@@ -74,6 +88,20 @@ class Operator:
             return set()
         return grants.granted(ironic.runbooks(project=project),
                               templates_by_config)
+
+    def granted_each(self, ironic, servers, nodes, known):
+        """{server ID: what its project's record counts for} of many
+        servers (``nodes``: by instance): one listing of the runbooks, and
+        only when a node has a project's record."""
+        recorded = {s['id']: toggle_record.project_recorded(
+            nodes.get(s['id']), s['id']) for s in servers}
+        if not any(recorded.values()):
+            return {}
+        owned = grants.by_project(ironic.runbooks())
+        return {s['id']: grants.granted(owned.get(recorded[s['id']], []),
+                                        known.for_hardware(nodes[s['id']]))
+                for s in servers if recorded[s['id']] and recorded[
+                    s['id']] == s.get('tenant_id')}
 
     def refuse_unserviceable(self, server, node, configs, ironic):
         """A node ironic does not show: one line, why."""
@@ -101,6 +129,8 @@ class Project:
     """A project, within what the operator granted it: ``project_id``,
     and whether the token is one of its managers (``manager``)."""
 
+    no_template = server_configs.NOT_GRANTED
+
     def __init__(self, project_id, manager):
         self.project_id = project_id
         self.manager = manager
@@ -116,6 +146,10 @@ class Project:
     def granted(self, ironic, server, node, templates_by_config):
         """Its own record counts for what it was granted."""
         return set(templates_by_config)
+
+    def granted_each(self, ironic, servers, nodes, known):
+        return {s['id']: set(known.for_hardware(nodes[s['id']]))
+                for s in servers if s['id'] in nodes}
 
     def refuse_unserviceable(self, server, node, configs, ironic):
         """A bare-metal server's node is serviced by the project's

@@ -1,0 +1,274 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Grants: the runbooks a grant publishes (one per template serving the
+config, per resource class), what a running server may take, drift and its
+repair, withdrawal, the flavors a project's virtual servers need, and the
+record's trust rule."""
+
+from osc_lib import exceptions
+import testtools
+
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import grants
+from osc_deploy_config.domain import steps
+from osc_deploy_config.domain import templates
+from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.v1 import project_deploy_config as cmds
+from tests.unit import fakes
+from tests.unit.fakes import HT
+from tests.unit.fakes import OFF
+from tests.unit.fakes import OFF_T
+from tests.unit.fakes import ON
+from tests.unit.fakes import ON_T
+
+SILVER_OFF = OFF_T + '_FOR_BAREMETAL_SILVER'
+RAID = deploy_config.Config('disks', 'raid1')
+
+
+def template(name, config, settings, resource_class=None, extra_steps=()):
+    return {'uuid': 'uuid-' + name, 'name': name, 'steps': [
+        steps.bios_step(settings), *extra_steps],
+        'extra': deploy_config.template_extra(config, [HT], resource_class)}
+
+
+def known():
+    """hyperthreading=enabled for every kind; =disabled for every kind and
+    its own for baremetal-silver (another vendor's name); a RAID
+    profile."""
+    return templates.by_config([
+        template(ON_T, ON, [('HyperThreading', 'Enabled')]),
+        template(OFF_T, OFF, [('HyperThreading', 'Disabled')]),
+        template(SILVER_OFF, OFF, [('ProcHyperthreading', 'Disabled')],
+                 'baremetal-silver'),
+        {'uuid': 'uuid-raid', 'name': 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1',
+         'steps': [steps.raid_step({'logical_disks': [
+             {'size_gb': 'MAX', 'raid_level': '1'}]})],
+         'extra': deploy_config.template_extra(RAID, [])}])
+
+
+class TestPlan(testtools.TestCase):
+    def test_one_runbook_per_template_serving_the_config(self):
+        changes = grants.plan('p1', [OFF], known(), [])
+        self.assertEqual(
+            [(grants.CREATE, None, 'deploy-config.p1.' + OFF_T, [OFF_T]),
+             (grants.CREATE, 'baremetal-silver',
+              'deploy-config.p1.' + SILVER_OFF, [SILVER_OFF])],
+            [(c.action, c.resource_class, c.name, c.wanted['traits'])
+             for c in changes])
+        runbook = changes[1].wanted
+        self.assertEqual(('p1', False), (runbook['owner'],
+                                         runbook['public']))
+        self.assertEqual([{'interface': 'bios', 'step': 'apply_configuration',
+                           'args': {'settings': [{
+                               'name': 'ProcHyperthreading',
+                               'value': 'Disabled'}]}, 'order': 0}],
+                         runbook['steps'])
+        self.assertEqual(OFF, grants.granted_config(runbook))
+
+    def test_a_config_a_running_server_may_not_take_is_never_granted(self):
+        why = self.assertRaises(exceptions.CommandError, grants.plan, 'p1',
+                                [OFF, RAID], known(), [])
+        self.assertIn('Deploy config disks=raid1 cannot be granted: its '
+                      'template CUSTOM_DEPLOY_CONFIG_DISKS_RAID1 runs '
+                      'raid.apply_configuration', str(why))
+        reset = known()
+        reset[ON]['steps'].append({'interface': 'bios',
+                                   'step': 'factory_reset', 'args': {},
+                                   'priority': 10})
+        self.assertIn('bios.factory_reset', str(self.assertRaises(
+            exceptions.CommandError, grants.plan, 'p1', [ON], reset, [])))
+
+    def test_a_disabled_step_is_left_out(self):
+        found = known()
+        found[ON]['steps'].append({'interface': 'raid',
+                                   'step': 'apply_configuration',
+                                   'args': {}, 'priority': 0})
+        (change,) = grants.plan('p1', [ON], found, [])
+        self.assertEqual(['apply_configuration'],
+                         [s['step'] for s in change.wanted['steps']])
+
+    def test_a_config_no_template_realises_is_refused(self):
+        self.assertIn('No deploy template realises turbo=on', str(
+            self.assertRaises(exceptions.CommandError, grants.plan, 'p1', [
+                deploy_config.Config('turbo', 'on')], known(), [])))
+
+    def test_drift_is_found_and_a_match_kept(self):
+        made = [dict(c.wanted, uuid='rb-%d' % n) for n, c in enumerate(
+            grants.plan('p1', [OFF], known(), []))]
+        self.assertEqual([grants.KEEP, grants.KEEP], [
+            c.action for c in grants.plan('p1', [OFF], known(), made)])
+        made[0]['steps'][0]['args']['settings'][0]['value'] = 'Enabled'
+        made[1]['traits'] = []
+        changes = grants.plan('p1', [OFF], known(), made)
+        self.assertEqual(
+            [(grants.REPAIR, 'its steps differ from template ' + OFF_T),
+             (grants.REPAIR, 'its traits are none, not ' + SILVER_OFF)],
+            [(c.action, c.why) for c in changes])
+
+    def test_a_runbook_whose_template_no_longer_serves_goes(self):
+        made = [dict(c.wanted, uuid='rb-%d' % n) for n, c in enumerate(
+            grants.plan('p1', [OFF], known(), []))]
+        fewer = known()
+        del fewer.per_class[OFF]
+        changes = grants.plan('p1', [OFF], fewer, made)
+        self.assertEqual([grants.KEEP, grants.DELETE],
+                         [c.action for c in changes])
+
+    def test_another_projects_runbooks_are_not_its(self):
+        theirs = [dict(c.wanted, uuid='rb') for c in grants.plan(
+            'p2', [ON], known(), [])]
+        self.assertEqual([grants.CREATE], [
+            c.action for c in grants.plan('p1', [ON], known(), theirs)])
+        self.assertEqual([], grants.withdraw('p1', None, theirs))
+
+    def test_a_long_name_stays_within_ironics_255(self):
+        name = grants.runbook_name('p' * 32, 'CUSTOM_' + 'X' * 250)
+        self.assertEqual(255, len(name))
+        self.assertNotEqual(name, grants.runbook_name('p' * 32,
+                                                      'CUSTOM_' + 'X' * 249))
+
+    def test_the_runbooks_as_the_templates_they_grant(self):
+        made = [dict(c.wanted, uuid='rb-%d' % n) for n, c in enumerate(
+            grants.plan('p1', [OFF], known(), []))]
+        found = grants.as_templates(made)
+        silver = found.for_class('CUSTOM_BAREMETAL_SILVER')[OFF]
+        self.assertEqual((SILVER_OFF, 'rb-1'), (silver['name'],
+                                               silver['runbook']))
+        self.assertEqual(OFF_T, found.for_class(None)[OFF]['name'])
+
+
+class TestTrust(testtools.TestCase):
+    """A project's record counts only for what it was granted."""
+
+    def node(self, project_configs, operator_configs=None):
+        node = {'uuid': 'n1', 'properties': {}, 'extra': {}}
+        if operator_configs:
+            node['properties'][toggle_record.APPLIED] = {
+                'instance_uuid': 'i1', 'configs': operator_configs}
+        node['extra'][toggle_record.PROJECT_APPLIED] = {
+            'instance_uuid': 'i1', 'configs': project_configs,
+            'project_id': 'p1'}
+        return node
+
+    def test_a_granted_config_overrides_the_operators_record(self):
+        node = self.node({'hyperthreading': 'disabled'},
+                         {'hyperthreading': 'enabled'})
+        self.assertEqual({'hyperthreading': OFF},
+                         toggle_record.applied(node, 'i1', {OFF}))
+
+    def test_a_record_of_what_was_not_granted_counts_for_nothing(self):
+        node = self.node({'hyperthreading': 'disabled'},
+                         {'hyperthreading': 'enabled'})
+        for granted in (None, set(), {ON}):
+            self.assertEqual({'hyperthreading': ON},
+                             toggle_record.applied(node, 'i1', granted))
+
+    def test_granted_means_the_very_template_on_that_hardware(self):
+        made = [dict(c.wanted, uuid='rb') for c in grants.plan(
+            'p1', [OFF], known(), []) if c.resource_class is None]
+        self.assertEqual({OFF}, grants.granted(made, known().for_class(
+            'CUSTOM_BAREMETAL_GOLD')))
+        # silver nodes take their own template: not granted there
+        self.assertEqual(set(), grants.granted(made, known().for_class(
+            'CUSTOM_BAREMETAL_SILVER')))
+
+    def test_the_operators_toggle_supersedes_the_projects_record(self):
+        node = self.node({'hyperthreading': 'disabled', 'turbo': 'on'})
+        patch = toggle_record.complete_patch(node, 'i1', [ON])
+        self.assertIn({'op': 'add', 'path': '/extra/%s'
+                       % toggle_record.PROJECT_APPLIED,
+                       'value': {'instance_uuid': 'i1', 'project_id': 'p1',
+                                 'configs': {'turbo': 'on'}}}, patch)
+
+
+class GrantTestCase(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_hyperthreading_templates()
+        self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1', steps=[steps.raid_step(
+                {'logical_disks': [{'size_gb': 'MAX', 'raid_level': '1'}]})],
+            extra=deploy_config.template_extra(RAID, []))
+
+    def grant(self, *args):
+        columns, rows = self.run_command(cmds.SetProjectDeployConfig, args)
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+    def refused(self, command, *args):
+        return str(self.assertRaises(exceptions.CommandError,
+                                     self.run_command, command, list(args)))
+
+
+class TestGrant(GrantTestCase):
+    def test_grant_publishes_runbooks_the_project_owns(self):
+        rows = self.grant('demo', 'hyperthreading=disabled')
+        self.assertEqual([('hyperthreading=disabled', 'create')],
+                         [(r['Config'], r['Action']) for r in rows])
+        (runbook,) = self.ironic.runbooks.values()
+        self.assertEqual(('project-1', False, [OFF_T]), (
+            runbook['owner'], runbook['public'], runbook['traits']))
+        # a rerun writes nothing
+        writes = len(self.ironic.writes)
+        self.assertEqual(['keep'], [r['Action'] for r in self.grant(
+            'demo', 'hyperthreading=disabled')])
+        self.assertEqual(writes, len(self.ironic.writes))
+
+    def test_drift_is_shown_and_repaired_by_a_rerun(self):
+        self.grant('demo', 'hyperthreading=disabled')
+        (runbook,) = self.ironic.runbooks.values()
+        runbook['traits'] = []
+        columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
+                                         ['demo'])
+        self.assertIn('drift: its traits are none', rows[0][-1])
+        self.assertEqual(['repair'], [r['Action'] for r in self.grant(
+            'demo', 'hyperthreading=disabled')])
+        self.assertEqual([OFF_T], runbook['traits'])
+        columns, rows = self.run_command(cmds.ListProjectDeployConfig, [])
+        self.assertEqual([('demo', 'hyperthreading=disabled', 1, 'ok')],
+                         rows)
+
+    def test_bad_input_changes_nothing(self):
+        for args, why in (
+                (('nowhere', 'hyperthreading=disabled'), 'No project'),
+                (('demo', 'hyperthreading'), 'TYPE=VALUE'),
+                (('demo', 'disks=raid1'), 'cannot be granted'),
+                (('demo', 'turbo=on'), 'No deploy template realises')):
+            self.assertIn(why, self.refused(cmds.SetProjectDeployConfig,
+                                            *args))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_an_ironic_without_project_runbooks_says_the_version(self):
+        self.ironic.max_version = (1, 111)
+        self.assertIn('supports API version 1.111 at most; deploy templates '
+                      'and runbooks of a project, gated by their traits need '
+                      '1.112 or later',
+                      self.refused(cmds.SetProjectDeployConfig, 'demo',
+                                   'hyperthreading=disabled'))
+        self.assertEqual([], self.ironic.requests)
+
+    def test_unset_deletes_the_runbooks_and_closes_the_flavors(self):
+        server = self.nova.add_server('web-1', self.nova.add_flavor(
+            'm1.tiny'))
+        server['tenant_id'] = 'project-1'
+        self.grant('demo', 'hyperthreading=disabled')
+        (derived,) = [f for f in self.nova.flavors.values()
+                      if f['name'] != 'm1.tiny']
+        self.assertEqual(('m1.tiny+hyperthreading=disabled', False,
+                          ['project-1']), (
+            derived['name'], derived['os-flavor-access:is_public'],
+            self.nova.access[derived['id']]))
+        columns, rows = self.run_command(
+            cmds.UnsetProjectDeployConfig, ['demo', 'hyperthreading=disabled'])
+        self.assertEqual(['delete', 'close'], [r[3] for r in rows])
+        self.assertEqual(({}, []), (self.ironic.runbooks,
+                                    self.nova.access[derived['id']]))
