@@ -33,6 +33,7 @@ import os_resource_classes
 import testtools
 from testtools import content
 
+from osc_deploy_config.services import versions
 from tests.functional import shell
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
@@ -336,8 +337,9 @@ class FunctionalTestCase(testtools.TestCase):
 
     def cloud_state(self):
         """What our commands could change, read straight from the APIs:
-        deploy templates, flavors with their extra specs, nodes with
-        traits, state, BIOS settings and RAID configuration, the traits
+        deploy templates, runbooks, flavors with their extra specs, nodes
+        with traits, state, records, BIOS settings and RAID configuration,
+        the traits
         placement shows for each provider, images with their properties,
         servers with status and flavor; once placement shows ironic's
         traits (an earlier test's clean-up may be on its way there)."""
@@ -346,12 +348,16 @@ class FunctionalTestCase(testtools.TestCase):
         nova = self.sdk(ADMIN).compute
         get = self._get_json
         nodes = get(ironic, '/nodes?fields=uuid,name,traits,provision_state,'
-                    'maintenance,extra,instance_uuid,raid_config',
+                    'maintenance,extra,properties,instance_uuid,raid_config',
                     self.ironic_api)['nodes']
         for node in nodes:
             node['bios'] = get(ironic, '/nodes/%s/bios' % node['uuid'],
                                self.ironic_api)['bios']
+        runbooks = get(ironic, '/runbooks?detail=True', '1.112')[
+            'runbooks'] if versions.parse(self.ironic_max) >= (1, 112) else []
         return {
+            'runbooks': sorted((r['name'], r['owner'], r['steps'])
+                               for r in runbooks),
             'placement': self.placement_traits(),
             'templates': sorted(
                 (t['name'], t['steps'], t['extra']) for t in get(

@@ -51,6 +51,17 @@ class TestBadInput(base.FunctionalTestCase):
                         parse=False, cloud=base.SYSTEM_ADMIN)
         self.server = self.create_server(base.VIRTUAL_FLAVOR)['id']
         self.files = self.useFixture(fixtures.TempDir()).path
+        # a profile a running server may not take: never granted
+        self.raid = 'fnraid=%s' % self.unique_name('v').replace('-', '')
+        raid = self.openstack(*TEMPLATE, 'create', '--config', self.raid,
+                              '--no-requires-trait', '--raid-config',
+                              self.file('raid1.json', json.dumps({
+                                  'logical_disks': [{
+                                      'size_gb': 'MAX', 'raid_level': '1',
+                                      'is_root_volume': True}]}).encode()),
+                              cloud=base.SYSTEM_ADMIN)
+        self.addCleanup(self.openstack, *TEMPLATE, 'delete', raid['name'],
+                        parse=False, cloud=base.SYSTEM_ADMIN)
 
     def file(self, name, content):
         path = os.path.join(self.files, name)
@@ -270,6 +281,19 @@ class TestBadInput(base.FunctionalTestCase):
              'not allowed with'),
             (('server', 'deploy-config', 'set', '--deploy-config',
               self.config), 'No server selected'),
+            # project deploy-config (the operator's grants)
+            (('project', 'deploy-config', 'set', 'fn-no-such-project',
+              self.config), 'No project'),
+            (('project', 'deploy-config', 'set', 'demo', 'nonsense'),
+             'expected TYPE=VALUE'),
+            (('project', 'deploy-config', 'set', 'demo', self.raid),
+             'cannot be granted: .* raid.apply_configuration'),
+            (('project', 'deploy-config', 'set', 'demo', 'fnbad=nosuch'),
+             'No deploy template realises fnbad=nosuch on any kind'),
+            (('project', 'deploy-config', 'unset', 'demo'),
+             'Give the configs to withdraw, or --all'),
+            (('project', 'deploy-config', 'show', 'fn-no-such-project'),
+             'No project'),
             # the host lacks the template trait: refused before any change
             (('server', 'resize', '--deploy-config', self.config, srv),
              'cannot take'),

@@ -329,6 +329,8 @@ class TestFleet(FleetTestCase):
 
             value, runs = 'on', []
             while len(chaos.reached) < kills:
+                self.wait_for('the fleet to be still', lambda: all(
+                    self.still(ids[n], nodes.get(n)) for n in ids))
                 points = sorted(
                     (ids[n], kind) for n in ids for kind in self.points(
                         config_type, ids[n], nodes.get(n), value))
@@ -363,6 +365,20 @@ class TestFleet(FleetTestCase):
                 'deploy-config:%s' % config_type) for n in ('v1', 'v2')])
         self.assertEqual([], [i for i in ids.values()
                               if self.server_details(i)['locked']])
+
+    def still(self, server_id, node):
+        """Whether nothing a killed run left goes on by itself: no task of
+        nova's, no confirmation under way (nova confirms after it
+        answers), no servicing."""
+        server = self.server_details(server_id)
+        if server['OS-EXT-STS:task_state']:
+            return False
+        if server['status'] == 'VERIFY_RESIZE':
+            (last, *_) = self.openstack('server', 'event', 'list',
+                                        server_id)
+            return last['Action'] != 'confirmResize'
+        return node is None or self.node(node)['provision_state'] in (
+            'active', 'service failed')
 
     def points(self, config_type, server_id, node, value):
         """The kill points a run to ``value`` will reach among the

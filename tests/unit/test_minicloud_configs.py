@@ -72,12 +72,13 @@ class TestIronicConfig(testtools.TestCase):
 
 
 class TestCloudsYaml(testtools.TestCase):
-    def test_three_clouds_with_their_scopes(self):
+    def test_the_clouds_with_their_scopes(self):
         clouds = yaml.safe_load(
             configs.clouds_yaml(configs.Layout('/mc', PORTS))
         )['clouds']
         self.assertEqual(
-            {'minicloud-admin', 'minicloud-system-admin', 'minicloud-demo'},
+            {'minicloud-admin', 'minicloud-system-admin', 'minicloud-demo',
+             'minicloud-demo-manager', 'minicloud-other-manager'},
             set(clouds),
         )
         self.assertEqual('admin',
@@ -86,6 +87,11 @@ class TestCloudsYaml(testtools.TestCase):
         self.assertEqual('all', system['system_scope'])
         self.assertNotIn('project_name', system)
         self.assertEqual('demo', clouds['minicloud-demo']['auth']['username'])
+        self.assertEqual(
+            [('demo-manager', 'demo'), ('other-manager', 'other')],
+            [(clouds[c]['auth']['username'], clouds[c]['auth'][
+                'project_name']) for c in ('minicloud-demo-manager',
+                                           'minicloud-other-manager')])
         for cloud in clouds.values():
             self.assertEqual('http://127.0.0.1:1005/v3',
                              cloud['auth']['auth_url'])

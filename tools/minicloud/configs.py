@@ -336,7 +336,9 @@ def nova_compute_ironic(lay):
 
 
 def clouds_yaml(lay):
-    """The three clouds the tests and the demo use."""
+    """The clouds the tests and the demo use: the operator's (a project
+    admin, and the same user on the system), demo's member and manager,
+    and the manager of another project."""
     auth = f"""auth_url: {lay.keystone}/v3
       username: %s
       password: {PASSWORD}
@@ -355,4 +357,8 @@ def clouds_yaml(lay):
             + '  minicloud-system-admin:\n    auth:\n      '
             + auth % 'admin' + '\n      system_scope: all' + common
             + '  minicloud-demo:\n    auth:\n      '
-            + auth % 'demo' + project % 'demo' + common)
+            + auth % 'demo' + project % 'demo' + common
+            + '  minicloud-demo-manager:\n    auth:\n      '
+            + auth % 'demo-manager' + project % 'demo' + common
+            + '  minicloud-other-manager:\n    auth:\n      '
+            + auth % 'other-manager' + project % 'other' + common)

@@ -77,8 +77,9 @@ def seed_keystone(url, password, region, endpoints):
                                    default_project_id=home.id))
 
     roles = {name: role(name)
-             for name in ('admin', 'member', 'reader', 'service')}
-    service, demo = project('service'), project('demo')
+             for name in ('admin', 'manager', 'member', 'reader', 'service')}
+    service, demo, other = project('service'), project('demo'), project(
+        'other')
     for name in SERVICE_NAMES.values():
         account = user(name, service)
         idn.assign_project_role_to_user(service, account, roles['service'])
@@ -88,8 +89,14 @@ def seed_keystone(url, password, region, endpoints):
             # an ironic older than rbac_service_role_elevated_access
             # shows nodes to a system-scoped service only
             idn.assign_system_role_to_user(account, roles['service'], 'all')
-    idn.assign_project_role_to_user(demo, user('demo', demo),
-                                    roles['member'])
+    # a member of demo; a manager of demo, who may service the nodes its
+    # servers run on (ironic: the node's lessee) through its runbooks; a
+    # manager of another project, who may not
+    for account, home, role_name in (('demo', demo, 'member'),
+                                     ('demo-manager', demo, 'manager'),
+                                     ('other-manager', other, 'manager')):
+        idn.assign_project_role_to_user(home, user(account, home),
+                                        roles[role_name])
     for stype, endpoint_url in endpoints.items():
         svc = next((s for s in idn.services() if s.type == stype), None) or \
             idn.create_service(name=SERVICE_NAMES[stype], type=stype)

@@ -1,0 +1,149 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Self-service: the operator grants project demo a config; demo's member
+sees its servers' configs and switches its virtual server; demo's manager
+switches its bare-metal server through the project's runbook, within the
+grant; another project's manager can do nothing to it; the operator's
+rebuild applies again what was granted and applied; withdrawn, nothing
+more is switched."""
+
+from osc_deploy_config.services import versions
+from tests.functional import base
+from tests.functional import test_resize
+
+DEMO_MANAGER = 'minicloud-demo-manager'
+OTHER_MANAGER = 'minicloud-other-manager'
+
+
+class TestOlderIronic(base.FunctionalTestCase):
+    def test_a_grant_says_the_version_it_needs(self):
+        if versions.parse(self.ironic_max) >= (1, 112):
+            self.skipTest('ironic %s has runbooks of a project'
+                          % self.ironic_max)
+        done = self.openstack('project', 'deploy-config', 'set', 'demo',
+                              'hyperthreading=disabled', parse=False,
+                              fail_ok=True)
+        self.assertEqual(1, done.returncode)
+        self.assertEqual([
+            'The baremetal service at %s supports API version %s at most; '
+            'deploy templates and runbooks of a project, gated by their '
+            'traits need 1.112 or later' % (
+                self.endpoint_root('baremetal'), self.ironic_max)],
+            done.stderr.splitlines())
+
+
+class TestSelfService(test_resize.VirtualToggleTestCase):
+    def setUp(self):
+        super().setUp()
+        if versions.parse(self.ironic_max) < (1, 112):
+            self.skipTest('ironic %s has no runbooks of a project (API '
+                          '1.112)' % self.ironic_max)
+
+    def toggle_as(self, cloud, server, config):
+        """``server resize --deploy-config`` with a project's credentials;
+        the completed process."""
+        return self.openstack('server', 'resize', '--deploy-config', config,
+                              '--auto-confirm', server, cloud=cloud,
+                              parse=False, fail_ok=True)
+
+    def refused_as(self, cloud, server, config, node=None):
+        """A toggle refused in one line, nothing changed on the node."""
+        before = node and (self.bios(node), self.node(node)['extra'])
+        done = self.toggle_as(cloud, server, config)
+        self.assertEqual(1, done.returncode, done.stdout)
+        self.assertEqual(1, len(done.stderr.splitlines()), done.stderr)
+        if node:
+            self.assertEqual(before, (self.bios(node),
+                                      self.node(node)['extra']))
+        return done.stderr
+
+    def test_a_project_switches_its_own_servers_within_its_grant(self):
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)
+        config_type, made = self.new_pair()
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                       *[t['name'] for t in made.values()])
+        self.tag_host(made['off']['name'])
+        flavors = {'bm': self.create_baremetal_flavor(),
+                   'virt': self.create_flavor(self.unique_name('fn-virt'),
+                                              1, 64, 1)}
+        for flavor in flavors.values():
+            self.openstack('flavor', 'deploy-config', 'set', flavor,
+                           '%s=on' % config_type)
+        self.addCleanup(self.forget_flavors, flavors['virt'])
+        server = self.create_server(flavors['bm'], cloud=base.DEMO)
+        virtual = self.create_server(flavors['virt'], cloud=base.DEMO)
+        node = self.node(self.server_details(server['id'])[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
+        off, on = '%s=off' % config_type, '%s=on' % config_type
+
+        # the operator grants demo the config: a runbook it owns, and the
+        # flavor its virtual server needs, private and open to it
+        granted = self.openstack('project', 'deploy-config', 'set', 'demo',
+                                 off)
+        self.addCleanup(self.openstack, 'project', 'deploy-config', 'unset',
+                        'demo', '--all', parse=False)
+        self.assertEqual({'create'}, {r['Action'] for r in granted})
+        self.assertEqual([(off, 'ok')], [
+            (r['Config'], r['State']) for r in self.openstack(
+                'project', 'deploy-config', 'show', 'demo')])
+
+        # demo's member sees its server's configs, and is told who may
+        # switch it
+        shown = self.openstack('server', 'deploy-config', 'show',
+                               server['id'], cloud=base.DEMO)
+        self.assertEqual([(config_type, 'on', 'flavor', 'FnToggle=on',
+                           'yes')], [(r['Type'], r['Wanted'], r['Source'],
+                                      r['Actual'], r['In Effect'])
+                                     for r in shown])
+        self.assertIn("its project's managers may switch it", self.refused_as(
+            base.DEMO, server['id'], off, node))
+
+        # demo's manager switches it, through the project's runbook
+        done = self.toggle_as(DEMO_MANAGER, server['id'], off)
+        self.assertEqual(0, done.returncode, done.stderr)
+        details = self.server_details(server['id'])
+        self.assertEqual(('off', 'ACTIVE', False), (
+            self.bios(node)['FnToggle'], details['status'],
+            details['locked']))
+        self.assertEqual({'instance_uuid': server['id'],
+                          'project_id': details['tenant_id'],
+                          'configs': {config_type: 'off'}},
+                         self.node(node)['extra'][
+                             'deploy_config_project_applied'])
+        # ... not to what was not granted, nor another project at all
+        self.assertIn('the operator has not granted it', self.refused_as(
+            DEMO_MANAGER, server['id'], on, node))
+        for ref in (server['id'], server['name']):
+            self.assertIn('No server', self.refused_as(
+                OTHER_MANAGER, ref, on, node))
+
+        # demo's member switches its virtual server to the granted flavor
+        done = self.toggle_as(base.DEMO, virtual['id'], off)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertEqual(('ACTIVE', '%s+%s' % (flavors['virt'], off)), (
+            self.server_details(virtual['id'])['status'],
+            self.server_flavor(virtual['id'])['original_name']))
+
+        # the operator's rebuild applies again what was granted and applied
+        self.openstack('server', 'rebuild', '--image', base.IMAGE, '--wait',
+                       server['id'], parse=False)
+        self.assertEqual('off', self.bios(node)['FnToggle'])
+
+        # withdrawn: the runbook goes, and nothing more is switched
+        self.openstack('project', 'deploy-config', 'unset', 'demo', off,
+                       parse=False)
+        self.assertEqual([], self.openstack('project', 'deploy-config',
+                                            'show', 'demo'))
+        self.assertIn('the operator has not granted it', self.refused_as(
+            DEMO_MANAGER, server['id'], off, node))
