@@ -181,8 +181,9 @@ PLAIN_SERVER, PLAIN_FLAVOR, PLAIN_TRAIT = ('demo-plain', 'bm.demo-plain',
 
 
 def reset(demo):
-    """Remove what an earlier demo left: its server, flavor configs,
-    templates and their traits."""
+    """Remove what an earlier demo left: its grants, server, flavor
+    configs, templates and their traits."""
+    demo.quiet('project', 'deploy-config', 'unset', 'demo', '--all')
     for server in demo.query('server', 'list', cloud='minicloud-demo'):
         if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER, IMAGE_SERVER,
                               SILVER_SERVER):
@@ -410,6 +411,7 @@ def story(demo, workdir):
                and bios.get('HyperThreading') == 'Disabled'
                and (row['Wanted'], row['In Effect']) == ('disabled', 'yes'))
 
+    self_service_story(demo, server_id, name)
     image_story(demo, workdir)
     silver_id = kinds_story(demo)
 
@@ -459,6 +461,43 @@ def story(demo, workdir):
                and flavor['extra_specs'].get('trait:' + HT_OFF)
                == 'required')
     fleet_story(demo, host, (server_id, vm_id, plain_id, silver_id))
+
+
+def self_service_story(demo, server_id, name):
+    """Project demo switches its own server within the operator's
+    grant."""
+    demo.step('A project switches its own server, within the operator\'s '
+              'grant')
+    demo.run('project', 'deploy-config', 'set', 'demo',
+             'hyperthreading=enabled', 'hyperthreading=disabled')
+    shown = demo.query('project', 'deploy-config', 'show', 'demo')
+    demo.check('a runbook demo owns for each config, matching its template',
+               sorted((r['Config'], r['State']) for r in shown) == [
+                   ('hyperthreading=disabled', 'ok'),
+                   ('hyperthreading=enabled', 'ok')])
+    refusal = demo.fails('server', 'resize', '--deploy-config',
+                         'hyperthreading=enabled', server_id,
+                         cloud='minicloud-demo')
+    demo.check('demo\'s member is told that its managers may',
+               "its project's managers may switch it" in refusal)
+    demo.run('server', 'resize', '--deploy-config', 'hyperthreading=enabled',
+             server_id, cloud='minicloud-demo-manager')
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', name, cloud=SYSTEM)}
+    node = demo.query('baremetal', 'node', 'show', name, cloud=SYSTEM)
+    record = node['extra'].get('deploy_config_project_applied') or {}
+    demo.check('demo\'s manager switched it through demo\'s runbook: '
+               'HyperThreading=Enabled, recorded in the node\'s extra as '
+               'demo\'s', bios.get('HyperThreading') == 'Enabled'
+               and record.get('configs') == {'hyperthreading': 'enabled'}
+               and demo.query('server', 'show', server_id)['locked'] is False)
+    demo.run('server', 'deploy-config', 'show', server_id,
+             cloud='minicloud-demo')
+    refusal = demo.fails('server', 'resize', '--deploy-config',
+                         'hyperthreading=disabled', server_id,
+                         cloud='minicloud-other-manager')
+    demo.check('another project\'s manager does not even see it',
+               'No server' in refusal)
 
 
 def kinds_story(demo):

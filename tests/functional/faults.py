@@ -45,6 +45,13 @@ class FaultProxy:
             def log_message(self, *args):
                 pass
 
+            def handle(self):
+                try:
+                    super().handle()
+                except (BrokenPipeError, ConnectionResetError):
+                    # the client was killed meanwhile (on purpose)
+                    self.close_connection = True
+
             def handle_one(self):
                 length = int(self.headers.get('Content-Length') or 0)
                 body = self.rfile.read(length) if length else None

@@ -191,8 +191,9 @@ class ServerToggle:
 
     def prepare(self, reading):
         """Plan, and refuse (CommandError) what cannot be done: a Prepared
-        (``unchanged`` when there is nothing to do).  No request, no change,
-        no wait: a dry run and a rollout's planning call it."""
+        (``unchanged`` when there is nothing to do).  No change and no wait
+        (a dry run and a rollout's planning call it); no request but the
+        hardware's reading, with ``fresh_reading``."""
         server = reading.server
         if reading.bare_metal:
             self.authority.refuse_unserviceable(server, reading.node,
