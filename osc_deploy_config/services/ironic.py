@@ -103,14 +103,14 @@ class Ironic(rest.Api):
         409 is a real conflict (a name taken), never to retry."""
         return [409] if path.startswith('/nodes/') else []
 
-    def _list(self, collection, params, limit=None):
+    def _list(self, collection, params, limit=None, feature=None):
         """A listing with these query parameters; ``limit`` None is one
         page of the server's size, 0 every page, N at most N objects."""
         params = {k: v for k, v in params.items() if v is not None}
         if limit:
             params['limit'] = limit
         return self._pages('/%s?%s' % (collection, urllib.parse.urlencode(
-            params)), collection, limit=limit)
+            params)), collection, feature, limit=limit)
 
     def deploy_templates(self, detail=False, fields=None, limit=None,
                          marker=None):
@@ -118,7 +118,7 @@ class Ironic(rest.Api):
             'detail': 'True' if detail else None,
             'fields': ','.join(fields) if fields else None,
             'marker': marker,
-        }, limit)
+        }, limit, versions.DEPLOY_TEMPLATES)
 
     def config_templates(self, fields=('uuid', 'name')):
         """templates.ConfigTemplates of every template that realises a
@@ -211,21 +211,28 @@ class Ironic(rest.Api):
 
     def runbooks(self, project=None):
         """Every runbook these credentials see, in detail (a project's
-        own and the public ones; ``project``: a system reader's filter),
-        in as few requests as the server allows."""
-        return self._list('runbooks', {'detail': 'True', 'project': project},
-                          limit=0)
+        own and the public ones), in as few requests as the server allows;
+        ``project``: only those it owns.  Filtered here: ironic 39 takes
+        its own ``project`` filter for a boolean."""
+        found = self._pages('/runbooks?detail=True', 'runbooks',
+                            versions.PROJECT_RUNBOOKS)
+        if project is None:
+            return found
+        return [r for r in found if r.get('owner') == project]
 
     def create_runbook(self, body):
-        return self._request('POST', '/runbooks', json=body)
+        return self._request('POST', '/runbooks', versions.PROJECT_RUNBOOKS,
+                             json=body)
 
     def patch_runbook(self, ident, patch):
-        return self._request('PATCH', '/runbooks/%s' % ident, json=patch)
+        return self._request('PATCH', '/runbooks/%s' % ident,
+                             versions.PROJECT_RUNBOOKS, json=patch)
 
     def set_runbook_traits(self, ident, traits):
         """Replace the runbook's traits (the nodes it may run on carry one
         of them)."""
         self._request('PUT', '/runbooks/%s/traits' % ident,
+                      versions.PROJECT_RUNBOOKS,
                       json={'traits': list(traits)})
 
     def delete_runbook(self, ident):
@@ -233,7 +240,8 @@ class Ironic(rest.Api):
         from openstack import exceptions as sdk_exceptions
 
         try:
-            self._request('DELETE', '/runbooks/%s' % ident)
+            self._request('DELETE', '/runbooks/%s' % ident,
+                          versions.PROJECT_RUNBOOKS)
         except sdk_exceptions.NotFoundException:
             pass
 

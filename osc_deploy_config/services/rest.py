@@ -73,12 +73,14 @@ class Api:
         self._supported = set()
 
     def _send(self, method, path, feature=None, **kwargs):
-        """One request; the response, or the SDK's exception.  A call that
-        needs more than the object's features names its own."""
+        """One request; the response, or the SDK's exception.  A call of a
+        feature of its own names it: it goes at the version of the
+        object's features and its own, whichever is higher."""
         from keystoneauth1 import exceptions as ksa_exceptions
         from openstack import exceptions
 
-        features = (feature,) if feature else self.features
+        features = tuple(dict.fromkeys((feature, *self.features))) \
+            if feature else self.features
         self._check_supported(features)
         try:
             response = self.proxy.request(

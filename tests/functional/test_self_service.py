@@ -71,9 +71,15 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
         for node in self.free_nodes('bm-0', 'bm-1'):
             self.wait_schedulable(node)
         config_type, made = self.new_pair()
+        made['max'] = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config',
+            '%s=max' % config_type, '--bios-setting', 'FnToggle=max',
+            '--requires-trait', 'HW_CPU_HYPERTHREADING')
+        self.addCleanup(self.forget_template, made['max']['name'])
         self.openstack('baremetal', 'node', 'deploy-config', 'sync',
                        *[t['name'] for t in made.values()])
-        self.tag_host(made['off']['name'])
+        for template in made.values():
+            self.tag_host(template['name'])
         flavors = {'bm': self.create_baremetal_flavor(),
                    'virt': self.create_flavor(self.unique_name('fn-virt'),
                                               1, 64, 1)}
@@ -85,18 +91,19 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
         virtual = self.create_server(flavors['virt'], cloud=base.DEMO)
         node = self.node(self.server_details(server['id'])[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name']
-        off, on = '%s=off' % config_type, '%s=on' % config_type
+        off, on, most = ('%s=%s' % (config_type, v)
+                         for v in ('off', 'on', 'max'))
 
-        # the operator grants demo the config: a runbook it owns, and the
-        # flavor its virtual server needs, private and open to it
+        # the operator grants demo the pair: a runbook it owns for each,
+        # and the flavor its virtual server needs, private and open to it
         granted = self.openstack('project', 'deploy-config', 'set', 'demo',
-                                 off)
+                                 on, off)
         self.addCleanup(self.openstack, 'project', 'deploy-config', 'unset',
                         'demo', '--all', parse=False)
         self.assertEqual({'create'}, {r['Action'] for r in granted})
-        self.assertEqual([(off, 'ok')], [
+        self.assertEqual([(off, 'ok'), (on, 'ok')], sorted(
             (r['Config'], r['State']) for r in self.openstack(
-                'project', 'deploy-config', 'show', 'demo')])
+                'project', 'deploy-config', 'show', 'demo')))
 
         # demo's member sees its server's configs, and is told who may
         # switch it
@@ -123,7 +130,7 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
                              'deploy_config_project_applied'])
         # ... not to what was not granted, nor another project at all
         self.assertIn('the operator has not granted it', self.refused_as(
-            DEMO_MANAGER, server['id'], on, node))
+            DEMO_MANAGER, server['id'], most, node))
         for ref in (server['id'], server['name']):
             self.assertIn('No server', self.refused_as(
                 OTHER_MANAGER, ref, on, node))
@@ -140,10 +147,10 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
                        server['id'], parse=False)
         self.assertEqual('off', self.bios(node)['FnToggle'])
 
-        # withdrawn: the runbook goes, and nothing more is switched
-        self.openstack('project', 'deploy-config', 'unset', 'demo', off,
+        # withdrawn: the runbooks go, and nothing more is switched
+        self.openstack('project', 'deploy-config', 'unset', 'demo', on, off,
                        parse=False)
         self.assertEqual([], self.openstack('project', 'deploy-config',
                                             'show', 'demo'))
         self.assertIn('the operator has not granted it', self.refused_as(
-            DEMO_MANAGER, server['id'], off, node))
+            DEMO_MANAGER, server['id'], on, node))

@@ -109,21 +109,6 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
             self.server_details(server['id'])['status'],
             self.bios(node)['FnToggle']))
 
-    def test_a_member_is_told_to_ask_the_operator(self):
-        config_type, made = self.new_pair()
-        self.wait_schedulable(self.free_nodes('bm-2', 'bm-1', 'bm-0')[0])
-        server = self.create_server(base.BAREMETAL_FLAVOR, cloud=base.DEMO)
-        refused = self.openstack(
-            'server', 'resize', '--deploy-config', '%s=off' % config_type,
-            server['name'], cloud=base.DEMO, parse=False, fail_ok=True)
-        self.assertEqual(1, refused.returncode)
-        self.assertEqual(
-            ["Server %s runs on bare metal, and only the cloud's operator "
-             "may service its node (ironic's policy): ask them to run "
-             "openstack server resize --deploy-config %s=off %s. Nothing was "
-             "changed." % (server['name'], config_type, server['id'])],
-            refused.stderr.splitlines())
-
     def test_a_timed_out_toggle_and_a_late_failure_finish_on_a_rerun(self):
         config_type, server, node = self.deployed()
         toggle = ('server', 'resize', '--deploy-config')

@@ -263,6 +263,8 @@ class FakeIronic(FakeService):
             return error(403, 'RBAC policy on baremetal:deploy_template:get '
                          'requires a system scope')
         if segments[0] == 'runbooks':
+            if versions.parse(microversion) < (1, 92):
+                return error(404, 'The resource could not be found.')
             return self._runbooks(method, segments[1:], query, json)
         if segments[0] == 'deploy_templates':
             return self._templates(method, segments[1:], query, json)
@@ -431,10 +433,13 @@ class FakeIronic(FakeService):
     def _runbooks(self, method, rest, query, body):
         """The runbook routes (1.92; traits 1.112), a project's own."""
         if method == 'GET':
+            if query.get('project') not in (None, 'true', 'false'):
+                # as ironic 39 validates it: a boolean
+                return error(400, "Invalid project: Unrecognized value "
+                             "'%s'" % query['project'])
             return response(200, {'runbooks': [
                 copy.deepcopy(r) for r in self.runbooks.values()
-                if (self.project or query.get('project')) in (
-                    None, r['owner']) or r['public']]})
+                if self.project in (None, r['owner']) or r['public']]})
         if method == 'POST':
             if 'traits' in body:
                 return error(400, "Additional properties are not allowed "
