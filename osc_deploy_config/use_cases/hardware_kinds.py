@@ -131,8 +131,8 @@ def _report(config, served, plan, made, interfaces, names):
              for rc, m in plan.matched.items() if m.unlock}
     for rc, nodes in plan.unchecked.items():
         notes[rc] = '; '.join(filter(None, [
-            notes.get(rc), '%s report no BIOS registry: not checked'
-            % ', '.join(nodes)]))
+            notes.get(rc), 'not checked: no BIOS registry reported (nodes '
+            '%s)' % ', '.join(nodes)]))
     return {'config': str(config),
             'templates': dict(sorted(templates_of.items())),
             'settings': dict(sorted(settings.items())),
@@ -182,13 +182,14 @@ def _covering(config, unmatched, interfaces, names):
 
 def _unchecked(config, resource_class, nodes, match):
     """The warning for nodes of a matched class without a registry."""
-    return '%s of %s report no BIOS registry: its template sets %s on them ' \
-        'unchecked. If their BIOS names it otherwise, give them a class of ' \
-        'their own and its setting: openstack baremetal node set ' \
-        '--resource-class CLASS %s; openstack baremetal deploy template ' \
-        'create --config %s --resource-class CLASS --bios-setting ' \
-        'NAME=VALUE' % (', '.join(nodes), resource_class, ', '.join(
-            '%s=%s' % s for s in bios_vocabulary.settings(match)),
+    return '%s: no BIOS registry reported (nodes %s): the class\'s ' \
+        'template sets %s on them unchecked; if their BIOS names it ' \
+        'otherwise, give them a class of their own and its setting: ' \
+        'openstack baremetal node set --resource-class CLASS %s; openstack ' \
+        'baremetal deploy template create --config %s --resource-class ' \
+        'CLASS --bios-setting NAME=VALUE' % (
+            resource_class, ', '.join(nodes), ', '.join(
+                '%s=%s' % s for s in bios_vocabulary.settings(match)),
             ' '.join(nodes), config)
 
 

@@ -106,16 +106,17 @@ class TestUncheckedNodes(OddNodesTestCase):
         enrol(self.ironic, 'bm-1', None, 'baremetal-gold')
         planned = self.create('--config', 'hyperthreading=enabled',
                               '--dry-run')
-        self.assertEqual('bm-1 report no BIOS registry: not checked',
-                         planned['notes']['baremetal-gold'])
+        self.assertEqual('not checked: no BIOS registry reported (nodes '
+                         'bm-1)', planned['notes']['baremetal-gold'])
         self.assertIn(
-            'WARNING bm-1 of baremetal-gold report no BIOS registry: its '
-            'template sets LogicalProc=Enabled on them unchecked. If their '
-            'BIOS names it otherwise, give them a class of their own and its '
-            'setting: openstack baremetal node set --resource-class CLASS '
-            'bm-1; openstack baremetal deploy template create --config '
-            'hyperthreading=enabled --resource-class CLASS --bios-setting '
-            'NAME=VALUE', self.logged.output)
+            "WARNING baremetal-gold: no BIOS registry reported (nodes bm-1): "
+            "the class's template sets LogicalProc=Enabled on them "
+            "unchecked; if their BIOS names it otherwise, give them a class "
+            "of their own and its setting: openstack baremetal node set "
+            "--resource-class CLASS bm-1; openstack baremetal deploy "
+            "template create --config hyperthreading=enabled "
+            "--resource-class CLASS --bios-setting NAME=VALUE",
+            self.logged.output)
 
 
 class TestOneTemplatePerConfig(OddNodesTestCase):
