@@ -482,17 +482,6 @@ def kinds_story(demo):
                         HT_OFF_SILVER: 'baremetal-silver',
                         HT_ON_COPPER: 'baremetal-copper',
                         HT_OFF_COPPER: 'baremetal-copper'})
-    demo.step('A setting a vendor profile locks: the profile comes with it')
-    planned = demo.query('baremetal', 'deploy', 'template', 'create',
-                         '--config', 'turbo=disabled', '--dry-run')
-    demo.run('baremetal', 'deploy', 'template', 'create', '--config',
-             'turbo=disabled', '--dry-run', '-c', 'settings', '-c', 'notes')
-    demo.check('bm-5\'s SysProfile locks ProcTurboMode: the template sets '
-               'SysProfile=Custom with it, and says what else the profile '
-               'governs', planned['settings'].get('baremetal-copper', '')
-               .startswith('SysProfile=Custom, ProcTurboMode=Disabled')
-               and 'ProcCStates' in planned['notes'].get(
-                   'baremetal-copper', ''))
     demo.run('baremetal', 'node', 'deploy-config', 'sync')
     demo.run('flavor', 'deploy-config', 'set', 'bm.silver',
              'hyperthreading=enabled')
@@ -513,6 +502,17 @@ def kinds_story(demo):
                bios.get('ProcHyperthreading') == 'Disabled'
                and (row['Template'], row['In Effect']) == (HT_OFF_SILVER,
                                                            'yes'))
+    demo.step('A setting a vendor profile locks: the profile comes with it')
+    planned = demo.query('baremetal', 'deploy', 'template', 'create',
+                         '--config', 'turbo=disabled', '--dry-run')
+    demo.run('baremetal', 'deploy', 'template', 'create', '--config',
+             'turbo=disabled', '--dry-run', '-c', 'settings', '-c', 'notes')
+    demo.check('bm-5\'s SysProfile locks ProcTurboMode: the template sets '
+               'SysProfile=Custom with it, and says what else the profile '
+               'governs', planned['settings'].get('baremetal-copper', '')
+               .startswith('SysProfile=Custom, ProcTurboMode=Disabled')
+               and 'ProcCStates' in planned['notes'].get(
+                   'baremetal-copper', ''))
     return server_id
 
 
