@@ -39,7 +39,7 @@ def create(clients, given, dry_run=False):
     """A new template from a ``templates.TemplateInput``: it, with our
     config fields (``dry_run``: as it would be).  A config of the
     vocabulary given without steps gets one template per resource class,
-    from the hardware's registries (``create_per_class``)."""
+    from the hardware's registries (``hardware_kinds``)."""
     config = templates.given_config(given)
     if config is None and (given.requires_traits or given.no_requires_trait
                            or given.resource_class):
