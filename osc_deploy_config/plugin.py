@@ -33,5 +33,18 @@ def make_client(instance):
 
 
 def build_option_parser(parser):
-    """No global options of our own: versions are negotiated per call."""
+    """One global option: the operator's vocabulary file (versions are
+    negotiated per call).  OSC hands it, as any ``--os-*`` option, to the
+    cloud's configuration, where clouds.yaml may set it instead
+    (``deploy_config_vocabulary``)."""
+    import os
+
+    parser.add_argument(
+        '--os-deploy-config-vocabulary',
+        metavar='<file>',
+        default=os.environ.get('OS_DEPLOY_CONFIG_VOCABULARY'),
+        help='A YAML file of BIOS names for hardware the built-in '
+             'vocabulary does not know, by config type (Env: '
+             'OS_DEPLOY_CONFIG_VOCABULARY; clouds.yaml: '
+             'deploy_config_vocabulary)')
     return parser

@@ -164,8 +164,12 @@ HT_OFF = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
 # ProcHyperthreading
 HT_ON_SILVER = HT_ON + '_FOR_BAREMETAL_SILVER'
 HT_OFF_SILVER = HT_OFF + '_FOR_BAREMETAL_SILVER'
+# bm-5's (baremetal-copper), a Dell's: LogicalProc
+HT_ON_COPPER = HT_ON + '_FOR_BAREMETAL_COPPER'
+HT_OFF_COPPER = HT_OFF + '_FOR_BAREMETAL_COPPER'
 RAID1 = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
-DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1, HT_ON_SILVER, HT_OFF_SILVER)
+DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1, HT_ON_SILVER, HT_OFF_SILVER,
+                  HT_ON_COPPER, HT_OFF_COPPER)
 SYSTEM = 'minicloud-system-admin'
 
 
@@ -241,11 +245,11 @@ def story(demo, workdir):
     demo.run('baremetal', 'node', 'list', *fields, cloud=SYSTEM)
     nodes = {n['name']: n for n in demo.query(
         'baremetal', 'node', 'list', *fields, cloud=SYSTEM)}
-    demo.check('bm-0, bm-1, bm-3 and bm-4 (another vendor\'s hardware) '
-               'are capable of hyperthreading',
+    demo.check('bm-0, bm-1, bm-3, bm-4 and bm-5 (other vendors\' '
+               'hardware) are capable of hyperthreading',
                [n for n in sorted(nodes)
                 if 'HW_CPU_HYPERTHREADING' in nodes[n]['traits']]
-               == ['bm-0', 'bm-1', 'bm-3', 'bm-4'])
+               == ['bm-0', 'bm-1', 'bm-3', 'bm-4', 'bm-5'])
     demo.check('bm-3 is in maintenance',
                [n for n in sorted(nodes) if nodes[n]['maintenance']]
                == ['bm-3'])
@@ -509,11 +513,14 @@ def kinds_story(demo):
     made = {t['name']: t['resource_class'] for t in demo.query(
         'baremetal', 'deploy', 'template', 'list', '--config-type',
         'hyperthreading')}
-    demo.check('bm-4\'s registry names it ProcHyperthreading: a template '
-               'for baremetal-silver; the gold ones serve their own class',
+    demo.check('bm-4\'s registry names it ProcHyperthreading, bm-5\'s '
+               'LogicalProc: a template for each of their classes; the gold '
+               'ones serve their own class',
                made == {HT_ON: None, HT_OFF: None,
                         HT_ON_SILVER: 'baremetal-silver',
-                        HT_OFF_SILVER: 'baremetal-silver'})
+                        HT_OFF_SILVER: 'baremetal-silver',
+                        HT_ON_COPPER: 'baremetal-copper',
+                        HT_OFF_COPPER: 'baremetal-copper'})
     demo.run('baremetal', 'node', 'deploy-config', 'sync')
     demo.run('flavor', 'deploy-config', 'set', 'bm.silver',
              'hyperthreading=enabled')
@@ -534,6 +541,17 @@ def kinds_story(demo):
                bios.get('ProcHyperthreading') == 'Disabled'
                and (row['Template'], row['In Effect']) == (HT_OFF_SILVER,
                                                            'yes'))
+    demo.step('A setting a vendor profile locks: the profile comes with it')
+    planned = demo.query('baremetal', 'deploy', 'template', 'create',
+                         '--config', 'turbo=disabled', '--dry-run')
+    demo.run('baremetal', 'deploy', 'template', 'create', '--config',
+             'turbo=disabled', '--dry-run', '-c', 'settings', '-c', 'notes')
+    demo.check('bm-5\'s SysProfile locks ProcTurboMode: the template sets '
+               'SysProfile=Custom with it, and says what else the profile '
+               'governs', planned['settings'].get('baremetal-copper', '')
+               .startswith('SysProfile=Custom, ProcTurboMode=Disabled')
+               and 'ProcCStates' in planned['notes'].get(
+                   'baremetal-copper', ''))
     return server_id
 
 

@@ -18,11 +18,15 @@ Integer, String, Boolean, Password), ``allowable_values``, bounds, lengths
 and ``read_only``.  A template's BIOS settings are checked against the
 registries of the nodes that can take it, before ironic stores a setting
 that every deploy would then fail on, or silently skip.  A node whose
-BIOS reports no registry is not guessed about.  Plain functions over the
-dicts of ironic's API.
+BIOS reports no registry is not guessed about.  A setting a vendor profile
+locks (``bios_profiles``) is refused where the profile locks it, and is
+writable, whatever ``read_only`` says, when the same step sets the profile
+to its custom value.  Plain functions over the dicts of ironic's API.
 """
 
 import collections
+
+from osc_deploy_config.domain import bios_profiles
 
 # One refusal: a setting (name=value), why, and the nodes that refuse it.
 Problem = collections.namedtuple('Problem', ['setting', 'reason', 'nodes'])
@@ -38,10 +42,13 @@ def problems(wanted, registries):
     ``registries`` ({node label: its detailed BIOS settings}), one per
     setting and reason, naming every node that refuses it."""
     grouped = {}
+    unlocked = bios_profiles.unlocked(wanted)
     for node, entries in sorted(registries.items()):
         by_name = {e['name']: e for e in entries}
+        locks = bios_profiles.locked_on(wanted, by_name)
         for name, value in sorted(wanted.items()):
-            reason = refusal(by_name.get(name), value)
+            reason = bios_profiles.reason(locks[name]) if name in locks \
+                else refusal(by_name.get(name), value, name in unlocked)
             if reason:
                 grouped.setdefault(('%s=%s' % (name, value), reason),
                                    []).append(node)
@@ -49,18 +56,19 @@ def problems(wanted, registries):
             for (setting, reason), nodes in sorted(grouped.items())]
 
 
-def refusal(entry, value):
-    """Why the registry ``entry`` of a setting refuses ``value``, or None.
-    """
+def refusal(entry, value, unlocked=False):
+    """Why the registry ``entry`` of a setting refuses ``value``, or None
+    (``unlocked``: the same step unlocks it, read-only or not)."""
     if entry is None:
         return 'no such setting in the BIOS registry'
-    if entry.get('read_only'):
+    if entry.get('read_only') and not unlocked:
         return 'the setting is read-only'
     kind = str(entry.get('attribute_type') or '').lower()
     value = str(value)
     if kind == 'enumeration':
         allowed = [str(v) for v in entry.get('allowable_values') or ()]
-        if allowed and value not in allowed:
+        if allowed and value not in allowed and not (
+                by_number(allowed) and not value.isdigit()):
             return 'allowed values are %s' % ', '.join(allowed)
     elif kind == 'integer':
         return _out_of_bounds(entry, value)
@@ -74,6 +82,14 @@ def refusal(entry, value):
             return 'length must be %s to %s' % (
                 0 if low is None else low, 'any' if high is None else high)
     return None
+
+
+def by_number(allowed):
+    """Whether a registry names an Enumeration's values by number only
+    (Supermicro: ``0``, ``1``), while its BIOS reports and takes the
+    display strings (``Enable``), which ironic does not keep: a display
+    string is then not judged."""
+    return bool(allowed) and all(str(v).isdigit() for v in allowed)
 
 
 def _out_of_bounds(entry, value):

@@ -16,8 +16,11 @@ A node is *capable* of a template when it has every capability trait of the
 template, is not retired, is of the resource class the template serves (a
 template for one kind of hardware), and its BIOS registry (ironic API 1.74)
 accepts every BIOS setting of the template: the name exists, the value is
-allowed, it is not read-only.  A node whose BIOS reports no registry is
-judged by its traits alone.  A capable node carries the template's trait
+allowed, it is not read-only (or the template unlocks it with its vendor
+profile), no profile locks it.  A node whose BIOS reports no registry is
+judged by its traits alone.  A node carries one template per config: where
+its class has a template of its own for the config, the template for every
+kind is not for it.  A capable node carries the template's trait
 (it is *tagged*); nova's ironic driver copies node traits to placement,
 where the scheduler matches flavors against them.  Maintenance does not
 untag: nova reports a node in maintenance as reserved inventory, so the
@@ -32,6 +35,7 @@ from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import effects
 from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import templates as dtemplates
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',
@@ -133,16 +137,40 @@ def serves(node, template):
     return found is None or found == resource_class(node)
 
 
-def statuses(nodes, templates, placement_view=None, registries=None):
+def superseded(node, template, own):
+    """Why a node does not take a template for every kind when its class
+    has one of its own for the config (``own``: ``ConfigTemplates.per_class``
+    of every template); None otherwise."""
+    extra = template.get('extra')
+    if deploy_config.resource_class_of(extra):
+        return None
+    config = deploy_config.config_of(extra)
+    mine = own.get(config, {}).get(resource_class(node))
+    if mine is None:
+        return None
+    return 'its class has a template of its own for %s: %s' % (
+        config, mine['name'])
+
+
+def _why(node, template, registries, own):
+    """Why the node cannot carry the template; None when it can."""
+    return why_incapable(node, template, registries.get(
+        node['uuid'])) or superseded(node, template, own)
+
+
+def statuses(nodes, templates, placement_view=None, registries=None,
+             every=None):
     """One ``Status`` per node and config template for its kind
-    (``registries``: {node UUID: its detailed BIOS settings})."""
+    (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
+    every config template, the ``templates`` when not given)."""
     registries = registries or {}
+    own = dtemplates.by_config(every or templates).per_class
     found = []
     for node in sorted(nodes, key=node_label):
         for template in templates:
             if not serves(node, template):
                 continue
-            why = why_incapable(node, template, registries.get(node['uuid']))
+            why = _why(node, template, registries, own)
             found.append(Status(
                 node_label(node), template['name'],
                 str(deploy_config.config_of(template['extra'])),
@@ -153,22 +181,25 @@ def statuses(nodes, templates, placement_view=None, registries=None):
     return found
 
 
-def plan_sync(nodes, templates, registries=None):
+def plan_sync(nodes, templates, registries=None, every=None):
     """The trait changes that make tags match capabilities
-    (``registries``: {node UUID: its detailed BIOS settings}).
+    (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
+    every config template, the ``templates`` when not given).
 
-    Tags capable nodes; untags the others, except where the node's instance
-    was deployed with the template (untagging would not change the
-    instance, and nova would then see a node that no longer matches its
-    flavor): those are kept and reported.
+    Tags capable nodes; untags the others, and the template for every kind
+    from a node whose class has its own for the config, except where the
+    node's instance was deployed with the template (untagging would not
+    change the instance, and nova would then see a node that no longer
+    matches its flavor): those are kept and reported.
     """
     registries = registries or {}
+    own = dtemplates.by_config(every or templates).per_class
     changes = []
     for node in sorted(nodes, key=node_label):
         traits = set(node.get('traits') or ())
         for template in templates:
             name = template['name']
-            why = why_incapable(node, template, registries.get(node['uuid']))
+            why = _why(node, template, registries, own)
             if why is None:
                 if name not in traits:
                     changes.append(Change(node_label(node), node['uuid'],

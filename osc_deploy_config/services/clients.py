@@ -101,6 +101,11 @@ class Clients:
     def connection(self):
         return self._instance.sdk_connection
 
+    def setting(self, name):
+        """A setting of the cloud's configuration (clouds.yaml, or the
+        ``--os-*`` option or ``OS_*`` variable of that name), or None."""
+        return self._instance.get_configuration().get(name)
+
     def nova(self, *features):
         """Nova at the version flavor listings with extra specs need, or
         more for these features."""

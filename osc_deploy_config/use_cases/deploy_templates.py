@@ -17,33 +17,29 @@ gets one template only, and a template's BIOS settings are checked against
 the BIOS registry of the nodes that can take it.
 """
 
-import concurrent.futures
 import logging
 
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 from osc_lib import utils
 
+from osc_deploy_config.domain import bios_profiles
 from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import bios_vocabulary
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import effects
 from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import tagging
 from osc_deploy_config.domain import templates
-from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases import hardware_kinds
 
 LOG = logging.getLogger(__name__)
-# How many nodes' BIOS registries are read at once.
-READERS = 8
 
 
 def create(clients, given, dry_run=False):
     """A new template from a ``templates.TemplateInput``: it, with our
     config fields (``dry_run``: as it would be).  A config of the
     vocabulary given without steps gets one template per resource class,
-    from the hardware's registries (``create_per_class``)."""
+    from the hardware's registries (``hardware_kinds``)."""
     config = templates.given_config(given)
     if config is None and (given.requires_traits or given.no_requires_trait
                            or given.resource_class):
@@ -52,10 +48,12 @@ def create(clients, given, dry_run=False):
             '--config')
     if given.resource_class:
         deploy_config.validate_resource_class(given.resource_class)
-    if (config and not given.name and bios_vocabulary.knows(config)
-            and given.steps is None and not given.bios_settings
-            and not given.raid_config):
-        return create_per_class(clients, given, config, dry_run)
+    if (config and not given.name and given.steps is None
+            and not given.bios_settings and not given.raid_config):
+        names = hardware_kinds.vocabulary(clients)
+        if bios_vocabulary.knows(config, names):
+            return hardware_kinds.create_per_class(clients, given, config,
+                                                   names, dry_run)
     name = templates.template_name(given.name, config, given.resource_class)
     body = templates.create_body(
         name, templates.build_steps(given),
@@ -71,116 +69,10 @@ def create(clients, given, dry_run=False):
     if dry_run:
         _warn(warnings)
         return templates.with_config_fields(dict(body, uuid=given.uuid))
-    created = _post(ironic, body)
+    created = hardware_kinds.post(ironic, body)
     _warn(warnings)
     _warn_deploy_only(name, body['steps'])
     return templates.with_config_fields(created)
-
-
-def _post(ironic, body):
-    try:
-        return ironic.create_deploy_template(body)
-    except sdk_exceptions.ConflictException as exc:
-        raise exceptions.CommandError('Cannot create deploy template %s: %s'
-                                      % (body['name'], exc.details or exc)
-                                      ) from None
-
-
-def create_per_class(clients, given, config, dry_run=False):
-    """The templates of a config of the vocabulary, one per resource class
-    of the capable nodes, each with the setting its nodes' BIOS registry
-    has for the config; a class the config's template for every kind
-    already serves (its nodes accept its settings) gets none, and the
-    classes it has no setting for are named with the command that covers
-    them.  A rerun makes what an interrupted one did not."""
-    traits = templates.capability_traits_for(
-        config, given.requires_traits, given.no_requires_trait)
-    extra = templates.parse_extra(given.extra)
-    registries = _registries_by_class(clients, deploy_config.template_extra(
-        config, traits), given.resource_class)
-    if not registries:
-        raise exceptions.CommandError(
-            'No node can take %s: none has %s%s. Nothing was created; give '
-            'the steps (--bios-setting NAME=VALUE).' % (
-                config, ', '.join(traits) or 'a BIOS registry', (
-                    ' in resource class %s' % given.resource_class)
-                if given.resource_class else ''))
-    ironic = clients.ironic()
-    known = ironic.config_templates(fields=('uuid', 'name', 'steps'))
-    served = _served(known.get(config), registries)
-    matched, unmatched = bios_vocabulary.per_class(config, {
-        rc: nodes for rc, nodes in registries.items() if rc not in served})
-    if not matched and not served:
-        raise exceptions.CommandError(
-            'No BIOS setting of %s found: %s. Nothing was created.'
-            % (config, '; '.join(_covering(config, u) for u in unmatched)))
-    made = {}
-    for resource_class, match in sorted(matched.items()):
-        body = templates.create_body(
-            deploy_config.template_trait(config, resource_class),
-            [steps.bios_step([(match.name, match.value)])], extra, config,
-            traits, resource_class=resource_class)
-        if _already(known, config, body, resource_class) or dry_run:
-            continue
-        made[resource_class] = _post(ironic, body)['name']
-    return _per_class_report(config, served, matched, unmatched, made)
-
-
-def _per_class_report(config, served, matched, unmatched, made):
-    """What ``create_per_class`` planned and made, by resource class."""
-    templates_of = dict(served, **{
-        rc: deploy_config.template_trait(config, rc) for rc in matched})
-    settings = dict({rc: 'served by %s' % name
-                     for rc, name in served.items()},
-                    **{rc: '%s=%s (%s)' % (m.name, m.value, m.vendor)
-                       for rc, m in matched.items()})
-    return {'config': str(config),
-            'templates': dict(sorted(templates_of.items())),
-            'settings': dict(sorted(settings.items())),
-            'unmatched': {u.resource_class: _covering(config, u)
-                          for u in unmatched},
-            'created': sorted(made.values())}
-
-
-def _served(generic, registries):
-    """{resource class: the template for every kind} of the classes whose
-    nodes' registries all accept its BIOS settings."""
-    if generic is None:
-        return {}
-    wanted = effects.bios_settings(generic.get('steps') or ())
-    return {rc: generic['name'] for rc, nodes in registries.items()
-            if wanted and not bios_registry.problems(wanted, nodes)}
-
-
-def _already(known, config, body, resource_class):
-    """Whether the class's template exists (a rerun): the same is kept,
-    another refused."""
-    templates.refuse_second_template(known, config, body['name'],
-                                     resource_class)
-    return deploy_config.placement_class(resource_class) in \
-        known.per_class.get(config, {})
-
-
-def _covering(config, unmatched):
-    """What to do about a class the vocabulary found no setting in."""
-    return '%s: %s (nodes %s); give its setting: openstack baremetal ' \
-        'deploy template create --config %s --resource-class %s ' \
-        '--bios-setting NAME=VALUE' % (
-            unmatched.resource_class, unmatched.why,
-            ', '.join(unmatched.nodes), config, unmatched.resource_class)
-
-
-def _registries_by_class(clients, extra, resource_class=None):
-    """{resource class: {node label: its detailed BIOS settings}} of the
-    nodes capable of a template with this ``extra`` (of one class, if
-    given), read concurrently."""
-    found = {}
-    for label, (node, registry) in _capable_registries(
-            clients, extra).items():
-        if resource_class and node.get('resource_class') != resource_class:
-            continue
-        found.setdefault(node.get('resource_class'), {})[label] = registry
-    return found
 
 
 def update(clients, ident, given):
@@ -340,19 +232,22 @@ def find(ironic, ident, fields=None):
 def check_bios_registry(clients, steps, extra):
     """Refuse, in one line, a BIOS setting of ``steps`` that the BIOS
     registry of every capable node refuses (by ``extra``: its capability
-    traits and resource class).  The warnings to give once the template is
-    written: the capable nodes that refuse one (sync does not tag them),
-    those whose BIOS reports no registry, or that the nodes could not be
-    read."""
+    traits and resource class), or that a vendor profile locks while the
+    steps leave the profile as it is.  The warnings to give once the
+    template is written: the capable nodes that refuse one (sync does not
+    tag them), those whose BIOS reports no registry, or that the nodes
+    could not be read."""
     wanted = effects.bios_settings(steps)
     if not wanted:
         return []
     try:
-        read = _capable_registries(clients, extra)
+        read = hardware_kinds.capable_registries(clients, extra)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        _refuse_locked(wanted, {})
         return ['BIOS settings not checked against the nodes\' BIOS '
                 'registry: %s' % (getattr(exc, 'details', None) or exc)]
     registries = {n: r for n, (_, r) in read.items()}
+    _refuse_locked(wanted, registries)
     without = sorted(n for n, entries in registries.items()
                      if not bios_registry.has_registry(entries))
     judged = {n: e for n, e in registries.items() if n not in without}
@@ -373,19 +268,10 @@ def check_bios_registry(clients, steps, extra):
     return warnings
 
 
-def _capable_registries(clients, extra):
-    """{node label: (node, its detailed BIOS settings)} of the nodes
-    capable of a template with this ``extra`` (its traits and class), read
-    concurrently."""
-    api = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
-                         versions.NODE_RETIREMENT)
-    capable = [n for n in api.nodes(('uuid', 'name', 'traits', 'retired',
-                                     'resource_class'))
-               if tagging.capable(n, {'extra': extra})]
-    with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
-        return dict(zip(
-            [tagging.node_label(n) for n in capable],
-            zip(capable, pool.map(api.bios_registry,
-                                  [n['uuid'] for n in capable]),
-                strict=True),
-            strict=True))
+def _refuse_locked(wanted, registries):
+    """One line when ``wanted`` sets a setting a vendor profile locks
+    without the profile's custom value (``registries``: of the capable
+    nodes, to tell whether their hardware has that profile)."""
+    found = bios_profiles.missing(wanted, registries)
+    if found:
+        raise exceptions.CommandError(bios_profiles.describe_missing(found))

@@ -104,7 +104,7 @@ def statuses(clients, node=None, config=None):
     view = free_providers(clients, nodes)
     registries = read_registries(found._replace(nodes=nodes), templates)
     return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
-        nodes, templates, view, registries)]
+        nodes, templates, view, registries, found.templates)]
 
 
 def free_providers(clients, nodes):
@@ -134,7 +134,8 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
     found = read_inventory(clients)
     chosen = select_templates(found.templates, names)
     changes = tagging.plan_sync(found.nodes, chosen,
-                                read_registries(found, chosen))
+                                read_registries(found, chosen),
+                                found.templates)
     if not names:
         changes += tagging.plan_prune(found.nodes, found.template_names,
                                       prune)

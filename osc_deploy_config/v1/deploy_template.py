@@ -32,8 +32,8 @@ LOG = logging.getLogger(__name__)
 _FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 _CONFIG_FIELDS = ('config', 'capability_traits', 'resource_class')
 # What a create by vendor-neutral config says, per resource class.
-_VOCABULARY_FIELDS = ('config', 'templates', 'settings', 'unmatched',
-                      'created')
+_VOCABULARY_FIELDS = ('config', 'templates', 'settings', 'notes',
+                      'unmatched', 'created')
 _STEPS_HELP = (
     "The deploy steps. May be the path to a YAML file containing the deploy "
     "steps; OR '-', with the deploy steps being read from standard input; OR "
@@ -121,7 +121,7 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
     _epilog = """Examples::
 
   openstack baremetal deploy template create \\
-      --config hyperthreading=disabled --bios-setting HyperThreading=Disabled
+      --config hyperthreading=disabled --bios-setting LogicalProc=Disabled
   openstack baremetal deploy template create --config disks=raid1 \\
       --raid-config raid1.yaml --no-requires-trait
   openstack baremetal deploy template create CUSTOM_MINE --steps steps.yaml
@@ -129,7 +129,9 @@ class CreateDeployTemplate(cli.OneLineErrors, command.ShowOne):
 A config of the vocabulary (hyperthreading, virtualization, sriov, turbo:
 enabled or disabled) needs no vendor names: the BIOS registry of the
 capable nodes tells each resource class's setting, and a template is made
-for each class::
+for each class, with the vendor profile's custom value where a profile
+locks the setting (notes says what else that profile governs). A
+vocabulary file adds names (--os-deploy-config-vocabulary)::
 
   openstack baremetal deploy template create --config hyperthreading=enabled \
       --dry-run

@@ -26,7 +26,7 @@ FLAVOR = ('flavor', 'deploy-config')
 NODE = ('baremetal', 'node', 'deploy-config')
 IMAGE = ('image', 'deploy-config')
 HT_NODES = 'bm-0, bm-1, bm-3'     # the seed's capable nodes of kind a
-EVERY_HT_NODE = HT_NODES + ', bm-4'    # and of kind b
+EVERY_HT_NODE = HT_NODES + ', bm-4, bm-5'    # and of kinds b and c
 TOO_LONG = 'a' * 300
 CASES_PER_READ = 6
 
@@ -172,6 +172,12 @@ class TestBadInput(base.FunctionalTestCase):
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--bios-setting',
               'BootDelay=99'), 'BootDelay=99 on bm-0, bm-1, bm-2, bm-3: '
              'the setting must be 0 to 60'),
+            # a setting a vendor profile locks, without the profile
+            ((*TEMPLATE, 'create', '--config', 'fnbad=lock',
+              '--resource-class', 'baremetal-copper', '--bios-setting',
+              'ProcTurboMode=Disabled'), "ProcTurboMode is locked by Dell "
+             "iDRAC's SysProfile unless SysProfile=Custom: set "
+             "SysProfile=Custom in the same step"),
             ((*TEMPLATE, 'set', t, '--bios-setting', 'BootDelay=soon'),
              'BootDelay=soon .* Integer'),
             # show, list, set, unset, delete

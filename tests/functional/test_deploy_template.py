@@ -197,8 +197,9 @@ class TestSync(DeployConfigTestCase):
              'bm-1': (True, True, False, 'bm-1' in free),
              'bm-2': (False, False, False, False),
              'bm-3': (True, True, True, False),
-             # another vendor's BIOS: no FnToggle in its registry
-             'bm-4': (False, False, False, False)},
+             # other vendors' BIOS: no FnToggle in their registry
+             'bm-4': (False, False, False, False),
+             'bm-5': (False, False, False, False)},
             {r['Node']: (r['Capable'], r['Tagged'], r['Maintenance'],
                          r['Schedulable']) for r in listed})
 
@@ -307,7 +308,7 @@ class TestLegacyPolicy(DeployConfigTestCase):
 
     def test_project_admin_sees_nodes_and_manages_templates(self):
         nodes = self.openstack('baremetal', 'node', 'list', cloud=base.ADMIN)
-        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4'],
+        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4', 'bm-5'],
                          sorted(n['name'] for n in nodes))
         self.check_lifecycle(base.ADMIN)
 

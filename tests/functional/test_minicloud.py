@@ -26,9 +26,9 @@ class TestSeed(base.FunctionalTestCase):
                 cloud=base.SYSTEM_ADMIN,
             )
         }
-        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4'],
+        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4', 'bm-5'],
                          sorted(nodes))
-        for name in ('bm-0', 'bm-1', 'bm-3', 'bm-4'):
+        for name in ('bm-0', 'bm-1', 'bm-3', 'bm-4', 'bm-5'):
             self.assertIn('HW_CPU_HYPERTHREADING', nodes[name]['traits'])
         self.assertNotIn('HW_CPU_HYPERTHREADING', nodes['bm-2']['traits'])
         self.assertTrue(nodes['bm-3']['maintenance'])
@@ -39,11 +39,14 @@ class TestSeed(base.FunctionalTestCase):
                 nodes[name]['provision_state'])
         self.assertEqual(
             {'baremetal-gold'}, {n['resource_class'] for name, n in
-                                 nodes.items() if name != 'bm-4'})
-        # another kind of hardware: its own class and BIOS names
-        self.assertEqual(('baremetal-silver', 'b'), (
-            nodes['bm-4']['resource_class'],
-            nodes['bm-4']['extra']['minicloud_bios_kind']))
+                                 nodes.items() if name not in ('bm-4',
+                                                               'bm-5')})
+        # other kinds of hardware: their own classes and BIOS names
+        self.assertEqual(
+            [('baremetal-silver', 'b'), ('baremetal-copper', 'c')],
+            [(nodes[n]['resource_class'],
+              nodes[n]['extra']['minicloud_bios_kind'])
+             for n in ('bm-4', 'bm-5')])
 
     def test_secure_rbac_hides_nodes_from_project_scope(self):
         # Ironic's default policy: a project-scoped admin sees no node.
@@ -58,6 +61,8 @@ class TestSeed(base.FunctionalTestCase):
         self.assertEqual('0', specs['properties']['resources:VCPU'])
         self.assertEqual('1', self.openstack('flavor', 'show', 'bm.silver')[
             'properties']['resources:CUSTOM_BAREMETAL_SILVER'])
+        self.assertEqual('1', self.openstack('flavor', 'show', 'bm.copper')[
+            'properties']['resources:CUSTOM_BAREMETAL_COPPER'])
         self.openstack('flavor', 'show', base.VIRTUAL_FLAVOR)
         image = self.openstack('image', 'show', base.IMAGE, cloud=base.DEMO)
         self.assertEqual('active', image['status'])

@@ -220,7 +220,7 @@ class FakeIronic(FakeService):
 
     def add_node(self, name, traits=(), maintenance=False, retired=False,
                  instance_uuid=None, instance_traits=(),
-                 resource_class='baremetal-gold'):
+                 resource_class='baremetal-gold', bios_interface='redfish'):
         node = {
             'uuid': str(uuid.uuid4()), 'name': name, 'traits': list(traits),
             'maintenance': maintenance, 'retired': retired,
@@ -232,6 +232,7 @@ class FakeIronic(FakeService):
             'maintenance_reason': None, 'fault': None,
             'extra': {}, 'properties': {}, 'bios': {}, 'bios_at': {},
             'resource_class': resource_class, 'owner': None, 'lessee': None,
+            'bios_interface': bios_interface,
             'raid_config': {}, 'provision_updated_at': self.stamp(),
         }
         self.nodes[node['uuid']] = node
@@ -982,8 +983,13 @@ class TestCommand(base.TestCommand):
         self.conn.session = mock.create_autospec(session.Session,
                                                  instance=True)
         self.with_roles('admin', 'member', 'reader')
-        instance = mock.Mock(spec=['sdk_connection'],
+        # what our code reads of OSC's ClientManager: its connection and
+        # the cloud's settings (clouds.yaml, --os-* options)
+        self.cloud_settings = {}
+        instance = mock.Mock(spec=['sdk_connection', 'get_configuration'],
                              sdk_connection=self.conn)
+        instance.get_configuration.side_effect = lambda: dict(
+            self.cloud_settings)
         self.app.client_manager.deploy_config = clients.Clients(instance)
 
     def deploy_on_node(self, server, node_name, traits, bios):

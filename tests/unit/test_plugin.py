@@ -38,10 +38,19 @@ class TestPluginInterface(testtools.TestCase):
             'os_%s_api_version' % plugin.API_NAME, plugin.API_VERSION_OPTION
         )
 
-    def test_adds_no_global_options(self):
-        parser = mock.Mock(spec=['add_argument'])
+    def test_one_global_option_the_vocabulary_file(self):
+        import argparse
+
+        parser = argparse.ArgumentParser()
         self.assertIs(parser, plugin.build_option_parser(parser))
-        parser.add_argument.assert_not_called()
+        self.assertEqual('v.yaml', parser.parse_args([
+            '--os-deploy-config-vocabulary', 'v.yaml'])
+            .os_deploy_config_vocabulary)
+        with mock.patch.dict('os.environ',
+                             {'OS_DEPLOY_CONFIG_VOCABULARY': 'e.yaml'}):
+            parser = plugin.build_option_parser(argparse.ArgumentParser())
+        self.assertEqual('e.yaml', parser.parse_args(
+            []).os_deploy_config_vocabulary)
 
     def test_make_client_touches_no_service(self):
         instance = mock.Mock(spec=['sdk_connection'])

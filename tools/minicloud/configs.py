@@ -3,10 +3,14 @@
 Plain functions: each takes a ``Layout`` and returns file contents, so that
 ``minicloud`` writes them and nothing else needs to know the formats.
 """
+import os
 import textwrap
 
 PASSWORD = 'minicloud'  # noqa: S105  every user's password: test only
 REGION = 'RegionOne'
+# The BIOS names of the fake hardware, which the plugin's table leaves out.
+VOCABULARY = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          'vocabulary.yaml')
 DB_USER = 'minicloud'
 FAKE_COMPUTE_HOST = 'fake-compute'
 IRONIC_COMPUTE_HOST = 'ironic-compute'
@@ -350,6 +354,7 @@ def clouds_yaml(lay):
     auth_type: password
     region_name: {REGION}
     identity_api_version: 3
+    deploy_config_vocabulary: {VOCABULARY}
 """
     return ('clouds:\n'
             '  minicloud-admin:\n    auth:\n      '

@@ -27,6 +27,7 @@ SERVICE_NAMES = {'compute': 'nova', 'placement': 'placement',
 ADMIN_SERVICE_USERS = ('nova', 'ironic')
 
 GOLD, SILVER = 'baremetal-gold', 'baremetal-silver'
+COPPER = 'baremetal-copper'
 NODE_PROPERTIES = {'cpus': 4, 'memory_mb': 8192, 'local_gb': 40,
                    'cpu_arch': 'x86_64'}
 NODES = {  # name: (traits, maintenance, resource class, fake BIOS kind)
@@ -36,6 +37,8 @@ NODES = {  # name: (traits, maintenance, resource class, fake BIOS kind)
     'bm-3': (['HW_CPU_HYPERTHREADING'], True, GOLD, 'a'),
     # another vendor's hardware: its BIOS names its settings its own way
     'bm-4': (['HW_CPU_HYPERTHREADING'], False, SILVER, 'b'),
+    # a Dell's names, and a system profile that locks turbo
+    'bm-5': (['HW_CPU_HYPERTHREADING'], False, COPPER, 'c'),
 }
 _BAREMETAL = {'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
               'resources:DISK_GB': '0'}
@@ -44,6 +47,8 @@ FLAVORS = {
         _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_GOLD': '1'})),
     'bm.silver': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, dict(
         _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_SILVER': '1'})),
+    'bm.copper': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, dict(
+        _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_COPPER': '1'})),
     'm1.tiny': ({'vcpus': 1, 'ram': 512, 'disk': 1}, {}),
 }
 IMAGE = 'tiny'

@@ -74,17 +74,53 @@ REGISTRIES = {
         'Sriov': ('Disabled', _SWITCH),
         'SerialNumber': _SERIAL,
     },
+    # a Dell iDRAC's names, and its default system profile
+    'c': {
+        'LogicalProc': ('Enabled', _SWITCH),
+        'ProcVirtualization': ('Enabled', _SWITCH),
+        'SriovGlobalEnable': ('Enabled', _SWITCH),
+        'ProcTurboMode': ('Enabled', _SWITCH),
+        'SysProfile': ('PerfPerWattOptimizedDapc', {
+            'attribute_type': 'Enumeration',
+            'allowable_values': ['PerfPerWattOptimizedDapc',
+                                 'PerfPerWattOptimizedOs', 'PerfOptimized',
+                                 'Custom']}),
+        'SerialNumber': _SERIAL,
+    },
 }
+# Settings a profile locks, by kind: {setting: (profile, the value that
+# unlocks it)}, as the Dell registry's Dependencies say.
+LOCKS = {'c': {'ProcTurboMode': ('SysProfile', 'Custom')}}
+
+
+def kind_of(node):
+    return node.extra.get(KIND) or 'a'
 
 
 def registry_of(node):
-    return REGISTRIES[node.extra.get(KIND) or 'a']
+    return REGISTRIES[kind_of(node)]
 
 
-def _with_registry(registry, setting):
-    fields = registry.get(setting['name'], (None, {}))[1]
+def _with_registry(registry, setting, values=None, locks=None):
+    """A setting with its registry fields; ``read_only`` live for one a
+    profile locks (``values``: the BIOS's values then)."""
+    fields = dict(registry.get(setting['name'], (None, {}))[1])
+    lock = (locks or {}).get(setting['name'])
+    if lock and values is not None:
+        fields['read_only'] = values.get(lock[0]) != lock[1]
     return dict({f: fields.get(f) for f in _FIELDS}, name=setting['name'],
                 value=setting['value'])
+
+
+def _locked(node, have, settings):
+    """The settings a profile refuses: those that change a locked setting
+    while its profile is neither unlocked nor unlocked by ``settings``."""
+    wanted = {s['name']: s['value'] for s in settings}
+    return ['%s (read-only while %s is %s)' % (name, profile, have.get(
+        profile)) for name, (profile, unlock) in sorted(
+            LOCKS.get(kind_of(node), {}).items())
+            if name in wanted and wanted[name] != have.get(name)
+            and unlock not in (have.get(profile), wanted.get(profile))]
 
 
 def _sync(task, settings):
@@ -122,9 +158,14 @@ class StepsBIOS(fake.FakeBIOS):
             raise exception.DriverOperationError(
                 'BIOS refused the settings: no attribute %s in its registry'
                 % ', '.join(unknown))
+        locked = _locked(task.node, self._values(task), settings)
+        if locked:      # as an iDRAC refuses what its profile governs
+            raise exception.DriverOperationError(
+                'BIOS refused the settings: %s' % ', '.join(locked))
         if task.node.extra.get(IGNORES_STEPS):
             return None     # as a BIOS that ignores what it is told
         _sync(task, [_with_registry(registry, s) for s in settings])
+        self.cache_bios_settings(task)  # the locks follow the profile
 
     @_service_step(priority=0, requires_ramdisk=False)
     @base.deploy_step(priority=0)
@@ -133,15 +174,24 @@ class StepsBIOS(fake.FakeBIOS):
         super().factory_reset(task)
         self.cache_bios_settings(task)
 
-    def cache_bios_settings(self, task):
-        """What ironic reads of the BIOS (at verify, cleaning, servicing):
-        every registry setting, at its current value or its default."""
-        registry = registry_of(task.node)
+    @staticmethod
+    def _values(task):
+        """The BIOS's values: what ironic holds, else each default."""
         have = {s.name: s.value for s in objects.BIOSSettingList
                 .get_by_node_id(task.context, task.node.id)}
+        return {name: have.get(name, default)
+                for name, (default, _) in registry_of(task.node).items()}
+
+    def cache_bios_settings(self, task):
+        """What ironic reads of the BIOS (at verify, cleaning, servicing):
+        every registry setting, at its current value or its default, and
+        read-only where a profile locks it now."""
+        registry = registry_of(task.node)
+        values = self._values(task)
+        locks = LOCKS.get(kind_of(task.node))
         _sync(task, [_with_registry(registry, {
-            'name': name, 'value': have.get(name, default)})
-            for name, (default, _) in registry.items()])
+            'name': name, 'value': value}, values, locks)
+            for name, value in values.items()])
 
 
 class StepsRAID(fake.FakeRAID):
