@@ -850,6 +850,7 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
     rounds = []
     for number, width in enumerate(unavailable):
         value = ('off', 'on')[number % 2]
+        floor = raw_floor(cloud, providers, value, width)
         rollout = ('server', 'deploy-config', 'set', '--flavor', 'bench.fleet',
                    '--all-projects', '--deploy-config',
                    'benchfleet=%s' % value, '--max-unavailable', str(width))
@@ -858,12 +859,108 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
         _check_read_back(cloud, found, value)
         rounds.append({'max_unavailable': width, 's': took,
                        'requests': counts, 'planning': planning,
-                       'value': value})
+                       'value': value, 'floor': floor})
+    project = project_toggle(cloud, counter, found[0], made, singles)
     _untag_fake_compute(cloud, host_traits)
     _drop_providers(cloud, providers)
     return {'servers': servers, 'single_s': median(single['s']),
             'single_all_s': single['s'],
-            'single_requests': single['requests'][0], 'rounds': rounds}
+            'single_requests': single['requests'][0], 'rounds': rounds,
+            'project': project}
+
+
+def raw_floor(cloud, nodes, value, width):
+    """What any tool must do to service ``nodes``, ``width`` at a time: the
+    service request, and polls until the node is active again (as soon
+    and as often as a toggle polls); its wall time and requests."""
+    import threading
+
+    steps = [{'interface': 'bios', 'step': 'apply_configuration',
+              'args': {'settings': [{'name': 'BenchFleet',
+                                     'value': value}]}}]
+    sent, lock = [0], threading.Lock()
+
+    def call(method, path, **kwargs):
+        with lock:
+            sent[0] += 1
+        return cloud.ironic_call(method, path, **kwargs)
+
+    def one(node):
+        call('PUT', '/nodes/%s/states/provision' % node,
+             json={'target': 'service', 'service_steps': steps})
+        interval = 0.25
+        while True:
+            time.sleep(interval)
+            interval = min(2 * interval, 3)
+            state = call('GET', '/nodes/%s?fields=provision_state,'
+                         'target_provision_state' % node)
+            if state['provision_state'] == 'active' and not state[
+                    'target_provision_state']:
+                return
+            if state['provision_state'] == 'service failed':
+                raise SystemExit('the floor\'s servicing of %s failed'
+                                 % node)
+
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(width) as pool:
+        list(pool.map(one, nodes))
+    return {'s': time.monotonic() - start, 'requests': sent[0]}
+
+
+def project_toggle(cloud, counter, server, made, runs):
+    """The same server toggled by a manager of its project (a user with
+    no role on the system, through the project's runbooks), against the
+    operator's toggle: requests and wall time of each, ``runs`` pairs."""
+    import secrets
+
+    import yaml
+
+    project = cloud.admin.current_project_id
+    node = next(n for n in cloud.ironic_list('nodes', 'uuid,instance_uuid')
+                if n['instance_uuid'] == server['id'])['uuid']
+    # ironic makes the instance's project the node's lessee at deploy;
+    # the bench adopted the node, so it says so itself
+    cloud.ironic_call('PATCH', '/nodes/%s' % node, json=[
+        {'op': 'add', 'path': '/lessee', 'value': project}])
+    user, password = 'bench-manager', secrets.token_hex(12)
+    found = cloud.admin.identity.find_user(user)
+    if found:
+        cloud.admin.identity.delete_user(found)
+    made_user = cloud.admin.identity.create_user(
+        name=user, password=password, default_project_id=project,
+        domain_id='default')
+    manager = cloud.admin.identity.find_role('manager')
+    cloud.admin.identity.assign_project_role_to_user(project, made_user,
+                                                     manager)
+    with open(os.environ['OS_CLIENT_CONFIG_FILE']) as f:
+        clouds = yaml.safe_load(f)
+    clouds['clouds']['bench-manager'] = dict(clouds['clouds'][ADMIN])
+    clouds['clouds']['bench-manager']['auth'] = dict(
+        clouds['clouds'][ADMIN]['auth'], username=user, password=password)
+    with tempfile.NamedTemporaryFile('w', suffix='.yaml',
+                                     delete=False) as f:
+        yaml.safe_dump(clouds, f)
+    env = dict(counter.env, OS_CLIENT_CONFIG_FILE=f.name)
+    manager_counter = Counter(cloud, env)
+    try:
+        counter.run('project', 'deploy-config', 'set', project,
+                    'benchfleet=on', 'benchfleet=off')
+        found = {'operator': [], 'project': []}
+        for number in range(2 * runs):
+            who = ('operator', 'project')[number % 2]
+            value = ('off', 'on')[(number // 2) % 2] if who == 'operator' \
+                else ('on', 'off')[(number // 2) % 2]
+            run = counter if who == 'operator' else manager_counter
+            counts, took = run.run('server', 'resize', '--deploy-config',
+                                   'benchfleet=%s' % value, server['id'],
+                                   cloud=ADMIN if who == 'operator'
+                                   else 'bench-manager')
+            found[who].append({'requests': counts, 's': took})
+        return found
+    finally:
+        counter.run('project', 'deploy-config', 'unset', project, '--all')
+        cloud.admin.identity.delete_user(made_user)
+        os.unlink(f.name)
 
 
 def _tag_fake_compute(cloud, traits, remove=False):
