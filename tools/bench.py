@@ -922,6 +922,11 @@ def project_toggle(cloud, counter, server, made, runs):
     # the bench adopted the node, so it says so itself
     cloud.ironic_call('PATCH', '/nodes/%s' % node, json=[
         {'op': 'add', 'path': '/lessee', 'value': project}])
+    # and the templates' traits, which sync gives a capable node (a
+    # project's runbook runs only on a node that carries its trait)
+    for template in made.values():
+        cloud.call(cloud.ironic, 'PUT', '/nodes/%s/traits/%s' % (
+            node, template['name']), IRONIC_VERSION, ok=(204,))
     user, password = 'bench-manager', secrets.token_hex(12)
     found = cloud.admin.identity.find_user(user)
     if found:
