@@ -26,15 +26,22 @@ run exactly those steps, and only on the nodes tagged capable
 (``tagging``).  A config whose template has a step a running server may
 not take (``step_safety``: RAID, erase, a BIOS reset) is never granted.
 
-A runbook is a grant when its ``extra`` says so (``EXTRA_GRANT``: the
-template's name, with the config's annotation).  Before API 1.112 a
-runbook ran on the nodes that carry a trait equal to its *name*, and names
-are unique in the cloud: a runbook per project is then impossible, so
-grants need 1.112.  Plain functions over the dicts of ironic's API.
+The grant itself is recorded where only the operator writes: in each
+serving template's ``extra`` (``GRANTED``: the projects), which ironic
+shows to a system role only.  A project's manager may create and change
+runbooks of its own, so a runbook proves nothing: the operator's tools
+trust a project's record of a toggle only for what the templates say was
+granted (``granted``).  A runbook published for a grant says so in its
+``extra`` (``EXTRA_GRANT``: the template's name, with the config's
+annotation), and is found again by its name.  Before API 1.112 a runbook
+ran on the nodes that carry a trait equal to its *name*, and names are
+unique in the cloud: a runbook per project is then impossible, so grants
+need 1.112.  Plain functions over the dicts of ironic's API.
 """
 
 import collections
 import hashlib
+import json
 
 from osc_lib import exceptions
 
@@ -45,15 +52,20 @@ from osc_deploy_config.domain import toggle_plan
 
 # In a runbook's extra: the name of the template it grants.
 EXTRA_GRANT = 'deploy_config_grant'
+# In a template's extra: the projects it is granted to (the operator's).
+GRANTED = 'deploy_config_granted'
 NAME_PREFIX = 'deploy-config.'
 # ironic's runbook names: [A-Za-z0-9-._~], at most 255 characters
 _MAX_NAME = 255
 
-# What ``plan`` does to one runbook of a grant.
+# What ``plan`` does to one runbook of a grant, or to one template's
+# record of it.
 CREATE, REPAIR, KEEP, DELETE = 'create', 'repair', 'keep', 'delete'
-# One runbook of a grant: what to do, its config, the resource class its
-# template serves (None: every kind), its name, the runbook as it should
-# be (None: to delete), the one there (None: none), and why.
+RECORD, UNRECORD = 'record', 'unrecord'
+# One change of a grant: what to do, its config, the resource class its
+# template serves (None: every kind), the runbook's (or the template's)
+# name, what it should be (a runbook; for a template, its JSON patch;
+# None: to delete), the one there (None: none), and why.
 Change = collections.namedtuple('Change', [
     'action', 'config', 'resource_class', 'name', 'wanted', 'found', 'why'])
 
@@ -77,8 +89,14 @@ def runbook_steps(template):
 
 def refuse_ungrantable(config, template):
     """One line for a config whose template a running server may not take
-    whole: a grant lets a project run it on its running servers."""
+    whole (a grant lets a project run it on its running servers), or that
+    has no step to run."""
     steps = step_safety.enabled(template['steps'])
+    if not steps:
+        raise exceptions.CommandError(
+            'Deploy config %s cannot be granted: its template %s has no '
+            'enabled step (every priority is 0).' % (config,
+                                                     template['name']))
     risky = [step_safety.risk(s) for s in steps
              if not step_safety.grantable([s])]
     if risky:
@@ -100,6 +118,26 @@ def serving(config, known):
     return found
 
 
+def granted_projects(template):
+    """The projects the operator granted the template to."""
+    found = (template.get('extra') or {}).get(GRANTED)
+    return [p for p in found if isinstance(p, str)] \
+        if isinstance(found, list) else []
+
+
+def record_patch(template, project_id, grant=True):
+    """The JSON patch that records (``grant``) or drops the project in
+    the template's grants; [] when nothing changes."""
+    projects = granted_projects(template)
+    if (project_id in projects) == grant:
+        return []
+    kept = sorted(set(projects) | {project_id}) if grant else sorted(
+        set(projects) - {project_id})
+    if not kept:
+        return [{'op': 'remove', 'path': '/extra/%s' % GRANTED}]
+    return [{'op': 'add', 'path': '/extra/%s' % GRANTED, 'value': kept}]
+
+
 def wanted(project_id, config, resource_class, template):
     """The runbook that grants ``template`` (for ``config``, on
     ``resource_class`` or every kind) to the project: its fields, and the
@@ -112,7 +150,7 @@ def wanted(project_id, config, resource_class, template):
 
 
 def granted_config(runbook):
-    """The config a runbook grants, or None (not a grant)."""
+    """The config a runbook says it grants, or None (not a grant's)."""
     extra = runbook.get('extra') or {}
     if EXTRA_GRANT not in extra:
         return None
@@ -120,56 +158,88 @@ def granted_config(runbook):
 
 
 def differences(want, found):
-    """How a grant's runbook differs from what its template asks for, in
-    words ([] when it does not)."""
-    said = []
-    if _steps(found.get('steps')) != _steps(want['steps']):
-        said.append('its steps differ from template %s'
-                    % want['traits'][0])
+    """{field: how it differs} between a grant's runbook and what its
+    template asks for ({} when it does not).  Steps are compared in the
+    order ironic returns and runs them."""
+    said = {}
+    if _steps(found.get('steps')) != _steps(want['steps']) or any(
+            int(s.get('order', -1)) != n
+            for n, s in enumerate(found.get('steps') or ())):
+        said['steps'] = 'its steps differ from template %s' % (
+            want['traits'][0])
     if sorted(found.get('traits') or ()) != sorted(want['traits']):
-        said.append('its traits are %s, not %s' % (
+        said['traits'] = 'its traits are %s, not %s' % (
             ', '.join(sorted(found.get('traits') or ())) or 'none',
-            want['traits'][0]))
-    if found.get('public') or found.get('owner') != want['owner']:
-        said.append('it is public or owned by another project')
+            want['traits'][0])
+    if found.get('public'):
+        said['public'] = 'it is public'
+    if found.get('disable_ramdisk'):
+        said['disable_ramdisk'] = 'it disables the ramdisk'
     if (found.get('extra') or {}) != want['extra']:
-        said.append('its deploy config annotation differs')
+        said['extra'] = 'its deploy config annotation differs'
     return said
 
 
 def _steps(steps):
-    return sorted((int(s['order']), s['interface'], s['step'],
-                   repr(sorted((s.get('args') or {}).items())))
-                  for s in steps or ())
+    return [(s['interface'], s['step'], json.dumps(
+        s.get('args') or {}, sort_keys=True)) for s in steps or ()]
 
 
 def plan(project_id, configs, known, runbooks):
     """[Change] that makes the project's grant of ``configs`` match their
-    templates (``known``: ConfigTemplates; ``runbooks``: the project's).
-    Refuses a config no template realises, and one a running server may
-    not take."""
+    templates (``known``: ConfigTemplates; ``runbooks``: every runbook
+    listed): each serving template records the grant, and a runbook the
+    project owns publishes it.  Refuses, before any change, a config no
+    template realises, one a running server may not take, and a runbook
+    name another project took."""
     missing = [str(c) for c in configs if not known.realises(c)]
     if missing:
         raise exceptions.CommandError(
             'No deploy template realises %s on any kind of hardware: '
             'nothing to grant (openstack baremetal deploy template create '
             '--config ...)' % ', '.join(missing))
+    by_name = {r['name']: r for r in runbooks}
     changes = []
     for config in configs:
-        mine = {r['name']: r for r in runbooks
-                if r.get('owner') == project_id
-                and granted_config(r) == config}
-        for resource_class, template in serving(config, known):
+        serving_ = serving(config, known)
+        for _, template in serving_:
             refuse_ungrantable(config, template)
+        for resource_class, template in serving_:
+            changes += _record(config, resource_class, template, project_id)
             want = wanted(project_id, config, resource_class, template)
-            found = mine.pop(want['name'], None)
+            found = by_name.pop(want['name'], None)
+            _refuse_taken(found, want, project_id, config)
             changes.append(_change(config, resource_class, want, found))
-        changes += [Change(DELETE, config, (r.get('extra') or {}).get(
-            deploy_config.EXTRA_CLASS), name, None, r,
-            'its template %s no longer serves %s' % (
-                r['extra'][EXTRA_GRANT], config))
-            for name, r in sorted(mine.items())]
+        changes += [_delete(r, 'its template %s no longer serves %s' % (
+            r['extra'][EXTRA_GRANT], config)) for r in sorted(
+            by_name.values(), key=lambda r: r['name'])
+            if r.get('owner') == project_id and granted_config(r) == config
+            and r['name'].startswith(NAME_PREFIX + project_id + '.')]
     return changes
+
+
+def _record(config, resource_class, template, project_id):
+    patch = record_patch(template, project_id)
+    return [Change(RECORD, config, resource_class, template['name'], patch,
+                   template, 'the operator\'s grant, in the template')
+            ] if patch else []
+
+
+def _refuse_taken(found, want, project_id, config):
+    if found is not None and found.get('owner') != project_id:
+        raise exceptions.CommandError(
+            'Runbook %s, the name of the grant of %s to project %s, is '
+            'taken by %s. Nothing was changed; delete it if it is not '
+            'theirs to keep (openstack baremetal runbook delete %s), then '
+            'rerun.' % (want['name'], config, project_id, 'project %s' % (
+                found['owner']) if found.get('owner') else 'the system',
+                want['name']))
+
+
+def _delete(runbook, why):
+    return Change(DELETE, granted_config(runbook), (runbook.get('extra') or {}
+                                                    ).get(
+        deploy_config.EXTRA_CLASS), runbook['name'], None, runbook, why)
 
 
 def _change(config, resource_class, want, found):
@@ -179,43 +249,57 @@ def _change(config, resource_class, want, found):
     drift = differences(want, found)
     if drift:
         return Change(REPAIR, config, resource_class, want['name'], want,
-                      found, '; '.join(drift))
+                      found, '; '.join(drift.values()))
     return Change(KEEP, config, resource_class, want['name'], want, found,
                   '')
 
 
-def withdraw(project_id, configs, runbooks):
-    """[Change] deleting the project's grant runbooks of ``configs``
-    (None: of every config)."""
-    return [Change(DELETE, granted_config(r), (r.get('extra') or {}).get(
-        deploy_config.EXTRA_CLASS), r['name'], None, r, 'withdrawn')
-        for r in sorted(runbooks, key=lambda r: r['name'])
+def withdraw(project_id, configs, known, runbooks):
+    """[Change] withdrawing ``configs`` (None: every config) from the
+    project: its runbooks deleted first (the project stops), then the
+    templates' records of the grant."""
+    changes = [_delete(r, 'withdrawn') for r in sorted(
+        runbooks, key=lambda r: r['name'])
         if r.get('owner') == project_id and granted_config(r)
         and (configs is None or granted_config(r) in configs)]
+    for template in known.every():
+        config = deploy_config.config_of(template['extra'])
+        patch = record_patch(template, project_id, grant=False)
+        if patch and (configs is None or config in configs):
+            changes.append(Change(UNRECORD, config, (
+                template['extra'] or {}).get(deploy_config.EXTRA_CLASS),
+                template['name'], patch, template, 'withdrawn'))
+    return changes
 
 
-def by_project(runbooks):
-    """{project ID: [the runbooks it owns that are grants]}."""
+def by_project(known):
+    """{project ID: [the configs the templates record as granted to it]},
+    the operator's record of every grant."""
     found = {}
-    for runbook in runbooks:
-        if granted_config(runbook) and runbook.get('owner'):
-            found.setdefault(runbook['owner'], []).append(runbook)
+    for template in known.every():
+        for project_id in granted_projects(template):
+            config = deploy_config.config_of(template['extra'])
+            found.setdefault(project_id, [])
+            if config not in found[project_id]:
+                found[project_id].append(config)
     return found
 
 
-def as_templates(runbooks):
-    """The ConfigTemplates a project's grants make: each runbook as the
-    template it grants (its name, steps and annotation), with the runbook
-    to service through (``runbook``).  What a project's toggle plans and
-    reads back with, as an operator's does with the templates."""
+def as_templates(runbooks, project_id):
+    """The ConfigTemplates a project's grants make, as the project sees
+    them (it cannot read the templates): each runbook it owns published
+    for a grant, as the template it grants (its name, steps and
+    annotation), with the runbook to service through (``runbook``).  What
+    a project's toggle plans and reads back with; a runbook the project
+    made itself fools nobody but the project."""
     listed = []
     for runbook in runbooks:
-        if granted_config(runbook) is None:
+        if granted_config(runbook) is None or runbook.get(
+                'owner') != project_id:
             continue
         extra = {k: v for k, v in runbook['extra'].items()
                  if k != EXTRA_GRANT}
-        steps = sorted(runbook.get('steps') or (),
-                       key=lambda s: int(s['order']))
+        steps = runbook.get('steps') or ()
         listed.append({
             'uuid': runbook['uuid'], 'name': runbook['extra'][EXTRA_GRANT],
             'extra': extra, 'runbook': runbook['uuid'], 'steps': [
@@ -225,11 +309,10 @@ def as_templates(runbooks):
     return dtemplates.by_config(listed)
 
 
-def granted(runbooks, templates_by_config):
-    """The configs the runbooks grant on one server's hardware
-    (``templates_by_config``: {Config: the template serving it there}):
-    those whose runbook grants that very template."""
-    return {granted_config(r) for r in runbooks
-            if granted_config(r) in templates_by_config
-            and templates_by_config[granted_config(r)]['name']
-            == r['extra'][EXTRA_GRANT]}
+def granted(project_id, templates_by_config):
+    """The configs the operator granted the project on one server's
+    hardware (``templates_by_config``: {Config: the template serving it
+    there}), from the templates' records: what a project's record of a
+    toggle counts for."""
+    return {config for config, template in templates_by_config.items()
+            if project_id in granted_projects(template)}

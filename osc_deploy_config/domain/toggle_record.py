@@ -60,24 +60,38 @@ def _configs(values):
 
 
 def _of_instance(node, key, instance_uuid, field='properties'):
+    """The record of the instance under ``key``, if it is one: a record
+    of the wrong shape (a lessee writes extra) is none."""
     found = ((node or {}).get(field) or {}).get(key)
-    if isinstance(found, dict) and found.get('instance_uuid') == \
-            instance_uuid:
-        return found
-    return None
+    if not isinstance(found, dict) or found.get(
+            'instance_uuid') != instance_uuid:
+        return None
+    configs = found.get('configs')
+    if not isinstance(configs, dict) or not all(
+            isinstance(t, str) and isinstance(v, str)
+            for t, v in configs.items()):
+        return None
+    if 'project_id' in found and not isinstance(found['project_id'], str):
+        return None
+    return found
 
 
 def applied(node, instance_uuid, granted=None):
     """{type: Config} a toggle applied to the instance on the node: the
-    operator's record, and over it the project's, for the configs
-    ``granted`` to it on that node (None: the project's is not read)."""
+    operator's record, and over it the project's, which is newer (an
+    operator's toggle drops the project's record of its types).  The
+    project's counts only for the configs ``granted`` to it on that node;
+    a type it records otherwise is not known: left out, so that the
+    hardware and the flavor decide."""
     found = _configs((_of_instance(node, APPLIED, instance_uuid) or {}).get(
         'configs'))
-    if granted:
-        project = _configs((_of_instance(
-            node, PROJECT_APPLIED, instance_uuid, 'extra') or {}).get(
-            'configs'))
-        found.update((t, c) for t, c in project.items() if c in granted)
+    project = _configs((_of_instance(
+        node, PROJECT_APPLIED, instance_uuid, 'extra') or {}).get('configs'))
+    for config_type, config in project.items():
+        if config in (granted or ()):
+            found[config_type] = config
+        else:
+            found.pop(config_type, None)
     return found
 
 

@@ -74,13 +74,11 @@ class Api:
 
     def _send(self, method, path, feature=None, **kwargs):
         """One request; the response, or the SDK's exception.  A call of a
-        feature of its own names it: it goes at the version of the
-        object's features and its own, whichever is higher."""
+        feature of its own names it, and goes at that feature's version."""
         from keystoneauth1 import exceptions as ksa_exceptions
         from openstack import exceptions
 
-        features = tuple(dict.fromkeys((feature, *self.features))) \
-            if feature else self.features
+        features = (feature,) if feature else self.features
         self._check_supported(features)
         try:
             response = self.proxy.request(

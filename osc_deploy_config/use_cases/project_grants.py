@@ -36,12 +36,19 @@ LIST_COLUMNS = ('Project', 'Config', 'Runbooks', 'State')
 
 
 def _ironic(clients):
-    """Ironic at the version a grant needs: its one line on an older
-    ironic (runbooks came in 1.92; a runbook gated by its traits, so one
-    per project, in 1.112)."""
+    """Ironic at the version a grant needs, with the system scope the
+    templates and the runbooks of every project need: its one line
+    otherwise (runbooks came in 1.92; a runbook gated by its traits, so
+    one per project, in 1.112)."""
     api = clients.ironic(versions.DEPLOY_TEMPLATES,
                          versions.PROJECT_RUNBOOKS)
     api.require()
+    if api.scope != 'system':
+        raise exceptions.CommandError(
+            'A grant is the operator\'s: it records itself in the deploy '
+            'templates and publishes runbooks for another project, which '
+            'ironic allows a system-scoped token only, and %s.'
+            % ironic_api.SYSTEM_ROLE_HINT)
     return api
 
 
@@ -53,15 +60,18 @@ def _configs(texts):
     return configs
 
 
+def _known(ironic):
+    return ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
+
+
 def grant(clients, project, config_texts, dry_run=False):
-    """Grant the configs to the project: (COLUMNS, a row per runbook and
-    derived flavor)."""
+    """Grant the configs to the project: (COLUMNS, a row per template
+    record, runbook and derived flavor)."""
     configs = _configs(config_texts)
     project_id = clients.project_id(project)
     ironic = _ironic(clients)
-    known = ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
-    changes = grants.plan(project_id, configs, known,
-                          ironic.runbooks(project=project_id))
+    known = _known(ironic)
+    changes = grants.plan(project_id, configs, known, ironic.runbooks())
     flavors = _flavor_plan(clients, project_id, configs, known)
     if not dry_run:
         for change in changes:
@@ -73,17 +83,25 @@ def grant(clients, project, config_texts, dry_run=False):
 
 
 def _apply(ironic, change):
-    """Make one runbook what the change wants."""
-    if change.action == grants.CREATE:
+    """Make one runbook, or one template's record, what the change
+    wants."""
+    if change.action in (grants.RECORD, grants.UNRECORD):
+        ironic.patch_deploy_template(change.found['uuid'], change.wanted)
+    elif change.action == grants.CREATE:
         body = {k: v for k, v in change.wanted.items() if k != 'traits'}
         created = ironic.create_runbook(body)
         ironic.set_runbook_traits(created['uuid'], change.wanted['traits'])
     elif change.action == grants.REPAIR:
-        ironic.patch_runbook(change.found['uuid'], [
-            {'op': 'add', 'path': '/%s' % key, 'value': change.wanted[key]}
-            for key in ('steps', 'extra', 'public', 'owner')])
-        ironic.set_runbook_traits(change.found['uuid'],
-                                  change.wanted['traits'])
+        drift = grants.differences(change.wanted, change.found)
+        patch = [{'op': 'add', 'path': '/%s' % key, 'value': change.wanted[
+            key] if key != 'disable_ramdisk' else False}
+            for key in ('steps', 'extra', 'public', 'disable_ramdisk')
+            if key in drift]
+        if patch:
+            ironic.patch_runbook(change.found['uuid'], patch)
+        if 'traits' in drift:
+            ironic.set_runbook_traits(change.found['uuid'],
+                                      change.wanted['traits'])
     elif change.action == grants.DELETE:
         ironic.delete_runbook(change.found['uuid'])
 
@@ -95,13 +113,14 @@ def _row(change):
 
 def withdraw(clients, project, config_texts=(), every=False):
     """Withdraw the configs (``every``: all) from the project: its grant
-    runbooks deleted, the derived flavors closed to it; (COLUMNS, rows)."""
+    runbooks deleted, the templates' records of it dropped, the derived
+    flavors closed to it; (COLUMNS, rows)."""
     if bool(config_texts) == bool(every):
         raise exceptions.CommandError('Give the configs to withdraw, or --all')
     configs = None if every else _configs(config_texts)
     project_id = clients.project_id(project)
     ironic = _ironic(clients)
-    changes = grants.withdraw(project_id, configs,
+    changes = grants.withdraw(project_id, configs, _known(ironic),
                               ironic.runbooks(project=project_id))
     nova = clients.nova()
     listed = nova.flavors()
@@ -119,57 +138,85 @@ def withdraw(clients, project, config_texts=(), every=False):
 
 
 def show(clients, project):
-    """(SHOW_COLUMNS, rows): what the project may switch to, each runbook
-    and how it matches its template."""
+    """(SHOW_COLUMNS, rows): what the project may switch to (the
+    templates' record of its grants), each runbook and how it matches its
+    template; a runbook of the project's own that looks like a grant's is
+    named as none."""
     project_id = clients.project_id(project)
     ironic = _ironic(clients)
-    known = ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
-    runbooks = ironic.runbooks(project=project_id)
+    known = _known(ironic)
+    runbooks = ironic.runbooks()
     rows = []
     for config, changes in _state(project_id, known, runbooks):
-        rows += [(str(config), c.resource_class, c.name, (
-            c.wanted or {}).get('traits', [None])[0] or (
-            c.found['extra'][grants.EXTRA_GRANT]), _said(c)) for c in changes]
-    return SHOW_COLUMNS, rows
+        rows += [(str(config), c.resource_class, c.name, _template_of(c),
+                  _said(c)) for c in changes if c.action != grants.RECORD]
+    return SHOW_COLUMNS, rows + _not_granted(project_id, known, runbooks)
+
+
+def _template_of(change):
+    return (change.wanted or {}).get('traits', [None])[0] or (
+        change.found['extra'][grants.EXTRA_GRANT])
 
 
 def _state(project_id, known, runbooks):
-    """[(Config, [grants.Change])] of each config the project's runbooks
-    grant, as ``set`` would plan it now (a template gone: its one line)."""
+    """[(Config, [grants.Change])] of each config the templates record as
+    granted to the project, as ``set`` would plan it now (a config that
+    can no longer be granted: its one line)."""
     found = []
-    configs = sorted({grants.granted_config(r) for r in runbooks
-                      if grants.granted_config(r)}, key=str)
-    for config in configs:
+    for config in grants.by_project(known).get(project_id, []):
         try:
             changes = grants.plan(project_id, [config], known, runbooks)
         except exceptions.CommandError as exc:
             changes = [grants.Change(
                 grants.REPAIR, config, None, r['name'], None, r, str(exc))
-                for r in runbooks if grants.granted_config(r) == config]
+                for r in runbooks if r.get('owner') == project_id
+                and grants.granted_config(r) == config] or [grants.Change(
+                    grants.REPAIR, config, None, None, None, None, str(exc))]
+            changes = [c._replace(why='%s (withdraw it: openstack project '
+                                      'deploy-config unset)' % c.why)
+                       for c in changes]
         found.append((config, changes))
     return found
+
+
+def _not_granted(project_id, known, runbooks):
+    """Rows of the project's runbooks that say they publish a grant the
+    templates do not record (made by the project itself, or left)."""
+    granted = set(grants.by_project(known).get(project_id, []))
+    return [(str(grants.granted_config(r)), None, r['name'],
+             r['extra'][grants.EXTRA_GRANT],
+             'not a grant: the operator has not granted %s to the project; '
+             'the operator\'s tools trust nothing of it (openstack baremetal '
+             'runbook delete %s)' % (grants.granted_config(r), r['name']))
+            for r in runbooks if r.get('owner') == project_id
+            and grants.granted_config(r)
+            and grants.granted_config(r) not in granted]
 
 
 def _said(change):
     """The State of one runbook of a grant, in words."""
     if change.action == grants.KEEP:
         return 'ok'
+    if change.action == grants.REPAIR and change.wanted is None:
+        return change.why
     return 'drift: %s (openstack project deploy-config set repairs it)' % (
         change.why)
 
 
 def list_grants(clients):
-    """(LIST_COLUMNS, rows): every project's grants, one row a config."""
+    """(LIST_COLUMNS, rows): every project's grants (the templates'
+    record), one row a config."""
     ironic = _ironic(clients)
-    known = ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    known = _known(ironic)
+    runbooks = ironic.runbooks()
     names = clients.project_names()
     rows = []
-    for project_id, runbooks in sorted(grants.by_project(
-            ironic.runbooks()).items()):
+    for project_id in sorted(grants.by_project(known)):
         for config, changes in _state(project_id, known, runbooks):
             drift = [c for c in changes if c.action != grants.KEEP]
             rows.append((names.get(project_id, project_id), str(config),
-                         len([c for c in changes if c.found]),
+                         len([c for c in changes if c.action in (
+                             grants.KEEP, grants.REPAIR) and c.found]),
                          '; '.join(_said(c) for c in drift) or 'ok'))
     return LIST_COLUMNS, rows
 

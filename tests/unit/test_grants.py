@@ -56,18 +56,27 @@ def known():
          'extra': deploy_config.template_extra(RAID, [])}])
 
 
+def runbooks(changes, uuid='rb-%d'):
+    """The runbooks a plan's changes make, as ironic lists them."""
+    return [dict(c.wanted, uuid=uuid % n) for n, c in enumerate(
+        c for c in changes if c.action == grants.CREATE)]
+
+
 class TestPlan(testtools.TestCase):
     def test_one_runbook_per_template_serving_the_config(self):
         changes = grants.plan('p1', [OFF], known(), [])
         self.assertEqual(
-            [(grants.CREATE, None, 'deploy-config.p1.' + OFF_T, [OFF_T]),
+            [(grants.RECORD, None, OFF_T),
+             (grants.CREATE, None, 'deploy-config.p1.' + OFF_T),
+             (grants.RECORD, 'baremetal-silver', SILVER_OFF),
              (grants.CREATE, 'baremetal-silver',
-              'deploy-config.p1.' + SILVER_OFF, [SILVER_OFF])],
-            [(c.action, c.resource_class, c.name, c.wanted['traits'])
-             for c in changes])
-        runbook = changes[1].wanted
-        self.assertEqual(('p1', False), (runbook['owner'],
-                                         runbook['public']))
+              'deploy-config.p1.' + SILVER_OFF)],
+            [(c.action, c.resource_class, c.name) for c in changes])
+        self.assertEqual([{'op': 'add', 'path': '/extra/%s' % grants.GRANTED,
+                           'value': ['p1']}], changes[0].wanted)
+        runbook = changes[3].wanted
+        self.assertEqual(('p1', False, [SILVER_OFF]), (
+            runbook['owner'], runbook['public'], runbook['traits']))
         self.assertEqual([{'interface': 'bios', 'step': 'apply_configuration',
                            'args': {'settings': [{
                                'name': 'ProcHyperthreading',
@@ -87,15 +96,19 @@ class TestPlan(testtools.TestCase):
                                    'priority': 10})
         self.assertIn('bios.factory_reset', str(self.assertRaises(
             exceptions.CommandError, grants.plan, 'p1', [ON], reset, [])))
+        idle = known()
+        idle[ON]['steps'][0]['priority'] = 0
+        self.assertIn('has no enabled step', str(self.assertRaises(
+            exceptions.CommandError, grants.plan, 'p1', [ON], idle, [])))
 
     def test_a_disabled_step_is_left_out(self):
         found = known()
         found[ON]['steps'].append({'interface': 'raid',
                                    'step': 'apply_configuration',
                                    'args': {}, 'priority': 0})
-        (change,) = grants.plan('p1', [ON], found, [])
+        (created,) = runbooks(grants.plan('p1', [ON], found, []))
         self.assertEqual(['apply_configuration'],
-                         [s['step'] for s in change.wanted['steps']])
+                         [s['step'] for s in created['steps']])
 
     def test_a_config_no_template_realises_is_refused(self):
         self.assertIn('No deploy template realises turbo=on', str(
@@ -103,33 +116,59 @@ class TestPlan(testtools.TestCase):
                 deploy_config.Config('turbo', 'on')], known(), [])))
 
     def test_drift_is_found_and_a_match_kept(self):
-        made = [dict(c.wanted, uuid='rb-%d' % n) for n, c in enumerate(
-            grants.plan('p1', [OFF], known(), []))]
+        made = runbooks(grants.plan('p1', [OFF], known(), []))
+        granted = known()
+        for template in (granted[OFF], granted.per_class[OFF][
+                'CUSTOM_BAREMETAL_SILVER']):
+            template['extra'][grants.GRANTED] = ['p1']
         self.assertEqual([grants.KEEP, grants.KEEP], [
-            c.action for c in grants.plan('p1', [OFF], known(), made)])
+            c.action for c in grants.plan('p1', [OFF], granted, made)])
         made[0]['steps'][0]['args']['settings'][0]['value'] = 'Enabled'
         made[1]['traits'] = []
-        changes = grants.plan('p1', [OFF], known(), made)
+        changes = grants.plan('p1', [OFF], granted, made)
         self.assertEqual(
             [(grants.REPAIR, 'its steps differ from template ' + OFF_T),
              (grants.REPAIR, 'its traits are none, not ' + SILVER_OFF)],
             [(c.action, c.why) for c in changes])
+        # ironic runs a runbook's steps in the order it returns them: the
+        # same steps in another order differ
+        first = made[0]['steps'][0]
+        want = dict(made[0], steps=[first, dict(first, step='other',
+                                                order=1)])
+        found = dict(want, steps=[dict(first, step='other', order=0),
+                                  dict(first, order=1)])
+        self.assertIn('steps', grants.differences(want, found))
 
     def test_a_runbook_whose_template_no_longer_serves_goes(self):
-        made = [dict(c.wanted, uuid='rb-%d' % n) for n, c in enumerate(
-            grants.plan('p1', [OFF], known(), []))]
+        made = runbooks(grants.plan('p1', [OFF], known(), []))
         fewer = known()
         del fewer.per_class[OFF]
         changes = grants.plan('p1', [OFF], fewer, made)
-        self.assertEqual([grants.KEEP, grants.DELETE],
+        self.assertEqual([grants.RECORD, grants.KEEP, grants.DELETE],
                          [c.action for c in changes])
 
+    def test_a_name_another_project_took_is_refused_first(self):
+        squat = dict(grants.wanted('p2', OFF, None, known()[OFF]),
+                     name='deploy-config.p1.' + OFF_T, owner='p2', uuid='x')
+        self.assertIn('is taken by project p2', str(self.assertRaises(
+            exceptions.CommandError, grants.plan, 'p1', [OFF], known(),
+            [squat])))
+
     def test_another_projects_runbooks_are_not_its(self):
-        theirs = [dict(c.wanted, uuid='rb') for c in grants.plan(
-            'p2', [ON], known(), [])]
-        self.assertEqual([grants.CREATE], [
+        theirs = runbooks(grants.plan('p2', [ON], known(), []))
+        self.assertEqual([grants.RECORD, grants.CREATE], [
             c.action for c in grants.plan('p1', [ON], known(), theirs)])
-        self.assertEqual([], grants.withdraw('p1', None, theirs))
+        self.assertEqual([], grants.withdraw('p1', None, known(), theirs))
+
+    def test_withdrawn_runbooks_first_then_the_templates_records(self):
+        granted = known()
+        granted[OFF]['extra'][grants.GRANTED] = ['p1', 'p2']
+        made = runbooks(grants.plan('p1', [OFF], granted, []))
+        changes = grants.withdraw('p1', [OFF], granted, made)
+        self.assertEqual([grants.DELETE, grants.DELETE, grants.UNRECORD],
+                         [c.action for c in changes])
+        self.assertEqual([{'op': 'add', 'path': '/extra/%s' % grants.GRANTED,
+                           'value': ['p2']}], changes[-1].wanted)
 
     def test_a_long_name_stays_within_ironics_255(self):
         name = grants.runbook_name('p' * 32, 'CUSTOM_' + 'X' * 250)
@@ -138,17 +177,19 @@ class TestPlan(testtools.TestCase):
                                                       'CUSTOM_' + 'X' * 249))
 
     def test_the_runbooks_as_the_templates_they_grant(self):
-        made = [dict(c.wanted, uuid='rb-%d' % n) for n, c in enumerate(
-            grants.plan('p1', [OFF], known(), []))]
-        found = grants.as_templates(made)
+        made = runbooks(grants.plan('p1', [OFF], known(), []))
+        found = grants.as_templates(made, 'p1')
         silver = found.for_class('CUSTOM_BAREMETAL_SILVER')[OFF]
         self.assertEqual((SILVER_OFF, 'rb-1'), (silver['name'],
                                                silver['runbook']))
         self.assertEqual(OFF_T, found.for_class(None)[OFF]['name'])
+        # another project's, or a public one, is not its grant
+        self.assertEqual({}, dict(grants.as_templates(made, 'p2')))
 
 
 class TestTrust(testtools.TestCase):
-    """A project's record counts only for what it was granted."""
+    """A project's record counts only for what the templates say was
+    granted to it; a record of the wrong shape is none."""
 
     def node(self, project_configs, operator_configs=None):
         node = {'uuid': 'n1', 'properties': {}, 'extra': {}}
@@ -166,21 +207,33 @@ class TestTrust(testtools.TestCase):
         self.assertEqual({'hyperthreading': OFF},
                          toggle_record.applied(node, 'i1', {OFF}))
 
-    def test_a_record_of_what_was_not_granted_counts_for_nothing(self):
+    def test_a_record_of_what_was_not_granted_leaves_the_type_unknown(self):
+        # newer than the operator's, not to be believed: neither counts
         node = self.node({'hyperthreading': 'disabled'},
                          {'hyperthreading': 'enabled'})
         for granted in (None, set(), {ON}):
-            self.assertEqual({'hyperthreading': ON},
-                             toggle_record.applied(node, 'i1', granted))
+            self.assertEqual({}, toggle_record.applied(node, 'i1', granted))
 
-    def test_granted_means_the_very_template_on_that_hardware(self):
-        made = [dict(c.wanted, uuid='rb') for c in grants.plan(
-            'p1', [OFF], known(), []) if c.resource_class is None]
-        self.assertEqual({OFF}, grants.granted(made, known().for_class(
+    def test_a_record_of_the_wrong_shape_is_none(self):
+        for configs in (['x'], {'hyperthreading': 1}, 'disabled'):
+            node = self.node(configs, {'hyperthreading': 'enabled'})
+            self.assertEqual(({'hyperthreading': ON}, None), (
+                toggle_record.applied(node, 'i1', {OFF}),
+                toggle_record.project_recorded(node, 'i1')))
+
+    def test_granted_means_the_templates_record_on_that_hardware(self):
+        found = known()
+        found[OFF]['extra'][grants.GRANTED] = ['p1']
+        self.assertEqual({OFF}, grants.granted('p1', found.for_class(
             'CUSTOM_BAREMETAL_GOLD')))
-        # silver nodes take their own template: not granted there
-        self.assertEqual(set(), grants.granted(made, known().for_class(
+        # silver nodes take their own template, not granted to p1
+        self.assertEqual(set(), grants.granted('p1', found.for_class(
             'CUSTOM_BAREMETAL_SILVER')))
+        # a runbook the project made itself proves nothing
+        forged = runbooks(grants.plan('p1', [ON], known(), []))
+        self.assertEqual(set(), grants.granted('p1', known().for_class(
+            'CUSTOM_BAREMETAL_GOLD')))
+        self.assertTrue(forged)
 
     def test_the_operators_toggle_supersedes_the_projects_record(self):
         node = self.node({'hyperthreading': 'disabled', 'turbo': 'on'})
@@ -212,16 +265,32 @@ class GrantTestCase(fakes.TestCommand):
 class TestGrant(GrantTestCase):
     def test_grant_publishes_runbooks_the_project_owns(self):
         rows = self.grant('demo', 'hyperthreading=disabled')
-        self.assertEqual([('hyperthreading=disabled', 'create')],
+        self.assertEqual([('hyperthreading=disabled', 'record'),
+                          ('hyperthreading=disabled', 'create')],
                          [(r['Config'], r['Action']) for r in rows])
         (runbook,) = self.ironic.runbooks.values()
         self.assertEqual(('project-1', False, [OFF_T]), (
             runbook['owner'], runbook['public'], runbook['traits']))
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        self.assertEqual(['project-1'], template['extra'][grants.GRANTED])
         # a rerun writes nothing
         writes = len(self.ironic.writes)
         self.assertEqual(['keep'], [r['Action'] for r in self.grant(
             'demo', 'hyperthreading=disabled')])
         self.assertEqual(writes, len(self.ironic.writes))
+
+    def test_a_runbook_the_project_made_itself_is_named_as_no_grant(self):
+        # a manager may create runbooks: one that looks like a grant's is
+        # no grant (the templates do not record it)
+        forged = grants.wanted('project-1', OFF, None, next(
+            t for t in self.ironic.templates.values() if t['name'] == OFF_T))
+        self.ironic.runbooks['rb'] = dict(forged, uuid='rb')
+        columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
+                                         ['demo'])
+        self.assertEqual(1, len(rows))
+        self.assertIn('not a grant: the operator has not granted '
+                      'hyperthreading=disabled', rows[0][-1])
 
     def test_drift_is_shown_and_repaired_by_a_rerun(self):
         self.grant('demo', 'hyperthreading=disabled')
@@ -269,6 +338,10 @@ class TestGrant(GrantTestCase):
             self.nova.access[derived['id']]))
         columns, rows = self.run_command(
             cmds.UnsetProjectDeployConfig, ['demo', 'hyperthreading=disabled'])
-        self.assertEqual(['delete', 'close'], [r[3] for r in rows])
+        self.assertEqual(['delete', 'unrecord', 'close'],
+                         [r[3] for r in rows])
         self.assertEqual(({}, []), (self.ironic.runbooks,
                                     self.nova.access[derived['id']]))
+        self.assertNotIn(grants.GRANTED, next(
+            t for t in self.ironic.templates.values()
+            if t['name'] == OFF_T)['extra'])

@@ -22,6 +22,7 @@ from openstack.image.v2 import image as sdk_image
 from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 
+from osc_deploy_config.domain import grants
 from osc_deploy_config.domain import toggle_record
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -155,6 +156,38 @@ class TestBaremetal(RebuildTestCase):
         self.rebuild(self.db)
         self.assertEqual({'HyperThreading': 'Enabled'}, self.node['bios'])
         self.assertEqual([], self.ironic.provision_requests)
+
+    def project_recorded(self, granted):
+        """The project's record (its toggle, or a member's forgery) says
+        the server runs hyperthreading=disabled; the operator's says
+        nothing; the templates record the grant or not."""
+        self.node['properties'] = {}
+        self.node['extra'][toggle_record.PROJECT_APPLIED] = {
+            'instance_uuid': self.db['id'], 'project_id': 'project-1',
+            'configs': {'hyperthreading': 'disabled'}}
+        if granted:
+            (template,) = [t for t in self.ironic.templates.values()
+                           if t['name'] == OFF_T]
+            template['extra'][grants.GRANTED] = ['project-1']
+
+    def test_a_projects_record_of_what_it_was_granted_is_applied_again(self):
+        self.project_recorded(granted=True)
+        self.rebuild(self.db)
+        self.assertEqual(({'HyperThreading': 'Disabled'},
+                          [('bm-0', 'service')]), (
+            self.node['bios'], self.ironic.provision_requests))
+
+    def test_a_record_of_what_was_never_granted_is_applied_by_no_one(self):
+        # a manager may create a runbook that looks like a grant's: the
+        # operator trusts only the templates' record
+        self.project_recorded(granted=False)
+        self.ironic.runbooks['forged'] = dict(grants.wanted(
+            'project-1', OFF, None, next(
+                t for t in self.ironic.templates.values()
+                if t['name'] == OFF_T)), uuid='forged')
+        self.rebuild(self.db)
+        self.assertEqual(({'HyperThreading': 'Enabled'}, []), (
+            self.node['bios'], self.ironic.provision_requests))
 
     def test_the_flavors_configs_when_asked(self):
         self.rebuild(self.db, '--deploy-config-from-flavor')

@@ -23,8 +23,12 @@ from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import worker
 
 # How often the cloud is read again while servers that spend the budget
-# are waited for.
+# are waited for (or the read failed).
 WATCH_SECONDS = 5
+# How long past --wait-timeout the toggles in flight have to end (their
+# waits end at it; a record and an unlock follow) before the rollout
+# leaves without them: a request a service never answers.
+GRACE_SECONDS = 60
 
 
 class Drive:
@@ -40,17 +44,22 @@ class Drive:
         self.names = names
         self.done = queue.Queue()
         self.why_not = ''
+        self.left = ''              # why the rollout left toggles in flight
+        self.unread = ''            # why the last read of the cloud failed
         self.stale = True           # a toggle ended since the last read
         self.blocked_since = None
         self.started = 0
 
     def go(self):
-        """Until every toggle that may start has started and ended."""
+        """Until every toggle that may start has started and ended, or
+        past --wait-timeout by GRACE_SECONDS."""
         try:
             while self.waiting or self.running:
                 if self.waiting and not self.rollout.stopping():
                     self.start_what_fits()
                 if not self.running and not self.worth_waiting():
+                    break
+                if self.past_grace():
                     break
                 self.collect()
         finally:
@@ -59,13 +68,25 @@ class Drive:
     def start_what_fits(self):
         """Start the waiting toggles the budget has places for, read from
         the cloud now (when a toggle ended since the last read, or every
-        WATCH_SECONDS)."""
+        WATCH_SECONDS); a read that fails starts nothing, and is tried
+        again in WATCH_SECONDS."""
+        now = self.rollout.clock()
         if self.budget.full() or not (
                 self.stale or self.budget.read_at is None or
-                self.rollout.clock() - self.budget.read_at >= WATCH_SECONDS):
+                now - self.budget.read_at >= WATCH_SECONDS):
             return
-        seen = self.budget.read()
         self.stale = False
+        try:
+            seen = self.budget.read()
+        except Exception as exc:    # noqa: BLE001 - said, tried again
+            self.budget.read_at = now
+            if not self.unread:
+                self.rollout.say('The cloud could not be read for the '
+                                 'budget (%s): nothing starts until it can.'
+                                 % worker.one_line(exc))
+            self.unread = worker.one_line(exc)
+            return
+        self.unread = ''
         self.rollout.count.down = len(self.budget.down())
         for one in list(self.waiting):
             if self.rollout.stopping():
@@ -78,6 +99,7 @@ class Drive:
         rollout = self.rollout
         self.waiting.remove(one)
         self.started += 1
+        self.blocked_since = None
         with rollout.lock:
             rollout.count.in_flight += 1
         rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
@@ -88,7 +110,8 @@ class Drive:
 
     def collect(self):
         """The next Result, if one comes within a second; with nothing
-        running, a second's wait."""
+        running, a second's wait.  A Ctrl-C taken meanwhile is said."""
+        self.rollout.say_interrupted(len(self.running))
         if not self.running:
             time.sleep(1)
             return
@@ -103,15 +126,27 @@ class Drive:
 
     def worth_waiting(self):
         """With nothing running: whether a server still waiting may yet
-        start (a server that spends the budget is under way back, within
-        the command's bound)."""
+        start (a server that spends the budget is under way back, or the
+        cloud could not be read), within the command's bound."""
         if not self.waiting or self.rollout.stopping():
             return False
         now = self.rollout.clock()
-        if self.blocked_since is None or self.stale:
+        if self.blocked_since is None:
             self.blocked_since = now
-        return self.budget.moving() and (
+        return (self.unread or self.budget.moving()) and (
             now - self.blocked_since < self.rollout.wait_seconds)
+
+    def past_grace(self):
+        """Whether the toggles in flight had their time past the deadline:
+        the rollout leaves them (rows said so)."""
+        deadline = self.rollout.deadline
+        if deadline is None or self.rollout.clock() <= (
+                deadline + GRACE_SECONDS):
+            return False
+        self.left = ('in flight %d s past --wait-timeout (a request a '
+                     'service does not answer?): rerun to finish it'
+                     % GRACE_SECONDS)
+        return True
 
     def stopped_by(self):
         """Why the servers still waiting did not start."""
@@ -120,11 +155,11 @@ class Drive:
         why = self.rollout.stopping()
         if why:
             return why
+        if self.unread:
+            return 'the cloud could not be read: %s' % self.unread
         spent = self.budget.spent_by(self.names) or 'toggles in flight'
         if not self.started:
             self.rollout.spent_by = spent
         return '--max-unavailable %d spent by %s%s' % (
             self.rollout.max_unavailable, spent, '' if self.budget.moving()
             else ', which nothing under way brings back')
-
-

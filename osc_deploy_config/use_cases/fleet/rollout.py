@@ -46,10 +46,12 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.fleet import drive as drives
 from osc_deploy_config.use_cases.fleet import planning
 from osc_deploy_config.use_cases.fleet import reading as fleet_reading
 from osc_deploy_config.use_cases.fleet import worker
+from osc_deploy_config.use_cases.toggle import claim as claims
 from osc_deploy_config.use_cases.toggle import waits
 
 
@@ -88,6 +90,7 @@ class Rollout:
         self.results = {}           # server ID: worker.Result
         self.spent_by = ''          # the servers that spent the budget
         self.interrupted = False    # Ctrl-C: no new start
+        self.interrupt_said = False
         self.left_at_once = False   # a second Ctrl-C
 
     # ------------------------------------------------------------ run
@@ -119,16 +122,22 @@ class Rollout:
         return [self.row(p, drive) for p in planned]
 
     def clear_left_locks(self, planned):
-        """Unlock the servers that run the configs already but that an
-        interrupted toggle left locked (read again first)."""
+        """Unlock the servers no toggle of this run will hold that an
+        interrupted toggle left locked (each read again first): those that
+        run the configs already, or that it will not toggle (unavailable,
+        skipped, failed at planning)."""
+        if not self.clients.is_admin():
+            return
+        nova = self.clients.nova(versions.SERVER_LOCKS)
         for one in planned:
-            if one.verdict is None and not one.to_toggle and (
-                    one.prepared and one.prepared.claim):
-                try:
-                    one.prepared.claim.clear_interrupted()
-                except Exception as exc:    # noqa: BLE001 - said, not fatal
-                    self.said(one.server['name'], 'left locked: %s'
-                              % worker.one_line(exc))
+            if one.to_toggle and not one.verdict:
+                continue
+            claim = claims.Claim(nova, one.server, [], self.say)
+            try:
+                claim.clear_interrupted()
+            except Exception as exc:    # noqa: BLE001 - said, not fatal
+                self.said(one.server['name'], 'left locked: %s'
+                          % worker.one_line(exc))
 
     def toggle_one(self, one, fresh):
         """One server's toggle, in a worker: prepared again on its
@@ -163,6 +172,7 @@ class Rollout:
                 if r.outcome == fleet_plan.DONE]
         if not done:
             return
+        why = 'toggled, but the server is gone'
         try:
             seen = drive.budget.read()
         except Exception as exc:    # noqa: BLE001 - then not done
@@ -173,20 +183,18 @@ class Rollout:
             if server is None or down:
                 result.outcome = fleet_plan.FAILED
                 result.why = ('toggled, but the server is %s now' % down.why
-                              if down else why if not seen else
-                              'toggled, but the server is gone')
+                              if down else why)
 
     @contextlib.contextmanager
     def interrupts(self, drive):
         """Meanwhile, a first Ctrl-C stops new starts (those in flight end
         first), a second one leaves at once (KeyboardInterrupt)."""
         def interrupt(signum, frame):
+            # no line here: the drive says it (``say_interrupted``); a
+            # handler that took the lines' lock could wait on itself
             if self.interrupted:
                 raise KeyboardInterrupt()
             self.interrupted = True
-            self.say('Interrupted: no new server starts; %d in flight end '
-                     'first (Ctrl-C again to leave now).'
-                     % len(drive.running))
 
         try:
             previous = signal.signal(signal.SIGINT, interrupt)
@@ -197,6 +205,13 @@ class Rollout:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
+
+    def say_interrupted(self, in_flight):
+        """The line of a first Ctrl-C, once."""
+        if self.interrupted and not self.interrupt_said:
+            self.interrupt_said = True
+            self.say('Interrupted: no new server starts; %d in flight end '
+                     'first (Ctrl-C again to leave now).' % in_flight)
 
     def row(self, one, drive):
         """The result row of one server."""
@@ -209,8 +224,8 @@ class Rollout:
             return fleet_plan.row(one, found.outcome, found.why,
                                   found.seconds)
         if one.server['id'] in drive.running:
-            return fleet_plan.row(one, fleet_plan.INTERRUPTED,
-                                  'in flight when the rollout left')
+            return fleet_plan.row(one, fleet_plan.INTERRUPTED, drive.left or (
+                'in flight when the rollout left'))
         return fleet_plan.row(one, fleet_plan.NOT_STARTED, drive.why_not)
 
     def stopping(self):

@@ -81,27 +81,19 @@ class Operator:
 
     def granted(self, ironic, server, node, templates_by_config):
         """The configs a project's record on the node counts for: those
-        granted to the server's project on its hardware (read only when
-        the node has such a record)."""
+        the templates say were granted to the server's project on its
+        hardware (no request: the templates are read)."""
         project = toggle_record.project_recorded(node, server['id'])
         if project is None or project != server.get('tenant_id'):
             return set()
-        return grants.granted(ironic.runbooks(project=project),
-                              templates_by_config)
+        return grants.granted(project, templates_by_config)
 
     def granted_each(self, ironic, servers, nodes, known):
         """{server ID: what its project's record counts for} of many
-        servers (``nodes``: by instance): one listing of the runbooks, and
-        only when a node has a project's record."""
-        recorded = {s['id']: toggle_record.project_recorded(
-            nodes.get(s['id']), s['id']) for s in servers}
-        if not any(recorded.values()):
-            return {}
-        owned = grants.by_project(ironic.runbooks())
-        return {s['id']: grants.granted(owned.get(recorded[s['id']], []),
-                                        known.for_hardware(nodes[s['id']]))
-                for s in servers if recorded[s['id']] and recorded[
-                    s['id']] == s.get('tenant_id')}
+        servers (``nodes``: by instance; ``known``: ConfigTemplates)."""
+        return {s['id']: self.granted(ironic, s, nodes[s['id']],
+                                      known.for_hardware(nodes[s['id']]))
+                for s in servers if s['id'] in nodes}
 
     def refuse_unserviceable(self, server, node, configs, ironic):
         """A node ironic does not show: one line, why."""
@@ -118,7 +110,8 @@ class Operator:
             'Server %s is a bare-metal server, but ironic shows no node '
             'with its instance: nothing was changed.' % server['name'])
 
-    def refuse_ungranted(self, server, configs, templates_by_config):
+    def refuse_ungranted(self, server, configs, templates_by_config,
+                         allowed_steps=()):
         """The operator may toggle to any config a template realises."""
 
     def refuse_new_flavor(self, server, configs, plan):
@@ -137,10 +130,11 @@ class Project:
         self.known = None
 
     def templates(self, ironic):
-        """Its grants, as the templates they publish."""
+        """Its grants, as the templates its runbooks publish."""
         if self.known is None:
             ironic.require_feature(versions.PROJECT_RUNBOOKS)
-            self.known = grants.as_templates(ironic.runbooks())
+            self.known = grants.as_templates(ironic.runbooks(),
+                                             self.project_id)
         return self.known
 
     def granted(self, ironic, server, node, templates_by_config):
@@ -170,9 +164,20 @@ class Project:
                 '([conductor]automatic_lessee_source)? Nothing was '
                 'changed.' % server['name'])
 
-    def refuse_ungranted(self, server, configs, templates_by_config):
-        """Only the configs granted to the project, on the server's
-        hardware."""
+    def refuse_ungranted(self, server, configs, templates_by_config,
+                         allowed_steps=()):
+        """Only its own servers (a project admin finds another project's
+        by ID), only the configs granted to it, on the server's hardware,
+        and only their steps."""
+        if allowed_steps:
+            raise exceptions.CommandError(
+                '--allow-step is the operator\'s: a project runs the steps '
+                'its grant publishes, no other. Nothing was changed.')
+        if server.get('tenant_id') not in (None, self.project_id):
+            raise exceptions.CommandError(
+                'Server %s belongs to another project: a project switches '
+                'only its own servers, within its own grant. Nothing was '
+                'changed.' % server['name'])
         missing = [c for c in configs if c not in templates_by_config]
         if missing:
             raise exceptions.CommandError(

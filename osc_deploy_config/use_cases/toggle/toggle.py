@@ -199,7 +199,8 @@ class ServerToggle:
             self.authority.refuse_unserviceable(server, reading.node,
                                                 self.configs, self.ironic)
         self.authority.refuse_ungranted(server, self.configs,
-                                        reading.templates_by_config)
+                                        reading.templates_by_config,
+                                        self.allowed_steps)
         toggle_plan.refuse_image_configs(server, reading.image, self.configs)
         claim = None
         if self.clients.is_admin() or (
@@ -215,7 +216,9 @@ class ServerToggle:
         prepared.strategy = (servicing.Servicing if reading.node
                              else resize.Resize)(self)
         prepared.strategy.refuse_state(prepared)
-        if self.fresh_reading:
+        if self.fresh_reading or toggle_record.project_recorded(
+                reading.node, server['id']):
+            # a project's record vouches for nothing alone: the hardware
             prepared.strategy.recheck(prepared)
         if prepared.unchanged:
             return prepared
