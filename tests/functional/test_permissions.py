@@ -21,7 +21,7 @@ from tests.functional import test_resize
 
 FERNET = 'gAAAAA'
 PERMISSION = (r'refused|[Ff]orbidden|403|[Pp]olicy|not allowed|permission|'
-              r'[Dd]enied')
+              r'[Dd]enied|not granted')
 
 
 class TestMember(test_resize.VirtualToggleTestCase):

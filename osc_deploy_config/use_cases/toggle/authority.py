@@ -42,14 +42,16 @@ def decide(clients, ironic):
     templates, else the Project of their token."""
     if ironic.scope == 'system':
         return Operator()
-    if clients.is_admin():
+    admin = clients.is_admin()
+    if admin:
         try:
             return Operator(ironic.config_templates(
                 fields=ironic_api.TEMPLATE_STEP_FIELDS))
         except ironic_api.Refused:
             pass
     roles = clients.roles()
-    return Project(clients.own_project(), bool({'manager', 'admin'} & roles))
+    return Project(clients.own_project(), bool({'manager', 'admin'} & roles),
+                   admin)
 
 
 def catalog(authority, ironic):
@@ -124,9 +126,12 @@ class Project:
 
     no_template = server_configs.NOT_GRANTED
 
-    def __init__(self, project_id, manager):
+    def __init__(self, project_id, manager, admin=False):
         self.project_id = project_id
         self.manager = manager
+        # an admin that ironic refused the templates: maybe an operator
+        # without a role on the system
+        self.admin = admin
         self.known = None
 
     def templates(self, ironic):
@@ -183,9 +188,18 @@ class Project:
             raise exceptions.CommandError(
                 'Server %s cannot switch to %s: the operator has not granted '
                 'it to its project (openstack project deploy-config set %s '
-                '%s). Nothing was changed.' % (
+                '%s). Nothing was changed.%s' % (
                     server['name'], ', '.join(str(c) for c in missing),
-                    self.project_id, ' '.join(str(c) for c in missing)))
+                    self.project_id, ' '.join(str(c) for c in missing),
+                    self.operator_hint()))
+
+    def operator_hint(self):
+        """For an admin: what an operator of the cloud lacks here."""
+        if not self.admin:
+            return ''
+        return (' As the cloud\'s operator: ironic shows the deploy '
+                'templates to a system-scoped token only, and %s.'
+                % ironic_api.SYSTEM_ROLE_HINT)
 
     def refuse_new_flavor(self, server, configs, plan):
         """A project cannot make flavors: its grant opened those its
