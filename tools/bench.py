@@ -20,6 +20,7 @@ calls it must make.  Requests are counted at the HTTP layer (every request
 JSON (``--output``, default ``.bench/``) with the machine and versions.
 
     tools/tox -e bench [-- --sizes 1,100,1000 --sync-nodes 500]
+    tools/tox -e bench -- --only complete    # no mini cloud
 
 The bench creates its objects (``bench-*`` nodes and flavors,
 ``CUSTOM_DEPLOY_CONFIG_BENCH*`` templates) and deletes them afterwards,
@@ -36,6 +37,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -120,16 +122,33 @@ def wall(argv, env, check=True):
     return took
 
 
+def wall_and_cpu(argv, env):
+    """Wall and CPU seconds (user + system) one command took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    took = wall(argv, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return took, (after.ru_utime - before.ru_utime
+                  + after.ru_stime - before.ru_stime)
+
+
 def interleaved(runs, env, **commands):
     """Median wall time of each command, runs interleaved after one
     warm-up each (stevedore's entry point cache, the page cache)."""
+    return {name: found['wall'] for name, found in
+            interleaved_times(runs, env, **commands).items()}
+
+
+def interleaved_times(runs, env, **commands):
+    """Median wall and CPU time of each command, as ``interleaved``."""
     times = {name: [] for name in commands}
     for argv in commands.values():
         wall(argv, env)
     for _ in range(runs):
         for name, argv in commands.items():
-            times[name].append(wall(argv, env))
-    return {name: median(t) for name, t in times.items()}
+            times[name].append(wall_and_cpu(argv, env))
+    return {name: {'wall': median(w for w, _ in found),
+                   'cpu': median(c for _, c in found)}
+            for name, found in times.items()}
 
 
 class Cloud:
@@ -385,6 +404,16 @@ def plugin_load(runs, env):
             times[dist].append(seconds)
     return {dist: {'ms': median(t) * 1000, 'entry_points': counts[dist]}
             for dist, t in times.items()}
+
+
+def completion(runs, env, without):
+    """``openstack complete`` with our plugin and in the virtualenv with the
+    same packages but ours: median wall and CPU time of ``runs`` pairs.
+    Needs no cloud."""
+    found = interleaved_times(
+        runs, env, **{'with': [BIN + '/openstack', 'complete'],
+                      'without': [without + '/bin/openstack', 'complete']})
+    return dict(found, runs=runs)
 
 
 def venv_without_plugin(workdir):
@@ -1001,7 +1030,7 @@ def machine():
     }
 
 
-def versions(cloud):
+def versions(cloud=None):
     found = {name: importlib.metadata.version(name) for name in VERSIONS_OF}
     with open(os.path.join(CHECKOUT, 'tools', 'minicloud',
                            'requirements.txt')) as pins:
@@ -1009,8 +1038,21 @@ def versions(cloud):
             if '==' in line and not line.startswith('#'):
                 name, pin = line.strip().split('==')
                 found['minicloud ' + name] = pin
-    found.update(('max API ' + k, v) for k, v in cloud.max_versions().items())
+    if cloud:
+        found.update(('max API ' + k, v)
+                     for k, v in cloud.max_versions().items())
     return found
+
+
+def write_report(output, report, name='report'):
+    """The report as JSON and markdown in ``output``; prints the markdown."""
+    os.makedirs(output, exist_ok=True)
+    with open(os.path.join(output, name + '.json'), 'w') as out:
+        json.dump(report, out, indent=2, sort_keys=True)
+    text = bench_report.markdown(report)
+    with open(os.path.join(output, name + '.md'), 'w') as out:
+        out.write(text)
+    print(text)
 
 
 def main(argv):
@@ -1026,6 +1068,11 @@ def main(argv):
     parser.add_argument('--runs', type=int, default=7,
                         help='runs of each timed command')
     parser.add_argument('--runs-load', type=int, default=21)
+    parser.add_argument('--runs-complete', type=int, default=15,
+                        help='pairs of `openstack complete` runs')
+    parser.add_argument('--only', choices=['complete'],
+                        help='run only this section (complete: no mini '
+                             'cloud)')
     parser.add_argument('--output', default=os.path.join(CHECKOUT, '.bench'))
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(','))
@@ -1033,14 +1080,8 @@ def main(argv):
             sizes[-1]:
         parser.error('--sync-nodes, --list-servers and --fleet-servers need '
                      'as many bench nodes: at most the largest of --sizes')
-    os.makedirs(args.output, exist_ok=True)
     started, start = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), \
         time.monotonic()
-
-    log('minicloud up')
-    subprocess.run([sys.executable, MINICLOUD, 'up', '--ironic-release',
-                    'pinned'], check=True,
-                   stdout=subprocess.DEVNULL)
     home = os.environ.get('MINICLOUD_HOME', os.path.join(CHECKOUT,
                                                          '.minicloud'))
     env = dict(os.environ, PYTHONWARNINGS='ignore',
@@ -1048,18 +1089,28 @@ def main(argv):
                                                   'clouds.yaml'))
     env.pop('OS_CLOUD', None)
     os.environ.update(env)
+    report = {'date': started, 'machine': machine(), 'argv': argv,
+              'sizes': sizes, 'runs': args.runs,
+              'runs_load': args.runs_load}
+    without = venv_without_plugin(os.path.join(CHECKOUT, '.bench'))
+    if args.only == 'complete':
+        log('openstack complete, with and without the plugin')
+        report.update(versions=versions(),
+                      complete=completion(args.runs_complete, env, without),
+                      seconds=time.monotonic() - start)
+        return write_report(args.output, report, 'report-complete')
+
+    log('minicloud up')
+    subprocess.run([sys.executable, MINICLOUD, 'up', '--ironic-release',
+                    'pinned'], check=True,
+                   stdout=subprocess.DEVNULL)
     cloud = Cloud()
-    report = {'date': started, 'machine': machine(),
-              'versions': versions(cloud), 'sizes': sizes,
-              'runs': args.runs, 'runs_load': args.runs_load}
+    report['versions'] = versions(cloud)
 
     log('plugin load')
     report['plugin_load'] = plugin_load(args.runs_load, env)
-    without = venv_without_plugin(os.path.join(CHECKOUT, '.bench'))
-    report['complete'] = interleaved(
-        args.runs, env, **{'with': [BIN + '/openstack', 'complete'],
-                           'without': [without + '/bin/openstack',
-                                       'complete']})
+    log('openstack complete, with and without the plugin')
+    report['complete'] = completion(args.runs_complete, env, without)
 
     subprocess.run([sys.executable, MINICLOUD, 'stop',
                     'nova-compute-ironic'], check=True)
@@ -1099,12 +1150,7 @@ def main(argv):
         subprocess.run([sys.executable, MINICLOUD, 'start',
                         'nova-compute-ironic'], check=True)
     report['seconds'] = time.monotonic() - start
-    with open(os.path.join(args.output, 'report.json'), 'w') as out:
-        json.dump(report, out, indent=2, sort_keys=True)
-    text = bench_report.markdown(report)
-    with open(os.path.join(args.output, 'report.md'), 'w') as out:
-        out.write(text)
-    print(text)
+    write_report(args.output, report)
 
 
 if __name__ == '__main__':
