@@ -417,9 +417,12 @@ def completion(runs, env, without):
 
 
 def venv_without_plugin(workdir):
-    """A virtualenv with exactly this one's packages but ours."""
+    """A virtualenv with exactly this one's packages but ours (pip and
+    setuptools too: cliff reads every distribution's files when it names a
+    command's plugin, and pip's count)."""
     frozen = subprocess.run(
-        [sys.executable, '-m', 'pip', 'freeze', '--exclude-editable'],
+        [sys.executable, '-m', 'pip', 'freeze', '--all',
+         '--exclude-editable'],
         capture_output=True, text=True, check=True).stdout
     frozen = ''.join(line + '\n' for line in frozen.splitlines()
                      if not line.lower().startswith('osc-deploy-config'))
