@@ -14,10 +14,11 @@
 
 cliff's ``complete`` builds each command without its name, so command hooks
 (such as ``server resize --deploy-config``) never load and their options are
-missing from shell completion.  This subclass builds the few commands that
-have hooks as cliff does when it runs one, with their name, and every other
-command as cliff's ``complete`` does: loading hooks for all ~1000 of OSC's
-commands made completion 9% slower than without the plugin.
+missing from shell completion.  This subclass gives their name, as cliff
+does when it runs a command, to the few commands that have hooks, and builds
+every other command as cliff's ``complete`` does: looking for the hooks of
+all ~1000 of OSC's commands made completion 9% slower than without the
+plugin.
 """
 
 import functools
@@ -34,8 +35,8 @@ def entry_point_groups(prefix):
     """The installed entry point groups whose names start with ``prefix``.
 
     Only the section headers of each distribution's ``entry_points.txt`` are
-    read: parsing every entry point (OSC alone declares ~900) would cost
-    several times more.
+    read, in about 2 ms: parsing every entry point (OSC alone declares ~900)
+    costs 10 ms or more.
     """
     groups = set()
     for dist in importlib.metadata.distributions():
