@@ -134,21 +134,20 @@ def wall_and_cpu(argv, env):
 def interleaved(runs, env, **commands):
     """Median wall time of each command, runs interleaved after one
     warm-up each (stevedore's entry point cache, the page cache)."""
-    return {name: found['wall'] for name, found in
+    return {name: median(took for took, _ in found) for name, found in
             interleaved_times(runs, env, **commands).items()}
 
 
 def interleaved_times(runs, env, **commands):
-    """Median wall and CPU time of each command, as ``interleaved``."""
+    """The wall and CPU seconds of every run of each command, as
+    ``interleaved`` runs them."""
     times = {name: [] for name in commands}
     for argv in commands.values():
         wall(argv, env)
     for _ in range(runs):
         for name, argv in commands.items():
             times[name].append(wall_and_cpu(argv, env))
-    return {name: {'wall': median(w for w, _ in found),
-                   'cpu': median(c for _, c in found)}
-            for name, found in times.items()}
+    return times
 
 
 class Cloud:
@@ -408,12 +407,24 @@ def plugin_load(runs, env):
 
 def completion(runs, env, without):
     """``openstack complete`` with our plugin and in the virtualenv with the
-    same packages but ours: median wall and CPU time of ``runs`` pairs.
-    Needs no cloud."""
+    same packages but ours, ``runs`` pairs: the median wall and CPU time of
+    each, and the median ratio within a pair, which the load of a shared
+    machine moves less.  Needs no cloud."""
     found = interleaved_times(
         runs, env, **{'with': [BIN + '/openstack', 'complete'],
                       'without': [without + '/bin/openstack', 'complete']})
-    return dict(found, runs=runs)
+    ratios = [(wall / their_wall, cpu / their_cpu)
+              for (wall, cpu), (their_wall, their_cpu)
+              in zip(found['with'], found['without'], strict=True)]
+    return {'runs': runs, 'with': medians(found['with']),
+            'without': medians(found['without']),
+            'pair_ratio': medians(ratios)}
+
+
+def medians(times):
+    """The median wall and CPU of (wall, CPU) pairs."""
+    return {'wall': median(took for took, _ in times),
+            'cpu': median(cpu for _, cpu in times)}
 
 
 def venv_without_plugin(workdir):

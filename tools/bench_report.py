@@ -144,21 +144,22 @@ def markdown(report):
 
 
 def _complete(complete):
-    ours, theirs = complete['with'], complete['without']
-    wall, cpu = (ours[kind] / theirs[kind] for kind in ('wall', 'cpu'))
+    ours, theirs, paired = (complete[k] for k in ('with', 'without',
+                                                  'pair_ratio'))
+    ratio = {kind: ours[kind] / theirs[kind] for kind in ('wall', 'cpu')}
     return [
         '', '### `openstack complete`', '',
         'With the plugin, and in a virtualenv with the same packages but '
-        'ours; median of %d interleaved pairs. Goal: at most 1.02x.'
+        'ours; %d interleaved pairs. Goal: at most 1.02x, by both ratios.'
         % complete['runs'], '',
-        '| | with (s) | without (s) | ratio |', '|---|---:|---:|---:|',
-        '| wall | %.3f | %.3f | %.3f |' % (ours['wall'], theirs['wall'],
-                                          wall),
-        '| CPU (user + system) | %.3f | %.3f | %.3f |' % (
-            ours['cpu'], theirs['cpu'], cpu),
-        '', 'Wall %s, CPU %s.' % (verdict(wall <= 1.02),
-                                  verdict(cpu <= 1.02)),
-    ]
+        '| | with (s) | without (s) | ratio of the medians | median ratio '
+        'in a pair |', '|---|---:|---:|---:|---:|',
+    ] + ['| %s | %.3f | %.3f | %.3f | %.3f |' % (
+        label, ours[kind], theirs[kind], ratio[kind], paired[kind])
+        for label, kind in (('wall', 'wall'), ('CPU (user + system)', 'cpu'))
+    ] + ['', 'Wall %s, CPU %s.' % tuple(
+        verdict(max(ratio[kind], paired[kind]) <= 1.02)
+        for kind in ('wall', 'cpu'))]
 
 
 def _sync(sync):
