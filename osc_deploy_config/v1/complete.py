@@ -17,7 +17,7 @@ cliff's ``complete`` builds each command without its name, so command hooks
 missing from shell completion.  This subclass gives their name, as cliff
 does when it runs a command, to the few commands that have hooks, and builds
 every other command as cliff's ``complete`` does: looking for the hooks of
-all ~1000 of OSC's commands made completion 9% slower than without the
+all ~1000 of OSC's commands made completion 6-9% slower than without the
 plugin.
 """
 
