@@ -20,6 +20,7 @@ calls it must make.  Requests are counted at the HTTP layer (every request
 JSON (``--output``, default ``.bench/``) with the machine and versions.
 
     tools/tox -e bench [-- --sizes 1,100,1000 --sync-nodes 500]
+    tools/tox -e bench -- --only complete    # no mini cloud
 
 The bench creates its objects (``bench-*`` nodes and flavors,
 ``CUSTOM_DEPLOY_CONFIG_BENCH*`` templates) and deletes them afterwards,
@@ -36,6 +37,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -120,16 +122,32 @@ def wall(argv, env, check=True):
     return took
 
 
+def wall_and_cpu(argv, env):
+    """Wall and CPU seconds (user + system) one command took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    took = wall(argv, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return took, (after.ru_utime - before.ru_utime
+                  + after.ru_stime - before.ru_stime)
+
+
 def interleaved(runs, env, **commands):
     """Median wall time of each command, runs interleaved after one
     warm-up each (stevedore's entry point cache, the page cache)."""
+    return {name: median(took for took, _ in found) for name, found in
+            interleaved_times(runs, env, **commands).items()}
+
+
+def interleaved_times(runs, env, **commands):
+    """The wall and CPU seconds of every run of each command, as
+    ``interleaved`` runs them."""
     times = {name: [] for name in commands}
     for argv in commands.values():
         wall(argv, env)
     for _ in range(runs):
         for name, argv in commands.items():
-            times[name].append(wall(argv, env))
-    return {name: median(t) for name, t in times.items()}
+            times[name].append(wall_and_cpu(argv, env))
+    return times
 
 
 class Cloud:
@@ -387,10 +405,35 @@ def plugin_load(runs, env):
             for dist, t in times.items()}
 
 
+def completion(runs, env, without):
+    """``openstack complete`` with our plugin and in the virtualenv with the
+    same packages but ours, ``runs`` pairs: the median wall and CPU time of
+    each, and the median ratio within a pair, which the load of a shared
+    machine moves less.  Needs no cloud."""
+    found = interleaved_times(
+        runs, env, **{'with': [BIN + '/openstack', 'complete'],
+                      'without': [without + '/bin/openstack', 'complete']})
+    ratios = [(wall / their_wall, cpu / their_cpu)
+              for (wall, cpu), (their_wall, their_cpu)
+              in zip(found['with'], found['without'], strict=True)]
+    return {'runs': runs, 'with': medians(found['with']),
+            'without': medians(found['without']),
+            'pair_ratio': medians(ratios)}
+
+
+def medians(times):
+    """The median wall and CPU of (wall, CPU) pairs."""
+    return {'wall': median(took for took, _ in times),
+            'cpu': median(cpu for _, cpu in times)}
+
+
 def venv_without_plugin(workdir):
-    """A virtualenv with exactly this one's packages but ours."""
+    """A virtualenv with exactly this one's packages but ours (pip and
+    setuptools too: cliff reads every distribution's files when it names a
+    command's plugin, and pip's count)."""
     frozen = subprocess.run(
-        [sys.executable, '-m', 'pip', 'freeze', '--exclude-editable'],
+        [sys.executable, '-m', 'pip', 'freeze', '--all',
+         '--exclude-editable'],
         capture_output=True, text=True, check=True).stdout
     frozen = ''.join(line + '\n' for line in frozen.splitlines()
                      if not line.lower().startswith('osc-deploy-config'))
@@ -1103,7 +1146,7 @@ def machine():
     }
 
 
-def versions(cloud):
+def versions(cloud=None):
     found = {name: importlib.metadata.version(name) for name in VERSIONS_OF}
     with open(os.path.join(CHECKOUT, 'tools', 'minicloud',
                            'requirements.txt')) as pins:
@@ -1111,8 +1154,21 @@ def versions(cloud):
             if '==' in line and not line.startswith('#'):
                 name, pin = line.strip().split('==')
                 found['minicloud ' + name] = pin
-    found.update(('max API ' + k, v) for k, v in cloud.max_versions().items())
+    if cloud:
+        found.update(('max API ' + k, v)
+                     for k, v in cloud.max_versions().items())
     return found
+
+
+def write_report(output, report, name='report'):
+    """The report as JSON and markdown in ``output``; prints the markdown."""
+    os.makedirs(output, exist_ok=True)
+    with open(os.path.join(output, name + '.json'), 'w') as out:
+        json.dump(report, out, indent=2, sort_keys=True)
+    text = bench_report.markdown(report)
+    with open(os.path.join(output, name + '.md'), 'w') as out:
+        out.write(text)
+    print(text)
 
 
 def main(argv):
@@ -1128,6 +1184,11 @@ def main(argv):
     parser.add_argument('--runs', type=int, default=7,
                         help='runs of each timed command')
     parser.add_argument('--runs-load', type=int, default=21)
+    parser.add_argument('--runs-complete', type=int, default=15,
+                        help='pairs of `openstack complete` runs')
+    parser.add_argument('--only', choices=['complete'],
+                        help='run only this section (complete: no mini '
+                             'cloud)')
     parser.add_argument('--output', default=os.path.join(CHECKOUT, '.bench'))
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(','))
@@ -1135,14 +1196,8 @@ def main(argv):
             sizes[-1]:
         parser.error('--sync-nodes, --list-servers and --fleet-servers need '
                      'as many bench nodes: at most the largest of --sizes')
-    os.makedirs(args.output, exist_ok=True)
     started, start = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), \
         time.monotonic()
-
-    log('minicloud up')
-    subprocess.run([sys.executable, MINICLOUD, 'up', '--ironic-release',
-                    'pinned'], check=True,
-                   stdout=subprocess.DEVNULL)
     home = os.environ.get('MINICLOUD_HOME', os.path.join(CHECKOUT,
                                                          '.minicloud'))
     env = dict(os.environ, PYTHONWARNINGS='ignore',
@@ -1150,18 +1205,28 @@ def main(argv):
                                                   'clouds.yaml'))
     env.pop('OS_CLOUD', None)
     os.environ.update(env)
+    report = {'date': started, 'machine': machine(), 'argv': argv,
+              'sizes': sizes, 'runs': args.runs,
+              'runs_load': args.runs_load}
+    without = venv_without_plugin(os.path.join(CHECKOUT, '.bench'))
+    if args.only == 'complete':
+        log('openstack complete, with and without the plugin')
+        report.update(versions=versions(),
+                      complete=completion(args.runs_complete, env, without),
+                      seconds=time.monotonic() - start)
+        return write_report(args.output, report, 'report-complete')
+
+    log('minicloud up')
+    subprocess.run([sys.executable, MINICLOUD, 'up', '--ironic-release',
+                    'pinned'], check=True,
+                   stdout=subprocess.DEVNULL)
     cloud = Cloud()
-    report = {'date': started, 'machine': machine(),
-              'versions': versions(cloud), 'sizes': sizes,
-              'runs': args.runs, 'runs_load': args.runs_load}
+    report['versions'] = versions(cloud)
 
     log('plugin load')
     report['plugin_load'] = plugin_load(args.runs_load, env)
-    without = venv_without_plugin(os.path.join(CHECKOUT, '.bench'))
-    report['complete'] = interleaved(
-        args.runs, env, **{'with': [BIN + '/openstack', 'complete'],
-                           'without': [without + '/bin/openstack',
-                                       'complete']})
+    log('openstack complete, with and without the plugin')
+    report['complete'] = completion(args.runs_complete, env, without)
 
     subprocess.run([sys.executable, MINICLOUD, 'stop',
                     'nova-compute-ironic'], check=True)
@@ -1201,12 +1266,7 @@ def main(argv):
         subprocess.run([sys.executable, MINICLOUD, 'start',
                         'nova-compute-ironic'], check=True)
     report['seconds'] = time.monotonic() - start
-    with open(os.path.join(args.output, 'report.json'), 'w') as out:
-        json.dump(report, out, indent=2, sort_keys=True)
-    text = bench_report.markdown(report)
-    with open(os.path.join(args.output, 'report.md'), 'w') as out:
-        out.write(text)
-    print(text)
+    write_report(args.output, report)
 
 
 if __name__ == '__main__':

@@ -30,12 +30,16 @@ def verdict(ok):
 
 
 def markdown(report):
+    argv = report.get('argv')
     lines = ['# osc-deploy-config benchmarks', '',
-             'Run %s, %.0f s. Reproduce: `tools/tox -e bench`.' % (
-                 report['date'], report['seconds']), '',
+             'Run %s, %.0f s. Reproduce: `tools/tox -e bench%s`.' % (
+                 report['date'], report['seconds'],
+                 ' -- ' + ' '.join(argv) if argv else ''), '',
              '## Machine and versions', '']
     lines += ['- %s: %s' % item for item in report['machine'].items()]
     lines += ['- %s: %s' % item for item in report['versions'].items()]
+    if 'plugin_load' not in report:     # --only complete
+        return '\n'.join(lines + _complete(report['complete'])) + '\n'
 
     load = report['plugin_load']
     ours, theirs = load['osc-deploy-config'], load['python-ironicclient']
@@ -54,14 +58,7 @@ def markdown(report):
         '', 'Ratio %.3f. Target <= 5 ms and <= 0.25x: %s.' % (
             ratio, verdict(ours['ms'] <= 5 and ratio <= 0.25)),
     ]
-    complete = report['complete']
-    lines += [
-        '', '`openstack complete` wall time, median of %d: %.3f s with the '
-        'plugin, %.3f s in a virtualenv with the same packages but ours '
-        '(ratio %.3f).' % (report['runs'], complete['with'],
-                           complete['without'],
-                           complete['with'] / complete['without']),
-    ]
+    lines += _complete(report['complete'])
 
     table = report['requests']
     sizes = report['sizes']
@@ -146,6 +143,25 @@ def markdown(report):
     if 'fleet' in report:
         lines += _fleet(report['fleet'])
     return '\n'.join(lines) + '\n'
+
+
+def _complete(complete):
+    ours, theirs, paired = (complete[k] for k in ('with', 'without',
+                                                  'pair_ratio'))
+    ratio = {kind: ours[kind] / theirs[kind] for kind in ('wall', 'cpu')}
+    return [
+        '', '### `openstack complete`', '',
+        'With the plugin, and in a virtualenv with the same packages but '
+        'ours; %d interleaved pairs. Goal: at most 1.02x, by both ratios.'
+        % complete['runs'], '',
+        '| | with (s) | without (s) | ratio of the medians | median ratio '
+        'in a pair |', '|---|---:|---:|---:|---:|',
+    ] + ['| %s | %.3f | %.3f | %.3f | %.3f |' % (
+        label, ours[kind], theirs[kind], ratio[kind], paired[kind])
+        for label, kind in (('wall', 'wall'), ('CPU (user + system)', 'cpu'))
+    ] + ['', 'Wall %s, CPU %s.' % tuple(
+        verdict(max(ratio[kind], paired[kind]) <= 1.02)
+        for kind in ('wall', 'cpu'))]
 
 
 def _sync(sync):

@@ -481,6 +481,10 @@ class TestCompletion(base.FunctionalTestCase):
             f.write(self.openstack('complete', parse=False, process=True))
         self.assertEqual(['--deploy-config'], self.complete(
             script, 'openstack server resize --dep'))
+        self.assertEqual(['--auto-confirm', '--allow-step'], self.complete(
+            script, 'openstack server resize --a'))
+        self.assertEqual(['--deploy-config-from-flavor'], self.complete(
+            script, 'openstack server rebuild --deploy'))
         self.assertEqual(['list', 'set', 'show', 'unset'], self.complete(
             script, 'openstack flavor deploy-config '))
         self.assertEqual(['list', 'sync'], self.complete(
