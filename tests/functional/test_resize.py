@@ -351,7 +351,7 @@ class TestBaremetalToggle(BaremetalToggleTestCase):
             r'^Servicing node %s failed: .*fan failure.*\. Ironic returned '
             r'the node to active and server %s runs on: its hardware shows '
             r'FnToggle=off \(as ironic read it at %s\); the node stays in '
-            r'maintenance, where ironic put it for the failed step '
+            r'maintenance, where the failed step put it '
             r'\(openstack baremetal node maintenance unset %s once the '
             r'hardware is checked\)\. Nothing was recorded; fix the cause, '
             r'then rerun\.$') % (node, server['name'],

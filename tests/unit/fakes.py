@@ -168,6 +168,9 @@ class FakeIronic(FakeService):
         self.servicing_reads = 0
         self.abort_unsupported = False   # an ironic before 32.0
         self.aborts_hang = False         # an abort that never ends
+        # reads for which an abort's worker still holds the node's lock
+        # after it shows active (maintenance refused with 409 meanwhile)
+        self.abort_lock_reads = 0
         self.provision_requests = []     # (node name, target)
         self.patches = []                # (node name, JSON patch)
         self.serviced = []               # (node name, steps): done
@@ -229,7 +232,8 @@ class FakeIronic(FakeService):
             'instance_uuid': instance_uuid,
             'instance_info': ({'traits': list(instance_traits)}
                               if instance_uuid else {}),
-            'maintenance_reason': None, 'fault': None,
+            'maintenance_reason': None, 'fault': None, 'reservation': None,
+            'reservation_reads': 0,
             'extra': {}, 'properties': {}, 'bios': {}, 'bios_at': {},
             'resource_class': resource_class, 'owner': None, 'lessee': None,
             'bios_interface': bios_interface,
@@ -372,6 +376,7 @@ class FakeIronic(FakeService):
             return refused
         if len(rest) == 1:
             self._servicing_goes_on(node)
+            self._worker_goes_on(node)
             if method == 'PATCH':
                 self.patches.append((node['name'], body))
                 for op in body:
@@ -385,6 +390,11 @@ class FakeIronic(FakeService):
         if rest[1:] == ['states', 'provision']:
             return self._service(node, body)
         if rest[1:] == ['maintenance']:
+            if node['reservation']:
+                return error(409, 'Node %s is locked by host %s, please '
+                             'retry after the current operation is '
+                             'completed.' % (node['uuid'],
+                                             node['reservation']))
             node.update(maintenance=method == 'PUT', maintenance_reason=(
                 body or {}).get('reason'), fault=None)
             return response(202)
@@ -506,6 +516,9 @@ class FakeIronic(FakeService):
         if body['target'] == 'abort':
             if not self.aborts_hang:
                 self.set_state(node, 'active')
+                if self.abort_lock_reads:
+                    node.update(reservation='conductor-1',
+                                reservation_reads=self.abort_lock_reads)
             return response(202)
         if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
@@ -523,6 +536,13 @@ class FakeIronic(FakeService):
                        service_steps=body['service_steps'])
         self._servicing_goes_on(node)
         return response(202)
+
+    def _worker_goes_on(self, node):
+        """A read of a node an abort's worker holds: one read less."""
+        if node['reservation_reads'] > 0:
+            node['reservation_reads'] -= 1
+            if not node['reservation_reads']:
+                node['reservation'] = None
 
     def _servicing_goes_on(self, node):
         """A read of a node under servicing: one read less to wait, and

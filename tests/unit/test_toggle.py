@@ -583,7 +583,7 @@ class TestBaremetal(ToggleTestCase):
             'returned the node to active and server db-1 runs on: its '
             'hardware shows HyperThreading=Enabled (as ironic read it at '
             '2026-11-30T12:00:00Z); the node stays in maintenance, where '
-            'ironic put it for the failed step (openstack baremetal node '
+            'the failed step put it (openstack baremetal node '
             'maintenance unset bm-0 once the hardware is checked). Nothing '
             'was recorded; fix the cause, then rerun.',
             self.refused(self.server, OFF))
@@ -695,6 +695,71 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual((True, 'BIOS refused', False), (
             self.node['maintenance'], self.node['maintenance_reason'],
             self.shown()['locked']))
+
+    def test_the_hold_waits_for_the_aborts_worker(self):
+        # ironic shows active at once; its worker holds the node's lock a
+        # few reads more, refusing maintenance (409) meanwhile
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.ironic.abort_lock_reads = 3
+        why = self.refused(self.server, OFF)
+        self.assertIn('the node stays in maintenance', why)
+        self.assertEqual((True, 'BIOS interface timed out', None), (
+            self.node['maintenance'], self.node['maintenance_reason'],
+            self.node['reservation']))
+
+    def test_a_hold_refused_past_the_bound_says_how_to_hold(self):
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.ironic.abort_lock_reads = 10 ** 6
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.toggle.waits.ABORT_SECONDS', 0))
+        why = self.refused(self.server, OFF)
+        self.assertEqual(
+            'Node bm-0 could not be put back in maintenance after a failed '
+            'servicing (409 Node %s is locked by host conductor-1, please '
+            'retry after the current operation is completed.): put it there '
+            'before anything runs on it: openstack baremetal node '
+            'maintenance set %s --reason "BIOS interface timed out"' % (
+                self.node['uuid'], self.node['uuid']), why)
+        self.assertFalse(self.node['maintenance'])
+
+    def test_a_hold_of_someone_elses_is_not_lifted(self):
+        # the step failed; then an operator put the node in maintenance
+        # for a reason of theirs, before the toggle read it
+        self.ironic.service_error = 'BIOS interface timed out'
+        original = self.ironic.record
+
+        def operator_holds(node, *args, **kwargs):
+            original(node, *args, **kwargs)
+            node.update(maintenance_reason='RMA 4411', fault=None)
+        self.useFixture(fixtures.MockPatchObject(
+            self.ironic, 'record', operator_holds))
+        why = self.refused(self.server, OFF)
+        self.assertEqual(
+            'Servicing node bm-0 failed: BIOS interface timed out. The node '
+            'is in maintenance for a reason of someone else\'s (RMA 4411), '
+            'where ironic refuses to abort it: nothing was recorded. Once '
+            'the hardware is checked: openstack baremetal node maintenance '
+            'unset bm-0, then rerun.', why)
+        self.assertEqual(('service failed', True, 'RMA 4411'), (
+            self.node['provision_state'], self.node['maintenance'],
+            self.node['maintenance_reason']))
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+        self.assertEqual(({}, [toggle_record.PENDING]), (
+            self.record(), list(self.node['properties'])))
+        # the operator lifts their hold: a rerun aborts, and is held again
+        self.useFixture(fixtures.MockPatchObject(
+            self.ironic, 'record', original))
+        self.node.update(maintenance=False, maintenance_reason=None)
+        why = self.refused(self.server, OFF)
+        self.assertIn('the node stays in maintenance', why)
+        self.assertEqual(('active', True, {}), (
+            self.node['provision_state'], self.node['maintenance'],
+            self.node['properties']))
+        self.node['maintenance'] = False
+        self.ironic.service_error = None
+        self.toggle(self.server, OFF)
+        self.assertEqual({'hyperthreading': OFF}, self.record())
 
     def pending_then(self, history):
         """A toggle to vendor=mine (a step whose effect ironic does not

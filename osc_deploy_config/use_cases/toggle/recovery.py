@@ -16,17 +16,23 @@ and one line that says what happened and what the hardware shows.
 Ironic puts a node whose service step failed in ``service failed`` and in
 maintenance (fault "service failure"), and refuses to abort while it is in
 maintenance.  So the node leaves maintenance for the abort, which returns it
-to ``active`` (ironic 32.0 and later), and goes back to it after, so that its
-hardware is checked before anything else runs on it.  An older ironic
-cannot abort: the line gives the commands that recover the node."""
+to ``active`` (ironic 32.0 and later), and goes back to it after, whatever
+happens, so that its hardware is checked before anything else runs on it
+(also where an interrupted recovery had lifted ironic's hold).  The abort's
+worker holds the node's lock a while after the node shows ``active``: the
+hold waits for it.  A node in maintenance for another reason is not the
+toggle's to lift.  An older ironic cannot abort: the line gives the
+commands that recover the node."""
 
 import json
 
 from openstack import exceptions as sdk_exceptions
+from osc_lib import exceptions
 
 from osc_deploy_config.domain import effects
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import waits
 
 # ironic's fault on a node whose service step failed (API 1.42), and what
 # to read of that
@@ -44,24 +50,29 @@ class Recovery:
         self.waits = strategy.waits
 
     def recover(self, prepared, steps, why):
-        """Abort the failed servicing and drop its pending record; the one
-        line."""
+        """Abort the failed servicing and drop its pending record; the node
+        held in maintenance whatever happens; the one line."""
         node = prepared.reading.node
         failed = 'Servicing node %s failed: %s.' % (outcomes.label(node),
                                                      why)
-        held = self.ironic.node(node['uuid'], FAULT_FIELDS)
-        held = held if held['fault'] == SERVICE_FAILURE else None
-        if held:
+        now = self.ironic.node(node['uuid'], FAULT_FIELDS)
+        if now['maintenance'] and now['fault'] != SERVICE_FAILURE:
+            return self.held_by_another(prepared, failed, now)
+        # ironic's hold of a failed step, or (an earlier recovery lifted it
+        # and was interrupted) one as firm: the hardware is checked first
+        reason = now['maintenance_reason'] if now['maintenance'] else (
+            why or SERVICE_FAILURE)
+        if now['maintenance']:
             self.ironic.set_maintenance(node['uuid'], False)
         try:
             try:
                 self.ironic.abort(node['uuid'])
             except sdk_exceptions.BadRequestException:
-                return self.cannot_abort(prepared, steps, failed, held)
+                return self.cannot_abort(prepared, steps, failed, reason)
             state = self.waits.abort(node)
         finally:
             # whatever happens (a timeout, Ctrl-C), the node is held again
-            self.hold(node, held)
+            self.hold(node, reason)
         self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
             node, bool(self.strategy.project)))
         if state['provision_state'] != 'active':
@@ -69,35 +80,61 @@ class Recovery:
                     'it is in "%s". Nothing was recorded.' % (
                         failed, state['last_error'],
                         state['provision_state']))
-        kept = ('; the node stays in maintenance, where ironic put it for the '
-                'failed step (openstack baremetal node maintenance unset %s '
-                'once the hardware is checked)' % outcomes.label(node)
-                ) if held else ''
         return ('%s Ironic returned the node to active and server %s runs '
-                'on%s%s. Nothing was recorded; fix the cause, then rerun.'
-                % (failed, prepared.server['name'],
-                   self.now_shows(prepared, steps), kept))
+                'on%s; the node stays in maintenance, where the failed step '
+                'put it (openstack baremetal node maintenance unset %s once '
+                'the hardware is checked). Nothing was recorded; fix the '
+                'cause, then rerun.' % (
+                    failed, prepared.server['name'],
+                    self.now_shows(prepared, steps), outcomes.label(node)))
 
-    def cannot_abort(self, prepared, steps, failed, held):
+    def held_by_another(self, prepared, failed, now):
+        """The line of a failed servicing on a node someone put in
+        maintenance for a reason of their own: ironic refuses to abort
+        there, and the hold is not the toggle's to lift.  The pending record
+        stays: a rerun, once the hold is lifted, recovers the node as any
+        other failed servicing."""
+        node = prepared.reading.node
+        return ('%s The node is in maintenance for a reason of someone '
+                'else\'s (%s), where ironic refuses to abort it: nothing was '
+                'recorded. Once the hardware is checked: openstack baremetal '
+                'node maintenance unset %s, then rerun.' % (
+                    failed, now['maintenance_reason'] or 'no reason given',
+                    outcomes.label(node)))
+
+    def cannot_abort(self, prepared, steps, failed, reason):
         """The line of an ironic before 32.0, which cannot abort."""
         node = prepared.reading.node
-        unset = ('openstack baremetal node maintenance unset %s && '
-                 % node['uuid']) if held else ''
         return (
             '%s This ironic cannot take a node out of "service failed" '
             '(abort needs ironic 32.0 or later): nova still shows server %s '
             'ACTIVE, but ironic manages its node again only after a '
             'servicing succeeds. Nothing was recorded; once the cause is '
-            'fixed, rerun this toggle or run: %sopenstack baremetal node '
+            'fixed, rerun this toggle or run: openstack baremetal node '
+            'maintenance unset %s && openstack baremetal node '
             "service %s --service-steps '%s'" % (
-                failed, prepared.server['name'], unset, node['uuid'],
+                failed, prepared.server['name'], node['uuid'], node['uuid'],
                 json.dumps(steps)))
 
-    def hold(self, node, held):
-        """Put the node back in the maintenance ironic had set."""
-        if held:
-            self.ironic.set_maintenance(node['uuid'], True,
-                                        held['maintenance_reason'])
+    def hold(self, node, reason):
+        """Put the node in maintenance, for ``reason``: retried while the
+        conductor's abort still holds the node's lock (409), for at most
+        ABORT_SECONDS; one line when it cannot be."""
+        deadline = self.waits.waiter.clock() + waits.ABORT_SECONDS
+        while True:
+            try:
+                self.ironic.set_maintenance(node['uuid'], True, reason)
+                return
+            except sdk_exceptions.ConflictException as exc:
+                if self.waits.waiter.clock() > deadline:
+                    raise exceptions.CommandError(
+                        'Node %s could not be put back in maintenance after '
+                        'a failed servicing (%s): put it there before '
+                        'anything runs on it: openstack baremetal node '
+                        'maintenance set %s --reason "%s"' % (
+                            outcomes.label(node), worker_line(exc),
+                            node['uuid'], reason)) from None
+                self.waits.waiter.pause()
 
     def now_shows(self, prepared, steps):
         """What the node shows of the steps' effect, read back, in words."""
@@ -109,3 +146,9 @@ class Recovery:
             ', '.join(shown), effects.read_at(steps, prepared.bios,
                                               raid_config)
             or 'an unknown time')
+
+
+def worker_line(exc):
+    """An HTTP error in a few words."""
+    return ('%s %s' % (exc.status_code or '', ' '.join(
+        str(exc.details or exc).split()))).strip()

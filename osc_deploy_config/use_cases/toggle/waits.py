@@ -157,9 +157,13 @@ class Waits:
         deadline = self.waiter.clock() + ABORT_SECONDS
         self.waiter.begin()
         while True:
-            state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS)
+            state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS + (
+                'reservation',))
+            # ironic shows active at once, and its worker then holds the
+            # node (its reservation) while it tears the servicing down
             if (state['provision_state'] != 'service failed'
-                    and toggle_states.node_settled(state)) or (
+                    and toggle_states.node_settled(state)
+                    and not state.get('reservation')) or (
                     self.waiter.clock() > deadline):
                 return state
             self.waiter.pause()
