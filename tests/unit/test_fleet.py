@@ -16,6 +16,7 @@ budget, Ctrl-C, a rerun after an interruption, and what it costs."""
 
 import os
 import signal
+import threading
 import time
 
 import fixtures
@@ -485,6 +486,27 @@ class TestAlwaysEnds(FleetTestCase):
         self.assertEqual('not started: --wait-timeout reached',
                          rows['web-2']['Outcome'])
         self.assertFalse(any(s['locked'] for s in self.nova.servers.values()))
+
+    def test_no_change_starts_once_its_checks_passed_the_deadline(self):
+        # its lock, in its worker, outlasts --wait-timeout: the server is
+        # unlocked, and nothing else changes
+        real = self.nova.handle
+
+        def slow_in_a_worker(path, method, **kwargs):
+            if threading.current_thread() is not threading.main_thread():
+                SLEEP(1.2)
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = slow_in_a_worker
+        status, rows, _, _ = self.roll('db-0', *DISABLED,
+                                       '--wait-timeout', '1')
+        self.assertEqual(1, status)
+        self.assertEqual('not started: --wait-timeout reached',
+                         rows['db-0']['Outcome'])
+        self.assertEqual([], self.ironic.writes)
+        self.assertEqual(['lock', 'unlock'],
+                         self.nova.locks(self.server('db-0')))
+        self.assertFalse(self.server('db-0')['locked'])
 
     def test_a_toggle_whose_request_raises_anything_is_reported(self):
         real = self.ironic.handle

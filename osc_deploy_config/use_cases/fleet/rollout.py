@@ -157,7 +157,7 @@ class Rollout:
             self.count.in_flight -= 1
             if result.outcome in fleet_plan.ARRIVED:
                 self.count.done += 1
-            else:
+            elif result.outcome != fleet_plan.NOT_STARTED:
                 self.count.failed += 1
         if result.failed:
             self.failures.append('%s: %s' % (one.server['name'], result.why))
@@ -233,7 +233,7 @@ class Rollout:
         if self.interrupted:
             return 'interrupted'
         if self.deadline is not None and self.clock() > self.deadline:
-            return '--wait-timeout reached'
+            return waits.PAST_DEADLINE
         if len(self.failures) > self.max_failures:
             return 'more than --max-failures %d failures' % self.max_failures
         return ''

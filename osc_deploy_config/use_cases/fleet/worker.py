@@ -22,6 +22,7 @@ from openstack import exceptions as sdk_exceptions
 from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import waits
 
 
 @dataclasses.dataclass
@@ -49,6 +50,8 @@ def work(toggle_one, one, fresh, done):
         result = toggle_one(one, fresh)
     except toggle_states.Unavailable as exc:
         result = Result(one.server['id'], fleet_plan.UNAVAILABLE, exc.state)
+    except waits.PastDeadline as exc:
+        result = Result(one.server['id'], fleet_plan.NOT_STARTED, str(exc))
     except toggle_states.Incapable as exc:
         result = Result(one.server['id'], fleet_plan.SKIPPED, one_line(exc))
     except BaseException as exc:    # noqa: BLE001 - any error: a failure

@@ -233,8 +233,10 @@ class ServerToggle:
         """Hold the server and carry the toggle out: its Outcome.  The
         server is unlocked however it ends (Ctrl-C too)."""
         try:
+            self.refuse_past_deadline()
             if prepared.claim:
                 prepared.claim.take()
+                self.refuse_past_deadline()
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
             self.say('Interrupted: the server is unlocked; rerun the same '
@@ -243,6 +245,12 @@ class ServerToggle:
         finally:
             if prepared.claim:
                 prepared.claim.release()
+
+    def refuse_past_deadline(self):
+        """No change starts past a rollout's deadline (its checks, its lock
+        may have taken the time left)."""
+        if self.waits.waiter.past_until():
+            raise waits.PastDeadline(waits.PAST_DEADLINE)
 
     def refuse_unschedulable(self, prepared):
         """The scheduler check: the server's host must carry every required

@@ -38,6 +38,13 @@ class TimedOut(exceptions.CommandError):
     """A wait reached the toggle's deadline; what it waited for goes on."""
 
 
+PAST_DEADLINE = '--wait-timeout reached'
+
+
+class PastDeadline(exceptions.CommandError):
+    """A rollout's deadline passed before the toggle changed anything."""
+
+
 class Waiter:
     """Polls until a wait ends, every wait of one toggle by one deadline
     (``seconds`` from the first poll: the whole wait; never past
@@ -69,6 +76,10 @@ class Waiter:
         if text != self._last:
             self._last = text
             self.say('  ' + text)
+
+    def past_until(self):
+        """Whether the rollout's deadline has passed."""
+        return self.until is not None and self.clock() > self.until
 
     def expired(self):
         return self.deadline is not None and self.clock() > self.deadline
