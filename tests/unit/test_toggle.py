@@ -696,6 +696,30 @@ class TestBaremetal(ToggleTestCase):
             self.node['maintenance'], self.node['maintenance_reason'],
             self.shown()['locked']))
 
+    def test_an_unlock_that_fails_hides_neither_outcome_nor_error(self):
+        real = self.nova.handle
+        # the first and the third unlock fail (a rerun's takeover between)
+        fails = [True, False, True]
+
+        def unlock_fails(path, method, **kwargs):
+            if 'unlock' in (kwargs.get('json') or {}) and fails.pop(0):
+                raise ConnectionResetError('reset by peer')
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = unlock_fails
+        outcome = self.toggle(self.server, OFF)
+        self.assertEqual(('toggled', {'hyperthreading': OFF}), (
+            outcome.result, self.record()))
+        self.assertIn(
+            '  server db-1 stays locked: unlocking it failed (reset by '
+            'peer); a rerun takes the lock over, or: openstack server '
+            'unlock %s' % self.server['id'], self.said)
+        # the rerun takes the lock over; its failure is said all the same
+        self.ironic.service_error = 'BIOS interface timed out'
+        why = self.refused(self.server, ON)
+        self.assertTrue(why.startswith('Servicing node bm-0 failed'), why)
+        self.assertEqual(([], True), (fails, self.shown()['locked']))
+
     def test_the_hold_waits_for_the_aborts_worker(self):
         # ironic shows active at once; its worker holds the node's lock a
         # few reads more, refusing maintenance (409) meanwhile

@@ -21,6 +21,7 @@ import time
 
 from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import worker
+from osc_deploy_config.use_cases.toggle import outcomes
 
 # How often the cloud is read again while servers that spend the budget
 # are waited for (or the read failed).
@@ -83,8 +84,8 @@ class Drive:
             if not self.unread:
                 self.rollout.say('The cloud could not be read for the '
                                  'budget (%s): nothing starts until it can.'
-                                 % worker.one_line(exc))
-            self.unread = worker.one_line(exc)
+                                 % outcomes.one_line(exc))
+            self.unread = outcomes.one_line(exc)
             return
         self.unread = ''
         self.rollout.count.down = len(self.budget.down())

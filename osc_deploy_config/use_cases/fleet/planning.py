@@ -18,7 +18,6 @@ from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
-from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import toggle
 
@@ -71,7 +70,7 @@ def plan_one(rollout, fleet, server, configs):
         return fleet_plan.Planned(server, verdict=fleet_plan.SKIPPED,
                                   why=str(exc))
     except Exception as exc:    # noqa: BLE001 - any error: a failure
-        why = worker.one_line(exc)
+        why = outcomes.one_line(exc)
         rollout.failures.append('%s: %s' % (server['name'], why))
         return fleet_plan.Planned(server, verdict=fleet_plan.FAILED, why=why)
     if prepared.unchanged:

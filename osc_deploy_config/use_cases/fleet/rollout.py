@@ -52,6 +52,7 @@ from osc_deploy_config.use_cases.fleet import planning
 from osc_deploy_config.use_cases.fleet import reading as fleet_reading
 from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import claim as claims
+from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import waits
 
 
@@ -114,9 +115,10 @@ class Rollout:
             except KeyboardInterrupt:
                 self.left_at_once = True
             except Exception as exc:    # noqa: BLE001 - the rows first
-                self.failures.append('the rollout: %s' % worker.one_line(exc))
+                self.failures.append('the rollout: %s'
+                                     % outcomes.one_line(exc))
                 drive.why_not = 'the rollout stopped: %s' % (
-                    worker.one_line(exc))
+                    outcomes.one_line(exc))
         if not self.left_at_once:
             self.read_back(drive)
         return [self.row(p, drive) for p in planned]
@@ -137,7 +139,7 @@ class Rollout:
                 claim.clear_interrupted()
             except Exception as exc:    # noqa: BLE001 - said, not fatal
                 self.said(one.server['name'], 'left locked: %s'
-                          % worker.one_line(exc))
+                          % outcomes.one_line(exc))
 
     def toggle_one(self, one, fresh):
         """One server's toggle, in a worker: prepared again on its
@@ -176,7 +178,7 @@ class Rollout:
         try:
             seen = drive.budget.read()
         except Exception as exc:    # noqa: BLE001 - then not done
-            seen, why = {}, 'not read back: %s' % worker.one_line(exc)
+            seen, why = {}, 'not read back: %s' % outcomes.one_line(exc)
         for result in done:
             server, node = seen.get(result.server_id, (None, None))
             down = fleet_plan.unavailable(server, node) if server else None
@@ -266,7 +268,7 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
         rollout.interrupted = True
         return fleet_plan.COLUMNS, not_started(servers, 'interrupted')
     except Exception as exc:    # noqa: BLE001 - the rows first
-        why = worker.one_line(exc)
+        why = outcomes.one_line(exc)
         rollout.failures.append('planning: %s' % why)
         return fleet_plan.COLUMNS, not_started(servers,
                                                'planning failed: %s' % why)

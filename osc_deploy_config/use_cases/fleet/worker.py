@@ -17,8 +17,6 @@ for nothing else."""
 import dataclasses
 import time
 
-from openstack import exceptions as sdk_exceptions
-
 from osc_deploy_config.domain import fleet_plan
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
@@ -53,9 +51,11 @@ def work(toggle_one, one, fresh, done):
     except waits.PastDeadline as exc:
         result = Result(one.server['id'], fleet_plan.NOT_STARTED, str(exc))
     except toggle_states.Incapable as exc:
-        result = Result(one.server['id'], fleet_plan.SKIPPED, one_line(exc))
+        result = Result(one.server['id'], fleet_plan.SKIPPED,
+                        outcomes.one_line(exc))
     except BaseException as exc:    # noqa: BLE001 - any error: a failure
-        result = Result(one.server['id'], fleet_plan.FAILED, one_line(exc))
+        result = Result(one.server['id'], fleet_plan.FAILED,
+                        outcomes.one_line(exc))
     finally:
         result.seconds = time.monotonic() - start
         done.put(result)
@@ -69,11 +69,3 @@ def toggled(server_id, outcome):
         return Result(server_id, fleet_plan.UNCHANGED)
     return Result(server_id, fleet_plan.FAILED, outcome.result)
 
-
-def one_line(exc):
-    """An error in one line: a CommandError's text, an HTTP error's status
-    and detail."""
-    if isinstance(exc, sdk_exceptions.HttpException):
-        return ('%s %s' % (exc.status_code or '', ' '.join(
-            str(exc.details or exc).split()))).strip()
-    return ' '.join(str(exc).split()) or type(exc).__name__

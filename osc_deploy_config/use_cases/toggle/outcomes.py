@@ -15,6 +15,8 @@ hosts."""
 
 import dataclasses
 
+from openstack import exceptions as sdk_exceptions
+
 # Outcome.result
 TOGGLED, UNCHANGED, PLANNED = 'toggled', 'unchanged', 'planned'
 REQUESTED, AWAITING_CONFIRMATION = 'requested', 'awaiting confirmation'
@@ -49,3 +51,12 @@ def host_of(server, node):
 
 def label(node):
     return node.get('name') or node['uuid']
+
+
+def one_line(exc):
+    """An error in one line: a CommandError's text, an HTTP error's status
+    and detail."""
+    if isinstance(exc, sdk_exceptions.HttpException):
+        return ('%s %s' % (exc.status_code or '', ' '.join(
+            str(exc.details or exc).split()))).strip()
+    return ' '.join(str(exc).split()) or type(exc).__name__

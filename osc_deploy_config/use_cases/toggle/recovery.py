@@ -132,7 +132,7 @@ class Recovery:
                         'a failed servicing (%s): put it there before '
                         'anything runs on it: openstack baremetal node '
                         'maintenance set %s --reason "%s"' % (
-                            outcomes.label(node), worker_line(exc),
+                            outcomes.label(node), outcomes.one_line(exc),
                             node['uuid'], reason)) from None
                 self.waits.waiter.pause()
 
@@ -147,8 +147,3 @@ class Recovery:
                                               raid_config)
             or 'an unknown time')
 
-
-def worker_line(exc):
-    """An HTTP error in a few words."""
-    return ('%s %s' % (exc.status_code or '', ' '.join(
-        str(exc.details or exc).split()))).strip()

@@ -244,7 +244,18 @@ class ServerToggle:
             raise
         finally:
             if prepared.claim:
-                prepared.claim.release()
+                self.release(prepared.claim)
+
+    def release(self, claim):
+        """Unlock the server; an unlock that fails is said, and hides
+        neither the toggle's outcome nor its error."""
+        try:
+            claim.release()
+        except Exception as exc:    # noqa: BLE001 - said, not fatal
+            self.say('  server %s stays locked: unlocking it failed (%s); '
+                     'a rerun takes the lock over, or: openstack server '
+                     'unlock %s' % (claim.server['name'], outcomes.one_line(
+                         exc), claim.server['id']))
 
     def refuse_past_deadline(self):
         """No change starts past a rollout's deadline (its checks, its lock
