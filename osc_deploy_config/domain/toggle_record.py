@@ -118,28 +118,45 @@ def serviced_since(node, under_way):
     return node.get('provision_updated_at') != under_way.since
 
 
-# How the servicings ironic recorded since a pending record ended.
-SERVICED, SERVICE_FAILED = 'serviced', 'failed'
+# How the servicings ironic recorded since a pending record ended: ours
+# ran to its end, failed, or the one that ended ran other steps.
+SERVICED, SERVICE_FAILED, OTHER_STEPS = 'serviced', 'failed', 'other steps'
 
 
-def servicing_outcome(history, since):
-    """SERVICED, SERVICE_FAILED, or None (none recorded) from the node's
-    history (API 1.78, in detail, newest first): the last servicing that
-    ended strictly after ``since`` (the node's ``provision_updated_at``
-    when the pending record was written).  Ironic writes
-    ``servicing_end`` when a servicing ends (an error when a step failed),
-    and a ``servicing`` error when it fails before its steps."""
+def servicing_outcome(history, since, steps):
+    """SERVICED, SERVICE_FAILED, OTHER_STEPS or None (none recorded) from
+    the node's history (API 1.78, in detail, newest first): the last
+    servicing that ended strictly after ``since`` (the node's
+    ``provision_updated_at`` when the pending record was written; without
+    it, no entry proves anything).  Ironic writes ``servicing_end`` when a
+    servicing ends (an error when a step failed) after a
+    ``servicing_start`` that lists its steps, and a ``servicing`` error
+    when it fails before its steps; where its start is recorded, the
+    servicing is ours only if it ran ``steps``."""
     after = _when(since)
+    if after is None:
+        return None
+    ended = None
     for entry in history:
-        if after is not None and _when(entry.get('created_at')) <= after:
+        if _when(entry.get('created_at')) <= after:
             break
         kind = entry.get('event_type')
         failed = (entry.get('severity') or '').upper() == 'ERROR'
-        if kind == 'servicing_end':
-            return SERVICE_FAILED if failed else SERVICED
-        if kind == 'servicing' and failed:
-            return SERVICE_FAILED
-    return None
+        if ended is None:
+            if kind == 'servicing_end':
+                ended = SERVICE_FAILED if failed else SERVICED
+            elif kind == 'servicing' and failed:
+                return SERVICE_FAILED
+        elif kind == 'servicing_start':
+            return ended if runs(entry.get('event') or '', steps) \
+                else OTHER_STEPS
+    return ended
+
+
+def runs(event, steps):
+    """Whether a ``servicing_start`` event's text names each of ``steps``
+    (ironic writes them as Python dicts)."""
+    return all("'step': '%s'" % step['step'] in event for step in steps)
 
 
 def _when(stamp):

@@ -198,15 +198,22 @@ class FakeIronic(FakeService):
         node.update(provision_state=state, target_provision_state=target,
                     provision_updated_at=self.stamp(), **more)
 
-    def record(self, node, event_type, error=False):
+    def record(self, node, event_type, error=False, event=None):
         """A node history event, as ironic writes it (the time of the
         node's latest state change)."""
         if self.records_history:
             self.history.setdefault(node['uuid'], []).append({
                 'uuid': str(uuid.uuid4()), 'event_type': event_type,
                 'severity': 'ERROR' if error else 'INFO',
-                'event': event_type, 'created_at':
+                'event': event or event_type, 'created_at':
                     node['provision_updated_at']})
+
+    def record_start(self, node, steps):
+        """The history event that starts a servicing, as ironic writes it:
+        its steps as Python dicts."""
+        self.record(node, 'servicing_start',
+                    event='Starting servicing with steps=%s' % (
+                        [dict(s, priority=0) for s in steps],))
 
     def add_template(self, name, steps=None, extra=None):
         template = {
@@ -523,6 +530,8 @@ class FakeIronic(FakeService):
         if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
             # puts the node in maintenance
+            self.set_state(node, 'servicing', 'active')
+            self.record_start(node, body['service_steps'])
             self.set_state(node, 'service failed', 'active',
                            last_error=self.service_error or 'step failed',
                            maintenance=True,
@@ -534,6 +543,7 @@ class FakeIronic(FakeService):
         self.set_state(node, 'servicing', 'active',
                        service_reads_left=self.servicing_reads,
                        service_steps=body['service_steps'])
+        self.record_start(node, body['service_steps'])
         self._servicing_goes_on(node)
         return response(202)
 
@@ -562,7 +572,9 @@ class FakeIronic(FakeService):
                         node['bios_at'][setting['name']] = SERVICED_AT
         self.serviced.append((node['name'], node['service_steps']))
         self.set_state(node, 'active', last_error=None)
-        self.record(node, 'servicing_end')
+        # as ironic, which wipes the steps before it writes the end
+        self.record(node, 'servicing_end', event='Servicing completed '
+                    'successfully with steps=[]')
 
 
 class FakeNova(FakeService):

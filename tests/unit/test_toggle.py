@@ -813,6 +813,19 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual([], self.ironic.provision_requests)
         self.assertEqual({'vendor': mine}, self.record())
 
+    def test_an_ended_servicing_of_other_steps_is_not_ours(self):
+        # someone serviced the node with steps of their own after the
+        # pending record: ours never ran, and runs now
+        mine = self.pending_then(None)
+        self.ironic.records_history = True
+        self.ironic.record_start(self.node, [{
+            'interface': 'bios', 'step': 'factory_reset', 'args': {}}])
+        self.ironic.set_state(self.node, 'active')
+        self.ironic.record(self.node, 'servicing_end')
+        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+
     def test_without_history_an_effect_not_read_back_is_serviced_again(self):
         mine = self.pending_then(None)
         self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])

@@ -185,3 +185,51 @@ class TestRecord(testtools.TestCase):
                              found, 'srv-1', ['hyperthreading', 'turbo']))
         self.assertEqual([], toggle_record.forget_patch(found, 'srv-1',
                                                         ['raid']))
+
+
+def event(kind, at, error=False, text=''):
+    """A node history entry, as ironic's API shows it."""
+    return {'event_type': kind, 'created_at': at, 'event': text,
+            'severity': 'ERROR' if error else 'INFO'}
+
+
+BIOS_STEP = {'interface': 'bios', 'step': 'apply_configuration'}
+STARTED = ("Starting servicing with steps=[{'interface': 'bios', 'step': "
+           "'apply_configuration', 'args': {}, 'priority': 0}]")
+
+
+class TestServicingOutcome(testtools.TestCase):
+    def outcome(self, *newest_first, since='2026-12-01T10:00:00+00:00'):
+        return toggle_record.servicing_outcome(
+            list(newest_first), since, [BIOS_STEP])
+
+    def test_the_end_of_a_servicing_of_our_steps(self):
+        self.assertEqual(toggle_record.SERVICED, self.outcome(
+            event('servicing_end', '2026-12-01T10:00:02'),
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+        self.assertEqual(toggle_record.SERVICE_FAILED, self.outcome(
+            event('servicing', '2026-12-01T10:00:03', error=True),
+            event('servicing_end', '2026-12-01T10:00:02', error=True),
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+
+    def test_a_servicing_of_other_steps_is_not_ours(self):
+        other = STARTED.replace('apply_configuration', 'factory_reset')
+        self.assertEqual(toggle_record.OTHER_STEPS, self.outcome(
+            event('servicing_end', '2026-12-01T10:00:02'),
+            event('servicing_start', '2026-12-01T10:00:01', text=other)))
+
+    def test_an_ironic_that_records_only_the_end_is_taken_at_its_word(self):
+        self.assertEqual(toggle_record.SERVICED, self.outcome(
+            event('servicing_end', '2026-12-01T10:00:02')))
+
+    def test_nothing_at_or_before_the_pending_record_counts(self):
+        self.assertIsNone(self.outcome(
+            event('servicing_end', '2026-12-01T10:00:00Z'),
+            event('servicing_start', '2026-12-01T09:59:59', text=STARTED)))
+        # no end yet: under way, or not recorded
+        self.assertIsNone(self.outcome(
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+
+    def test_without_the_time_of_the_pending_record_nothing_counts(self):
+        self.assertIsNone(self.outcome(
+            event('servicing_end', '2026-12-01T10:00:02'), since=None))

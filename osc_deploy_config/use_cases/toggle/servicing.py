@@ -236,7 +236,7 @@ def ran(ironic, node, under_way, steps):
     effect is then read back (``Servicing.verify``)."""
     try:
         outcome = toggle_record.servicing_outcome(
-            ironic.node_history(node['uuid']), under_way.since)
+            ironic.node_history(node['uuid']), under_way.since, steps)
     except (exceptions.CommandError, sdk_exceptions.HttpException):
         outcome = None
     if outcome is not None:
