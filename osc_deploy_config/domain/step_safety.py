@@ -32,8 +32,10 @@ and a few leave the host alone (a BMC reset, an export).
 
 Some change what the server boots with: a BIOS reset to its defaults
 (``bios.factory_reset``, iLO's ``management.reset_bios_to_default``) may
-change the boot mode (UEFI or legacy) and Secure Boot, and the server may
-not boot again; and ``deploy.inject_files`` writes files into the
+change the boot mode (UEFI or legacy) and Secure Boot, and so does a BIOS
+``apply_configuration`` that sets them (Dell's ``BootMode`` and
+``SecureBoot``, Lenovo's ``BootModes_SystemBootMode``, Supermicro's
+``SecureBootEnable_0122``...): the server may not boot again; and ``deploy.inject_files`` writes files into the
 instance's own partitions, over what is there
 (``ironic_python_agent/hardware.py``).
 
@@ -47,6 +49,7 @@ functions over step dicts.
 """
 
 import collections
+import re
 
 DESTROYS = 'destroys data'
 AT_RISK = 'risks the boot'
@@ -98,6 +101,8 @@ RISKS_BOOT = {
     ('bios', 'factory_reset'): _BOOT_MODE,
     ('management', 'reset_bios_to_default'): _BOOT_MODE,
 }
+# BIOS settings of the boot mode and Secure Boot, as vendors name them.
+BOOT_SETTING = re.compile(r'boot_?mode(select)?$|secure_?boot', re.I)
 # (interface, step) that take effect at a reboot, which ironic does.
 REBOOTING = {
     ('bios', 'apply_configuration'),
@@ -145,11 +150,27 @@ def risk(step):
         return Risk(step_name(step), DESTROYS, DESTROYS_DATA[key])
     if key in RISKS_BOOT:
         return Risk(step_name(step), AT_RISK, RISKS_BOOT[key])
+    boot = boot_settings(step)
+    if boot:
+        return Risk(step_name(step), AT_RISK,
+                    'the boot mode and Secure Boot, which %s %s (the '
+                    'server may not boot again)' % (
+                        ', '.join(boot), 'sets' if len(boot) == 1 else 'set'))
     if key in REBOOTING:
         return Risk(step_name(step), REBOOTS, None)
     if key in HOST_UNTOUCHED:
         return Risk(step_name(step), SAFE, None)
     return Risk(step_name(step), UNKNOWN, None)
+
+
+def boot_settings(step):
+    """The settings of a BIOS ``apply_configuration`` that set the boot
+    mode or Secure Boot, as ``name=value``."""
+    if (step['interface'], step['step']) != ('bios', 'apply_configuration'):
+        return []
+    return ['%s=%s' % (s.get('name'), s.get('value')) for s in (
+        step.get('args') or {}).get('settings') or ()
+        if BOOT_SETTING.search(str(s.get('name')))]
 
 
 def destroying(steps):

@@ -102,6 +102,30 @@ class TestAllowlist(testtools.TestCase):
         self.assertTrue(step_safety.grantable(
             [step('bios.apply_configuration')]))
 
+    def test_bios_settings_of_the_boot_mode_risk_the_boot(self):
+        def bios(*names):
+            found = step('bios.apply_configuration')
+            found['args'] = {'settings': [{'name': n, 'value': 'x'}
+                                          for n in names]}
+            return found
+
+        # as Dell, HPE, Lenovo and Supermicro name them
+        for name in ('BootMode', 'SecureBoot', 'SecureBootPolicy',
+                     'BootModes_SystemBootMode', 'SecureBootEnable_0122',
+                     'SecureBootConfiguration_SecureBootSetting'):
+            (found,) = step_safety.unknown([bios('LogicalProc', name)])
+            self.assertEqual(
+                'bios.apply_configuration risks the boot mode and Secure '
+                'Boot, which %s=x sets (the server may not boot again)'
+                % name, step_safety.why_not_known_safe([found]))
+        for name in ('LogicalProc', 'BootModes_InfiniteBootRetry',
+                     'BootSeqRetry'):
+            self.assertEqual([], step_safety.unknown([bios(name)]))
+            self.assertTrue(step_safety.grantable([bios(name)]))
+        self.assertFalse(step_safety.grantable([bios('BootMode')]))
+        self.assertEqual([], step_safety.unknown(
+            [bios('BootMode')], {'bios.apply_configuration'}))
+
     def test_an_allowed_step_is_said_as_not_known(self):
         self.assertEqual(
             'bios.apply_configuration (reboots), vendor.tune_fans (allowed: '
