@@ -35,8 +35,9 @@ Some change what the server boots with: a BIOS reset to its defaults
 change the boot mode (UEFI or legacy) and Secure Boot, and so does a BIOS
 ``apply_configuration`` that sets them (Dell's ``BootMode`` and
 ``SecureBoot``, Lenovo's ``BootModes_SystemBootMode``, Supermicro's
-``SecureBootEnable_0122``...): the server may not boot again; and ``deploy.inject_files`` writes files into the
-instance's own partitions, over what is there
+``SecureBootEnable_0122``...): the server may not boot again; and
+``deploy.inject_files`` writes files into the instance's own partitions,
+over what is there
 (``ironic_python_agent/hardware.py``).
 
 So a running server takes only the steps this table knows to be safe on it,
