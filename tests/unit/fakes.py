@@ -604,6 +604,8 @@ class FakeNova(FakeService):
         self.transitions = {}
         # a project-scoped token's project: it sees its own servers only
         self.project = None
+        # the admin's own project: what a listing without all_tenants shows
+        self.admin_project = 'project-1'
 
     def add_flavor(self, name, extra_specs=None, description=None,
                    public=True):
@@ -717,6 +719,13 @@ class FakeNova(FakeService):
                          body['OS-FLV-EXT-DATA:ephemeral']})
         return response(200, {'flavor': copy.deepcopy(flavor)})
 
+    def listed_project(self, query):
+        """The project a listing shows (None: every one): a project
+        token's own; an admin's own, unless all_tenants."""
+        if self.project or query.get('all_tenants'):
+            return self.project
+        return self.admin_project
+
     def _servers(self, method, rest, query, body):
         if rest == ['detail']:
             name = query.get('name', '').strip('^$').replace('\\', '')
@@ -724,7 +733,7 @@ class FakeNova(FakeService):
                 copy.deepcopy(s) for s in self.servers.values()
                 if (s['name'] == name or 'name' not in query)
                 and query.get('project_id') in (None, s['tenant_id'])
-                and self.project in (None, s['tenant_id'])]})
+                and self.listed_project(query) in (None, s['tenant_id'])]})
         server = self.servers.get(rest[0])
         if server is None or self.project not in (None, server['tenant_id']):
             return error(404, 'Instance %s could not be found.' % rest[0])

@@ -427,6 +427,27 @@ class TestCost(FleetTestCase):
         per_server = (self.requests() - before - many[0]) / toggled
         self.assertLessEqual(per_server, 10)
 
+    def test_servers_of_another_project_are_read_in_its_listing(self):
+        # an admin names four servers of project-2: each look at the
+        # budget lists project-2 once, and reads none of them alone
+        names = []
+        for number in range(4):
+            server = self.nova.add_server('vm-%d' % number, self.tiny)
+            server['tenant_id'] = 'project-2'
+            names.append(server['name'])
+        ids = {self.server(n)['id'] for n in names}
+        before = len(self.nova.requests)
+        status, rows, _, _ = self.roll(*ids, *DISABLED)
+        self.assertEqual((0, ['done'] * 4), (
+            status, [rows[n]['Outcome'] for n in names]))
+        made = self.nova.requests[before:]
+        looks = sum(1 for _, path, _ in made if 'project_id=project-2' in path)
+        self.assertGreaterEqual(looks, 4)
+        # a listing of the admin's own scope with each, and the selection's
+        self.assertEqual(looks + 1, sum(
+            1 for _, path, _ in made if path.startswith('/servers/detail')
+            and 'project_id' not in path))
+
     def test_planning_virtual_servers_costs_pages_whatever_the_hosts(self):
         costs = []
         for servers, hosts in ((3, 1), (9, 3)):

@@ -120,10 +120,15 @@ class FleetReading:
     def look(self):
         """{server ID: (server, node or None)} of the selected servers as
         they are now: one listing of the servers (in the selection's
-        scope) and, for bare-metal ones, of the nodes; a selected server
-        the listing misses is read by itself."""
+        scope; and one of each other project a selected server belongs
+        to) and, for bare-metal ones, of the nodes; a selected server the
+        listings miss (gone, or moved) is read by itself."""
         wide, project_id = self.scope
         listed = {s['id']: s for s in self.nova.servers(wide, project_id)}
+        for other in sorted({s.get('tenant_id') for s in self.servers
+                             if s['id'] not in listed} - {None}):
+            listed.update((s['id'], s) for s in self.nova.servers(
+                True, other))
         nodes = self.read_nodes() if any(
             s['id'] in self.nodes for s in self.servers) else {}
         found = {}
