@@ -469,8 +469,9 @@ class TestFleet(FleetTestCase):
 
 
 class Chaos:
-    """Where a rollout is killed: after, or for ``unlock`` and
-    ``servicing`` before, one server's own write of a kind (``aim``);
+    """Where a rollout is killed: after, or for ``unlock`` (the release
+    of the run's own lock) and ``servicing`` before, one server's own
+    write of a kind (``aim``);
     every request is held from there on, until the process is killed.
     Counts, per round, the service and resize requests passed on.
     ``servers``: {node UUID: the ID of the server on it}."""
@@ -505,6 +506,11 @@ class Chaos:
         server, kind = self.classify(method, path, body)
         if kind == 'service':
             self.state.setdefault('serviced', set()).add(server)
+        if kind == 'lock':
+            self.state.setdefault('locked', set()).add(server)
+        if kind == 'unlock' and server not in self.state.get('locked', ()):
+            # a takeover's or a cleanup's unlock: not the toggle's release
+            kind = None
         if self.at == (server, kind):
             if kind in self.BEFORE:
                 self.state['held'] = True
