@@ -17,6 +17,8 @@ grant; another project's manager can do nothing to it; the operator's
 rebuild applies again what was granted and applied; withdrawn, nothing
 more is switched."""
 
+import json
+
 from osc_deploy_config.services import versions
 from tests.functional import base
 from tests.functional import test_resize
@@ -100,7 +102,8 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
                                  on, off)
         self.addCleanup(self.openstack, 'project', 'deploy-config', 'unset',
                         'demo', '--all', parse=False)
-        self.assertEqual({'create'}, {r['Action'] for r in granted})
+        self.assertEqual({'create', 'record'},
+                         {r['Action'] for r in granted})
         self.assertEqual([(off, 'ok'), (on, 'ok')], sorted(
             (r['Config'], r['State']) for r in self.openstack(
                 'project', 'deploy-config', 'show', 'demo')))
@@ -134,6 +137,26 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
         for ref in (server['id'], server['name']):
             self.assertIn('No server', self.refused_as(
                 OTHER_MANAGER, ref, on, node))
+        # ... nor around the grant with ironic's own commands, under the
+        # hardened policy the mini cloud runs: no steps of its own choosing,
+        # no runbook of its own
+        steps = json.dumps([{'interface': 'bios',
+                             'step': 'apply_configuration',
+                             'args': {'settings': [{'name': 'FnToggle',
+                                                    'value': 'max'}]}}])
+        for command in (
+                ('baremetal', 'node', 'service', node, '--service-steps',
+                 steps),
+                ('baremetal', 'runbook', 'create', '--name',
+                 self.unique_name('CUSTOM_MINE').upper().replace('-', '_'),
+                 '--steps', steps)):
+            done = self.openstack(*command, cloud=DEMO_MANAGER, parse=False,
+                                  fail_ok=True)
+            self.assertEqual(1, done.returncode, done.stdout)
+            self.assertIn('HTTP 403', done.stderr)
+        self.assertEqual(('off', 'active'), (
+            self.bios(node)['FnToggle'],
+            self.node(node)['provision_state']))
 
         # demo's member switches its virtual server to the granted flavor
         done = self.toggle_as(base.DEMO, virtual['id'], off)
