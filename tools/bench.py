@@ -903,7 +903,8 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
         rounds.append({'max_unavailable': width, 's': took,
                        'requests': counts, 'planning': planning,
                        'value': value, 'floor': floor})
-    project = project_toggle(cloud, counter, found[0], made, singles)
+    project = project_toggle(cloud, counter, found[0], made, singles,
+                             rounds[-1]['value'] if rounds else 'on')
     _untag_fake_compute(cloud, host_traits)
     _drop_providers(cloud, providers)
     return {'servers': servers, 'single_s': median(single['s']),
@@ -950,10 +951,11 @@ def raw_floor(cloud, nodes, value, width):
     return {'s': time.monotonic() - start, 'requests': sent[0]}
 
 
-def project_toggle(cloud, counter, server, made, runs):
+def project_toggle(cloud, counter, server, made, runs, current):
     """The same server toggled by a manager of its project (a user with
     no role on the system, through the project's runbooks), against the
-    operator's toggle: requests and wall time of each, ``runs`` pairs."""
+    operator's toggle: requests and wall time of each, ``runs`` pairs, each
+    toggle a change (the server runs benchfleet=``current``)."""
     import secrets
 
     import yaml
@@ -994,10 +996,10 @@ def project_toggle(cloud, counter, server, made, runs):
         counter.run('project', 'deploy-config', 'set', project,
                     'benchfleet=on', 'benchfleet=off')
         found = {'operator': [], 'project': []}
+        value = current
         for number in range(2 * runs):
             who = ('operator', 'project')[number % 2]
-            value = ('off', 'on')[(number // 2) % 2] if who == 'operator' \
-                else ('on', 'off')[(number // 2) % 2]
+            value = {'on': 'off', 'off': 'on'}[value]
             run = counter if who == 'operator' else manager_counter
             counts, took = run.run('server', 'resize', '--deploy-config',
                                    'benchfleet=%s' % value, server['id'],

@@ -579,6 +579,44 @@ class TestAlwaysEnds(FleetTestCase):
         self.assertEqual((1, 'failed: toggled, but the server is SHUTOFF '
                           'now'), (status, rows['db-0']['Outcome']))
 
+    def listings_fail(self, when):
+        """Nova's listings of servers fail (a reset) while ``when()``."""
+        real = self.nova.handle
+
+        def reset(path, method, **kwargs):
+            if path.startswith('/servers/detail') and when():
+                raise ConnectionResetError('reset by peer')
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = reset
+
+    def test_a_budget_not_read_starts_nothing_until_it_is(self):
+        # the selection's listing passes, the budget's first one fails
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.fleet.drive.WATCH_SECONDS', 0))
+        listings = []
+
+        def second():
+            listings.append(1)
+            return len(listings) == 2
+
+        self.listings_fail(second)
+        status, rows, said, _ = self.roll('db-0', *DISABLED)
+        self.assertEqual((0, 'done'), (status, rows['db-0']['Outcome']))
+        self.assertIn('The cloud could not be read for the budget (reset by '
+                      'peer): nothing starts until it can.', said)
+        self.assertEqual(1, said.count('could not be read'))
+
+    def test_done_that_cannot_be_read_back_is_not_done(self):
+        self.listings_fail(lambda: bool(self.ironic.serviced))
+        status, rows, _, _ = self.roll('db-0', *DISABLED)
+        self.assertEqual((1, 'failed: not read back: reset by peer'), (
+            status, rows['db-0']['Outcome']))
+        # what ironic did stands: the rerun finds it done
+        self.nova.proxy.request.side_effect = self.nova.handle
+        status, rows, _, _ = self.roll('db-0', *DISABLED)
+        self.assertEqual((0, 'unchanged'), (status, rows['db-0']['Outcome']))
+
 
 class TestOutdated(FleetTestCase):
     def test_lists_only_the_servers_their_flavor_moved_from(self):
