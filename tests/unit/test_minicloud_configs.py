@@ -13,6 +13,7 @@
 """The mini cloud's configuration files (tools/minicloud/configs.py)."""
 
 import configparser
+import json
 import os
 import sys
 
@@ -57,9 +58,19 @@ class TestIronicConfig(testtools.TestCase):
         self.assertIn('fake-steps', conf['enabled_bios_interfaces'])
         self.assertIn('fake-steps', conf['enabled_raid_interfaces'])
 
-    def test_secure_policy_keeps_ironic_defaults(self):
-        conf = parse(configs.ironic(self.layout, 'secure'))
-        self.assertFalse(conf.has_section('oslo_policy'))
+    def test_secure_policy_keeps_ironic_defaults_but_the_hardening(self):
+        conf = parse(configs.ironic(self.layout, 'secure'))['oslo_policy']
+        self.assertEqual('/mc/etc/ironic/hardened-policy.yaml',
+                         conf['policy_file'])
+        self.assertNotIn('enforce_new_defaults', conf)
+        rules = json.loads(configs.ironic_policy())
+        self.assertEqual({
+            'baremetal:node:set_provision_state:service_steps',
+            'baremetal:runbook:create', 'baremetal:runbook:update',
+            'baremetal:runbook:delete'}, set(rules))
+        for rule in rules.values():
+            self.assertNotIn('project_id', rule)
+            self.assertIn('system_scope:all', rule)
 
     def test_legacy_policy_turns_off_new_defaults_and_scope(self):
         conf = parse(configs.ironic(self.layout, 'legacy'))['oslo_policy']
