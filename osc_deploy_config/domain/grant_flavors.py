@@ -17,16 +17,21 @@ but for the configs (``toggle_plan``); a project cannot create flavors, so
 a grant makes them: from each flavor the project's virtual servers use now,
 every flavor a chain of granted switches reaches, as the operator's toggle
 would derive it (the same name, private, open to the project).  A flavor
-that exists already is only opened to the project where it is private.
-Plain functions over the dicts of nova's API.
+that exists already is only opened to the project where it is private.  A
+flavor whose own configs cannot go with a granted one (their templates run
+the same step: ironic would fail the deploy) gets nothing for it, and is
+said: its servers cannot switch to that config, by any toggle.  Plain
+functions over the dicts of nova's API.
 """
 
 import collections
 
+from osc_lib import exceptions
+
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import toggle_plan
 
-CREATE, FINISH, OPEN = 'create', 'finish', 'open'
+CREATE, FINISH, OPEN, SKIP = 'create', 'finish', 'open', 'skip'
 # One derived flavor a grant gives: what to do, the config it switches
 # to, its name, the flavor there (None: to create), the sizes and extra
 # specs it must have, its description, whether the project needs access,
@@ -66,8 +71,14 @@ def needed(servers, configs, templates, listed, access, project_id):
             for config in configs:
                 if config not in templates:
                     continue        # no template for every kind
-                plan = toggle_plan.plan(state, [config], templates,
-                                        listed + made)
+                try:
+                    plan = toggle_plan.plan(state, [config], templates,
+                                            listed + made)
+                except exceptions.CommandError as exc:
+                    needs.setdefault((name, str(config)), Need(
+                        SKIP, config, name, None, None, None, None, False,
+                        '%s; its servers cannot switch to it' % exc))
+                    continue
                 if not plan.changed:
                     continue
                 need = _need(plan, config, embedded, listed, access,
@@ -77,7 +88,7 @@ def needed(servers, configs, templates, listed, access, project_id):
                 if need.action or need.open:
                     needs.setdefault(need.name, need)
                 frontier.append((need.name, plan.target_specs))
-    return sorted(needs.values(), key=lambda n: n.name)
+    return sorted(needs.values(), key=lambda n: (n.name, str(n.config)))
 
 
 def _need(plan, config, embedded, listed, access, project_id):

@@ -246,6 +246,8 @@ def _open_flavors(clients, project_id, needs):
     them), and open them to the project."""
     nova = clients.nova()
     for need in needs:
+        if need.action == grant_flavors.SKIP:
+            continue
         flavor = need.flavor
         if need.action == grant_flavors.CREATE:
             flavor = nova.create_flavor(need.name, need.sizes,

@@ -325,6 +325,32 @@ class TestGrant(GrantTestCase):
                                    'hyperthreading=disabled'))
         self.assertEqual([], self.ironic.requests)
 
+    def test_a_flavor_whose_configs_conflict_is_said_and_skipped(self):
+        # turbo=off also runs bios.apply_configuration: ironic would fail
+        # a deploy of both, so no flavor of web-2's asks for both
+        turbo = deploy_config.Config('turbo', 'off')
+        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_OFF', steps=[
+            steps.bios_step([('Turbo', 'Disabled')])],
+            extra=deploy_config.template_extra(turbo, []))
+        for name, specs in (('m1.tiny', {}), ('m1.turbo', {
+                'deploy-config:turbo': 'off',
+                'trait:CUSTOM_DEPLOY_CONFIG_TURBO_OFF': 'required'})):
+            server = self.nova.add_server(name + '-server',
+                                          self.nova.add_flavor(name, specs))
+            server['tenant_id'] = 'project-1'
+        rows = self.grant('demo', 'hyperthreading=disabled')
+        self.assertEqual([
+            ('record', OFF_T), ('create', 'deploy-config.project-1.' + OFF_T),
+            ('create', 'm1.tiny+hyperthreading=disabled'),
+            ('skip', 'm1.turbo')], [(r['Action'], r['Runbook']) for r in rows])
+        self.assertEqual(
+            'Deploy configs hyperthreading=disabled and turbo=off both run '
+            'bios.apply_configuration: ironic would fail the deploy; its '
+            'servers cannot switch to it', rows[-1]['Why'])
+        self.assertEqual(['m1.tiny', 'm1.tiny+hyperthreading=disabled',
+                          'm1.turbo'], sorted(
+            f['name'] for f in self.nova.flavors.values()))
+
     def test_unset_deletes_the_runbooks_and_closes_the_flavors(self):
         server = self.nova.add_server('web-1', self.nova.add_flavor(
             'm1.tiny'))
