@@ -54,8 +54,11 @@ import waiting  # noqa: E402
 MINICLOUD = os.path.join(CHECKOUT, 'tools', 'minicloud', 'minicloud')
 BIN = os.path.dirname(sys.executable)
 ADMIN, SYSTEM = 'minicloud-admin', 'minicloud-system-admin'
+# the project manager of the rollout's project toggle
+BENCH_MANAGER = 'bench-manager'
 DEMO = 'minicloud-demo'     # a plain project member
 IRONIC_VERSION, NOVA_VERSION, PLACEMENT_VERSION = '1.87', '2.61', '1.39'
+RUNBOOKS_VERSION = '1.92'
 BENCH_TYPE = 'bench'
 SYNC_TEMPLATE = 'CUSTOM_DEPLOY_CONFIG_BENCHSYNC_ON'
 CAPABLE_TRAIT = 'CUSTOM_BENCH_CAPABLE'
@@ -322,8 +325,25 @@ def clean(cloud):
         # 400: an image a failed delete left "deleted"
         cloud.call(cloud.admin.image, 'DELETE', '/images/%s' % image, None,
                    ok=(204, 400, 404))
+    # what a rollout run that failed half-way left: its nodes' providers,
+    # its grant's runbooks, its project manager
+    providers = [p['uuid'] for p in cloud.call(
+        cloud.placement, 'GET', '/resource_providers',
+        PLACEMENT_VERSION)['resource_providers']
+        if p['name'].startswith('bench-provider-')]
+    _drop_providers(cloud, providers)
+    runbooks = [r['uuid'] for r in cloud.call(
+        cloud.ironic, 'GET', '/runbooks?fields=uuid,name&limit=0',
+        RUNBOOKS_VERSION)['runbooks']
+        if '.CUSTOM_DEPLOY_CONFIG_BENCH' in r['name']]
+    parallel(lambda r: cloud.call(
+        cloud.ironic, 'DELETE', '/runbooks/%s' % r, RUNBOOKS_VERSION,
+        ok=(204, 404)), runbooks)
+    manager = cloud.admin.identity.find_user(BENCH_MANAGER)
+    if manager:
+        cloud.admin.identity.delete_user(manager)
     return (servers, len(templates), len(nodes), len(bench_flavors),
-            len(images))
+            len(images), len(providers), len(runbooks))
 
 
 def undeploy(cloud, nodes):
@@ -880,6 +900,18 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
     _tag_fake_compute(cloud, host_traits)
     found = _boot_many(cloud, FLEET_SERVERS, flavor, servers)
     providers = _adopt_nodes(cloud, found, host_traits)
+    try:
+        return _fleet_rounds(cloud, counter, found, made, providers,
+                             unavailable, singles)
+    finally:
+        _untag_fake_compute(cloud, host_traits)
+        _drop_providers(cloud, providers)
+
+
+def _fleet_rounds(cloud, counter, found, made, providers, unavailable,
+                  singles):
+    """The single toggles, the rollouts and the project's toggles of
+    ``fleet_rollout``."""
     single = {'s': [], 'requests': []}
     for number in range(singles):
         value = ('off', 'on')[number % 2]
@@ -905,9 +937,7 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
                        'value': value, 'floor': floor})
     project = project_toggle(cloud, counter, found[0], made, singles,
                              rounds[-1]['value'] if rounds else 'on')
-    _untag_fake_compute(cloud, host_traits)
-    _drop_providers(cloud, providers)
-    return {'servers': servers, 'single_s': median(single['s']),
+    return {'servers': len(found), 'single_s': median(single['s']),
             'single_all_s': single['s'],
             'single_requests': single['requests'][0], 'rounds': rounds,
             'project': project}
@@ -972,10 +1002,7 @@ def project_toggle(cloud, counter, server, made, runs, current):
     for template in made.values():
         cloud.call(cloud.ironic, 'PUT', '/nodes/%s/traits/%s' % (
             node, template['name']), IRONIC_VERSION, ok=(204,))
-    user, password = 'bench-manager', secrets.token_hex(12)
-    found = cloud.admin.identity.find_user(user)
-    if found:
-        cloud.admin.identity.delete_user(found)
+    user, password = BENCH_MANAGER, secrets.token_hex(12)
     made_user = cloud.admin.identity.create_user(
         name=user, password=password, default_project_id=project,
         domain_id='default')
@@ -984,8 +1011,8 @@ def project_toggle(cloud, counter, server, made, runs, current):
                                                      manager)
     with open(os.environ['OS_CLIENT_CONFIG_FILE']) as f:
         clouds = yaml.safe_load(f)
-    clouds['clouds']['bench-manager'] = dict(clouds['clouds'][ADMIN])
-    clouds['clouds']['bench-manager']['auth'] = dict(
+    clouds['clouds'][BENCH_MANAGER] = dict(clouds['clouds'][ADMIN])
+    clouds['clouds'][BENCH_MANAGER]['auth'] = dict(
         clouds['clouds'][ADMIN]['auth'], username=user, password=password)
     with tempfile.NamedTemporaryFile('w', suffix='.yaml',
                                      delete=False) as f:
@@ -1004,7 +1031,7 @@ def project_toggle(cloud, counter, server, made, runs, current):
             counts, took = run.run('server', 'resize', '--deploy-config',
                                    'benchfleet=%s' % value, server['id'],
                                    cloud=ADMIN if who == 'operator'
-                                   else 'bench-manager')
+                                   else BENCH_MANAGER)
             found[who].append({'requests': counts, 's': took})
         return found
     finally:
