@@ -333,7 +333,7 @@ def clean(cloud):
         if p['name'].startswith('bench-provider-')]
     _drop_providers(cloud, providers)
     runbooks = [r['uuid'] for r in cloud.call(
-        cloud.ironic, 'GET', '/runbooks?fields=uuid,name&limit=0',
+        cloud.ironic, 'GET', '/runbooks?fields=uuid,name&limit=1000',
         RUNBOOKS_VERSION)['runbooks']
         if '.CUSTOM_DEPLOY_CONFIG_BENCH' in r['name']]
     parallel(lambda r: cloud.call(
