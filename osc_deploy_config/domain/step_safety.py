@@ -35,7 +35,8 @@ Some change what the server boots with: a BIOS reset to its defaults
 change the boot mode (UEFI or legacy) and Secure Boot, and so does a BIOS
 ``apply_configuration`` that sets them (Dell's ``BootMode`` and
 ``SecureBoot``, Lenovo's ``BootModes_SystemBootMode``, Supermicro's
-``SecureBootEnable_0122``...): the server may not boot again; and
+``SecureBootEnable_0122``, a legacy BIOS's ``CSMSupport``...): the server
+may not boot again; and
 ``deploy.inject_files`` writes files into the instance's own partitions,
 over what is there
 (``ironic_python_agent/hardware.py``).
@@ -103,7 +104,9 @@ RISKS_BOOT = {
     ('management', 'reset_bios_to_default'): _BOOT_MODE,
 }
 # BIOS settings of the boot mode and Secure Boot, as vendors name them.
-BOOT_SETTING = re.compile(r'boot_?mode(select)?$|secure_?boot', re.I)
+BOOT_SETTING = re.compile(
+    r'boot[ _]?mode[ _]?(select)?([_#][0-9a-f]{4})?$|secure[ _]?boot'
+    r'|(^|_)csm', re.I)
 # (interface, step) that take effect at a reboot, which ironic does.
 REBOOTING = {
     ('bios', 'apply_configuration'),
@@ -169,9 +172,11 @@ def boot_settings(step):
     mode or Secure Boot, as ``name=value``."""
     if (step['interface'], step['step']) != ('bios', 'apply_configuration'):
         return []
-    return ['%s=%s' % (s.get('name'), s.get('value')) for s in (
-        step.get('args') or {}).get('settings') or ()
-        if BOOT_SETTING.search(str(s.get('name')))]
+    settings = (step.get('args') or {}).get('settings')
+    return ['%s=%s' % (s.get('name'), s.get('value'))
+            for s in settings if isinstance(s, dict)
+            and BOOT_SETTING.search(str(s.get('name')))
+            ] if isinstance(settings, list) else []
 
 
 def destroying(steps):

@@ -38,6 +38,7 @@ of an earlier instance on the node means nothing for the next.  Plain
 functions over ironic's node dicts.
 """
 
+import ast
 import collections
 import datetime
 
@@ -121,18 +122,21 @@ def serviced_since(node, under_way):
 # How the servicings ironic recorded since a pending record ended: ours
 # ran to its end, failed, or the one that ended ran other steps.
 SERVICED, SERVICE_FAILED, OTHER_STEPS = 'serviced', 'failed', 'other steps'
+# what ironic writes for a secret in the steps of its history
+MASKED = '***'
 
 
 def servicing_outcome(history, since, steps):
-    """SERVICED, SERVICE_FAILED, OTHER_STEPS or None (none recorded) from
-    the node's history (API 1.78, in detail, newest first): the last
-    servicing that ended strictly after ``since`` (the node's
+    """SERVICED, SERVICE_FAILED, OTHER_STEPS or None (not known) from the
+    node's history (API 1.78, in detail, newest first): the last servicing
+    that ended strictly after ``since`` (the node's
     ``provision_updated_at`` when the pending record was written; without
-    it, no entry proves anything).  Ironic writes ``servicing_end`` when a
-    servicing ends (an error when a step failed) after a
-    ``servicing_start`` that lists its steps, and a ``servicing`` error
-    when it fails before its steps; where its start is recorded, the
-    servicing is ours only if it ran ``steps``."""
+    it, no entry proves anything).  Ironic writes a ``servicing_start``
+    that lists the steps, then a ``servicing_end`` (an error when a step
+    failed), and a ``servicing`` error when it fails before its steps; the
+    servicing is ours only if its start lists ``steps``, and an end whose
+    start is not shown (past the page, or in an earlier second) is not
+    known."""
     after = _when(since)
     if after is None:
         return None
@@ -148,15 +152,38 @@ def servicing_outcome(history, since, steps):
             elif kind == 'servicing' and failed:
                 return SERVICE_FAILED
         elif kind == 'servicing_start':
-            return ended if runs(entry.get('event') or '', steps) \
-                else OTHER_STEPS
-    return ended
+            listed = started_steps(entry.get('event') or '')
+            if listed is None:
+                return None
+            return ended if all(any(_same_step(ours, theirs)
+                                    for theirs in listed)
+                                for ours in steps) else OTHER_STEPS
+    return None
 
 
-def runs(event, steps):
-    """Whether a ``servicing_start`` event's text names each of ``steps``
-    (ironic writes them as Python dicts)."""
-    return all("'step': '%s'" % step['step'] in event for step in steps)
+def started_steps(event):
+    """The steps a ``servicing_start`` event lists (ironic writes them as
+    Python literals, secrets masked), or None when its text says none."""
+    _, found, listed = event.partition('steps=')
+    try:
+        steps = ast.literal_eval(listed.strip()) if found else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(steps, list) or not all(
+            isinstance(s, dict) for s in steps):
+        return None
+    return steps
+
+
+def _same_step(ours, theirs):
+    """One of our steps, as ironic listed it: the same interface, step and
+    arguments (an argument ironic masked matches any)."""
+    if (ours['interface'], ours['step']) != (theirs.get('interface'),
+                                             theirs.get('step')):
+        return False
+    mine, shown = ours.get('args') or {}, theirs.get('args') or {}
+    return set(mine) == set(shown) and all(
+        shown[k] == MASKED or shown[k] == mine[k] for k in mine)
 
 
 def _when(stamp):

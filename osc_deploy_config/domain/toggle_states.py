@@ -237,16 +237,29 @@ def node_settled(node):
     return state != 'active' or not node.get('target_provision_state')
 
 
+def unredacted(value):
+    """A node's field as ironic shows it, or None where its policy hides
+    it from these credentials (``last_error``, ``reservation``: a lessee
+    reads a banner)."""
+    if isinstance(value, str) and value.startswith('** ') and (
+            'Redacted' in value):
+        return None
+    return value
+
+
 def servicing_failure(node):
     """Why a settled servicing did not return the node to active, or
     None."""
     state = node['provision_state']
+    error = unredacted(node.get('last_error'))
     if state == 'active':
         return None
     if state == 'service failed':
-        return node.get('last_error') or 'service failed'
+        if error or not node.get('last_error'):
+            return error or 'service failed'
+        return 'service failed (ironic shows why to its operators only)'
     if state == 'service hold':
         return ('a step put the node in "service hold" (openstack baremetal '
                 'node unhold %s)' % (node.get('name') or node['uuid']))
-    return 'the node went to "%s"%s' % (state, (
-        ': %s' % node['last_error']) if node.get('last_error') else '')
+    return 'the node went to "%s"%s' % (state, (': %s' % error) if error
+                                        else '')

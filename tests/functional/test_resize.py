@@ -350,11 +350,10 @@ class TestBaremetalToggle(BaremetalToggleTestCase):
         self.assertRegex(line, (
             r'^Servicing node %s failed: .*fan failure.*\. Ironic returned '
             r'the node to active and server %s runs on: its hardware shows '
-            r'FnToggle=off \(as ironic read it at %s\); the node stays in '
-            r'maintenance, where the failed step put it '
-            r'\(openstack baremetal node maintenance unset %s once the '
-            r'hardware is checked\)\. Nothing was recorded; fix the cause, '
-            r'then rerun\.$') % (node, server['name'],
+            r'FnToggle=off \(as ironic read it at %s\); the node is held in '
+            r'maintenance until its hardware is checked \(openstack '
+            r'baremetal node maintenance unset %s\)\. Nothing was '
+            r'recorded; fix the cause, then rerun\.$') % (node, server['name'],
                                    r'\d{4}-\d\d-\d\dT[\d:]{8}Z', node))
         shown = self.node(node)
         self.assertEqual(('active', True, 'off'), (

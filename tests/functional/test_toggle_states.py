@@ -151,6 +151,8 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
             found['provision_state'], found['maintenance'],
             self.bios(node)['FnToggle'], self.recorded(node, server)))
         self.assertNotIn('deploy_config_pending', found['properties'])
+        self.assertRegex(found['maintenance_reason'], (
+            r'^osc-deploy-config: servicing failed: .*fan controller'))
         self.assertFalse(self.server_details(server['id'])['locked'])
 
     def maintenance_unset(self, node):

@@ -402,8 +402,12 @@ class FakeIronic(FakeService):
                              'retry after the current operation is '
                              'completed.' % (node['uuid'],
                                              node['reservation']))
+            # as ironic: the fault of a failed step stays until the node
+            # leaves maintenance
             node.update(maintenance=method == 'PUT', maintenance_reason=(
-                body or {}).get('reason'), fault=None)
+                body or {}).get('reason'))
+            if method == 'DELETE':
+                node['fault'] = None
             return response(202)
         if rest[1:] == ['history']:
             return response(200, {'history': list(reversed(
@@ -529,13 +533,12 @@ class FakeIronic(FakeService):
             return response(202)
         if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
-            # puts the node in maintenance
+            # puts the node in maintenance (its fault, no reason)
             self.set_state(node, 'servicing', 'active')
             self.record_start(node, body['service_steps'])
             self.set_state(node, 'service failed', 'active',
                            last_error=self.service_error or 'step failed',
                            maintenance=True,
-                           maintenance_reason=self.service_error,
                            fault='service failure')
             self.record(node, 'servicing_end', error=True)
             self.record(node, 'servicing', error=True)

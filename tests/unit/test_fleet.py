@@ -331,10 +331,16 @@ class TestBudget(FleetTestCase):
 class TestInterrupted(FleetTestCase):
     def interrupt(self, times, when):
         """Ctrl-C once ``when(method, path)``, then ``times - 1`` more,
-        each a few requests later (a signal the process has not yet taken
-        is not sent twice)."""
+        each a few requests later, once the rollout said it took the one
+        before (two signals the process has not yet taken are one)."""
         sampled = self.ironic.after_request
         self.sent = []
+
+        def taken():
+            for _ in range(1000):
+                if 'Interrupted:' in self.fake_stderr.getvalue():
+                    return
+                SLEEP(0.01)
 
         def hook(method, path):
             sampled(method, path)
@@ -345,6 +351,8 @@ class TestInterrupted(FleetTestCase):
             else:
                 return
             if len(self.sent) % 3 == 1 and len(self.sent) < 3 * times:
+                if len(self.sent) > 1:
+                    taken()
                 os.kill(os.getpid(), signal.SIGINT)
 
         self.ironic.after_request = hook
@@ -429,7 +437,7 @@ class TestCost(FleetTestCase):
 
     def test_servers_of_another_project_are_read_in_its_listing(self):
         # an admin names four servers of project-2: each look at the
-        # budget lists project-2 once, and reads none of them alone
+        # budget lists project-2 once, with its own scope's listing
         names = []
         for number in range(4):
             server = self.nova.add_server('vm-%d' % number, self.tiny)
@@ -513,14 +521,16 @@ class TestAlwaysEnds(FleetTestCase):
         # unlocked, and nothing else changes
         real = self.nova.handle
 
-        def slow_in_a_worker(path, method, **kwargs):
-            if threading.current_thread() is not threading.main_thread():
-                SLEEP(1.2)
-            return real(path, method, **kwargs)
+        def slow_lock_in_a_worker(path, method, **kwargs):
+            answer = real(path, method, **kwargs)
+            if (threading.current_thread() is not threading.main_thread()
+                    and 'lock' in (kwargs.get('json') or {})):
+                SLEEP(2.5)
+            return answer
 
-        self.nova.proxy.request.side_effect = slow_in_a_worker
+        self.nova.proxy.request.side_effect = slow_lock_in_a_worker
         status, rows, _, _ = self.roll('db-0', *DISABLED,
-                                       '--wait-timeout', '1')
+                                       '--wait-timeout', '2')
         self.assertEqual(1, status)
         self.assertEqual('not started: --wait-timeout reached',
                          rows['db-0']['Outcome'])

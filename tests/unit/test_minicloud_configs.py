@@ -65,6 +65,7 @@ class TestIronicConfig(testtools.TestCase):
         self.assertNotIn('enforce_new_defaults', conf)
         rules = json.loads(configs.ironic_policy())
         self.assertEqual({
+            'baremetal:node:set_boot_mode', 'baremetal:node:set_secure_boot',
             'baremetal:node:set_provision_state:service_steps',
             'baremetal:runbook:create', 'baremetal:runbook:update',
             'baremetal:runbook:delete'}, set(rules))

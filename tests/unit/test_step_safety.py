@@ -112,7 +112,9 @@ class TestAllowlist(testtools.TestCase):
         # as Dell, HPE, Lenovo and Supermicro name them
         for name in ('BootMode', 'SecureBoot', 'SecureBootPolicy',
                      'BootModes_SystemBootMode', 'SecureBootEnable_0122',
-                     'SecureBootConfiguration_SecureBootSetting'):
+                     'SecureBootConfiguration_SecureBootSetting',
+                     'BootModeSelect_0021', 'Boot Mode', 'CSMSupport',
+                     'Secure Boot Control'):
             (found,) = step_safety.unknown([bios('LogicalProc', name)])
             self.assertEqual(
                 'bios.apply_configuration risks the boot mode and Secure '
@@ -123,6 +125,11 @@ class TestAllowlist(testtools.TestCase):
             self.assertEqual([], step_safety.unknown([bios(name)]))
             self.assertTrue(step_safety.grantable([bios(name)]))
         self.assertFalse(step_safety.grantable([bios('BootMode')]))
+        # settings of a shape ironic would refuse are no boot setting
+        for settings in (['BootMode'], {'name': 'BootMode'}, None):
+            found = step('bios.apply_configuration')
+            found['args'] = {'settings': settings}
+            self.assertEqual([], step_safety.unknown([found]))
         self.assertEqual([], step_safety.unknown(
             [bios('BootMode')], {'bios.apply_configuration'}))
 

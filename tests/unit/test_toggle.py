@@ -13,6 +13,8 @@
 """A deploy-config toggle carried out against in-memory nova, ironic and
 placement: what it leaves on the cloud and what it says."""
 
+import time
+
 import fixtures
 from osc_lib import exceptions
 
@@ -23,6 +25,7 @@ from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import claim
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
+from osc_deploy_config.use_cases.toggle import waits
 from osc_deploy_config.v1 import project_deploy_config
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -582,12 +585,12 @@ class TestBaremetal(ToggleTestCase):
             'Servicing node bm-0 failed: BIOS interface timed out. Ironic '
             'returned the node to active and server db-1 runs on: its '
             'hardware shows HyperThreading=Enabled (as ironic read it at '
-            '2026-11-30T12:00:00Z); the node stays in maintenance, where '
-            'the failed step put it (openstack baremetal node '
-            'maintenance unset bm-0 once the hardware is checked). Nothing '
-            'was recorded; fix the cause, then rerun.',
+            '2026-11-30T12:00:00Z); the node is held in maintenance until '
+            'its hardware is checked (openstack baremetal node maintenance '
+            'unset bm-0). Nothing was recorded; fix the cause, then rerun.',
             self.refused(self.server, OFF))
-        self.assertEqual(('active', True, 'BIOS interface timed out'), (
+        self.assertEqual(('active', True, 'osc-deploy-config: servicing '
+                          'failed: BIOS interface timed out'), (
             self.node['provision_state'], self.node['maintenance'],
             self.node['maintenance_reason']))
         self.assertEqual([('bm-0', 'service'), ('bm-0', 'abort')],
@@ -627,7 +630,7 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual(['  node bm-0 servicing'],
                          [s for s in self.said if s.startswith('  ')])
         # polls back off: soon at first, then less often
-        self.assertEqual([0.25, 0.5, 1, 2, 3], self.slept)
+        self.assertEqual([0.25, 0.5, 1, 2, 3, 3], self.slept)
 
     def test_a_servicing_past_the_timeout_says_what_runs_and_unlocks(self):
         self.ironic.servicing_reads = 10 ** 6
@@ -653,8 +656,7 @@ class TestBaremetal(ToggleTestCase):
         self.refused(self.server, OFF, wait_seconds=0)
         self.ironic.set_state(
             self.node, 'service failed', 'active', last_error='BIOS refused',
-            maintenance=True, maintenance_reason='BIOS refused',
-            fault='service failure')
+            maintenance=True, fault='service failure')
         self.ironic.record(self.node, 'servicing_end', error=True)
 
     def test_a_rerun_recovers_the_servicing_that_failed_after_it_gave_up(self):
@@ -663,7 +665,8 @@ class TestBaremetal(ToggleTestCase):
         self.assertTrue(why.startswith(
             'Servicing node bm-0 failed: BIOS refused. Ironic returned the '
             'node to active and server db-1 runs on'), why)
-        self.assertEqual(('active', True, 'BIOS refused'), (
+        self.assertEqual(('active', True, 'osc-deploy-config: servicing '
+                          'failed: BIOS refused'), (
             self.node['provision_state'], self.node['maintenance'],
             self.node['maintenance_reason']))
         self.assertEqual(({}, {}), (self.record(), self.node['properties']))
@@ -678,7 +681,8 @@ class TestBaremetal(ToggleTestCase):
             'osc_deploy_config.use_cases.toggle.waits.ABORT_SECONDS', 0))
         why = self.refused(self.server, OFF)
         self.assertIn('Aborting it did not return the node to active', why)
-        self.assertEqual(('service failed', True, 'BIOS refused'), (
+        self.assertEqual(('service failed', True, 'osc-deploy-config: '
+                          'servicing failed: BIOS refused'), (
             self.node['provision_state'], self.node['maintenance'],
             self.node['maintenance_reason']))
 
@@ -692,9 +696,14 @@ class TestBaremetal(ToggleTestCase):
         self.assertRaises(KeyboardInterrupt, server_toggle.ServerToggle(
             self.app.client_manager.deploy_config, [OFF], self.said.append,
             sleep=interrupt).run, self.server['id'])
-        self.assertEqual((True, 'BIOS refused', False), (
+        self.assertEqual((True, 'osc-deploy-config: servicing failed: BIOS '
+                          'refused', False), (
             self.node['maintenance'], self.node['maintenance_reason'],
             self.shown()['locked']))
+        # the rerun knows its own hold, and recovers the node
+        self.ironic.aborts_hang = False
+        why = self.refused(self.server, OFF)
+        self.assertIn('Ironic returned the node to active', why)
 
     def test_an_unlock_that_fails_hides_neither_outcome_nor_error(self):
         real = self.nova.handle
@@ -712,7 +721,8 @@ class TestBaremetal(ToggleTestCase):
             outcome.result, self.record()))
         self.assertIn(
             '  server db-1 stays locked: unlocking it failed (reset by '
-            'peer); a rerun takes the lock over, or: openstack server '
+            'peer); a rerun, once this command has ended, takes the lock '
+            'over, or: openstack server '
             'unlock %s' % self.server['id'], self.said)
         # the rerun takes the lock over; its failure is said all the same
         self.ironic.service_error = 'BIOS interface timed out'
@@ -720,18 +730,40 @@ class TestBaremetal(ToggleTestCase):
         self.assertTrue(why.startswith('Servicing node bm-0 failed'), why)
         self.assertEqual(([], True), (fails, self.shown()['locked']))
 
-    def test_the_hold_waits_for_the_aborts_worker(self):
+    def test_the_abort_waits_for_its_worker_before_the_hold(self):
         # ironic shows active at once; its worker holds the node's lock a
         # few reads more, refusing maintenance (409) meanwhile
         self.ironic.service_error = 'BIOS interface timed out'
         self.ironic.abort_lock_reads = 3
         why = self.refused(self.server, OFF)
-        self.assertIn('the node stays in maintenance', why)
-        self.assertEqual((True, 'BIOS interface timed out', None), (
-            self.node['maintenance'], self.node['maintenance_reason'],
-            self.node['reservation']))
+        self.assertIn('the node is held in maintenance', why)
+        self.assertEqual((True, None), (self.node['maintenance'],
+                                        self.node['reservation']))
 
-    def test_a_hold_refused_past_the_bound_says_how_to_hold(self):
+    def test_a_lessee_waits_for_no_reservation_it_cannot_read(self):
+        # ironic shows a lessee a banner for the reservation (and for the
+        # last error), whatever it holds
+        self.ironic.service_error = 'BIOS interface timed out'
+        real = self.ironic.handle
+
+        def redacted(path, method, **kwargs):
+            answer = real(path, method, **kwargs)
+            shown = answer.json() if answer.content else None
+            if isinstance(shown, dict) and 'reservation' in shown:
+                shown.update(
+                    reservation='** Redacted - requires baremetal:node:get:'
+                    'reservation permission. **',
+                    last_error='** Value Redacted - Requires baremetal:node:'
+                    'get:last_error permission. **')
+                return fakes.response(answer.status_code, shown)
+            return answer
+
+        self.ironic.proxy.request.side_effect = redacted
+        why = self.refused(self.server, OFF)
+        self.assertIn('Ironic returned the node to active', why)
+        self.assertEqual([], [s for s in self.slept if s >= 1])
+
+    def test_a_hold_refused_says_how_to_hold(self):
         self.ironic.service_error = 'BIOS interface timed out'
         self.ironic.abort_lock_reads = 10 ** 6
         self.useFixture(fixtures.MockPatch(
@@ -742,7 +774,8 @@ class TestBaremetal(ToggleTestCase):
             'servicing (409 Node %s is locked by host conductor-1, please '
             'retry after the current operation is completed.): put it there '
             'before anything runs on it: openstack baremetal node '
-            'maintenance set %s --reason "BIOS interface timed out"' % (
+            'maintenance set %s --reason "osc-deploy-config: servicing '
+            'failed: BIOS interface timed out"' % (
                 self.node['uuid'], self.node['uuid']), why)
         self.assertFalse(self.node['maintenance'])
 
@@ -753,8 +786,9 @@ class TestBaremetal(ToggleTestCase):
         original = self.ironic.record
 
         def operator_holds(node, *args, **kwargs):
+            # maintenance set --reason: ironic keeps the step's fault
             original(node, *args, **kwargs)
-            node.update(maintenance_reason='RMA 4411', fault=None)
+            node.update(maintenance_reason='RMA 4411')
         self.useFixture(fixtures.MockPatchObject(
             self.ironic, 'record', operator_holds))
         why = self.refused(self.server, OFF)
@@ -774,9 +808,10 @@ class TestBaremetal(ToggleTestCase):
         # the operator lifts their hold: a rerun aborts, and is held again
         self.useFixture(fixtures.MockPatchObject(
             self.ironic, 'record', original))
-        self.node.update(maintenance=False, maintenance_reason=None)
+        self.node.update(maintenance=False, maintenance_reason=None,
+                         fault=None)
         why = self.refused(self.server, OFF)
-        self.assertIn('the node stays in maintenance', why)
+        self.assertIn('the node is held in maintenance', why)
         self.assertEqual(('active', True, {}), (
             self.node['provision_state'], self.node['maintenance'],
             self.node['properties']))
@@ -794,8 +829,11 @@ class TestBaremetal(ToggleTestCase):
         self.node['properties'][toggle_record.PENDING] = \
             toggle_record.pending_patch(self.node, self.server['id'],
                                         [mine])[0]['value']
-        self.ironic.set_state(self.node, 'active')
         self.ironic.records_history = history is not None
+        self.ironic.set_state(self.node, 'servicing', 'active')
+        self.ironic.record_start(self.node, [{
+            'interface': 'vendor', 'step': 'tune_fans', 'args': {}}])
+        self.ironic.set_state(self.node, 'active')
         if history:
             self.ironic.record(self.node, *history)
         return mine
@@ -819,7 +857,8 @@ class TestBaremetal(ToggleTestCase):
         mine = self.pending_then(None)
         self.ironic.records_history = True
         self.ironic.record_start(self.node, [{
-            'interface': 'bios', 'step': 'factory_reset', 'args': {}}])
+            'interface': 'vendor', 'step': 'tune_fans', 'args': {
+                'speed': 'max'}}])
         self.ironic.set_state(self.node, 'active')
         self.ironic.record(self.node, 'servicing_end')
         self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
@@ -889,6 +928,17 @@ class TestBaremetal(ToggleTestCase):
 
     def test_a_rerun_after_a_kill_before_the_unlock(self):
         self.rerun_after_a_kill('unlock')
+
+    def test_past_a_rollouts_deadline_only_what_is_under_way_goes_on(self):
+        past = time.monotonic() - 1
+        self.assertRaises(waits.PastDeadline, self.toggle, self.server, OFF,
+                          wait_until=past)
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+        # an interrupted toggle's servicing, its lock taken over: finished
+        self.killed_after('servicing')
+        self.toggle(self.server, OFF, wait_until=past)
+        self.assertEqual(({'hyperthreading': OFF}, False), (
+            self.record(), self.shown()['locked']))
 
     def test_a_rerun_after_a_servicing_that_did_not_take_services_again(self):
         # the hardware ignored the first servicing: its pending record is

@@ -218,9 +218,33 @@ class TestServicingOutcome(testtools.TestCase):
             event('servicing_end', '2026-12-01T10:00:02'),
             event('servicing_start', '2026-12-01T10:00:01', text=other)))
 
-    def test_an_ironic_that_records_only_the_end_is_taken_at_its_word(self):
-        self.assertEqual(toggle_record.SERVICED, self.outcome(
+    def test_an_end_whose_start_is_not_shown_is_not_known(self):
+        # ironic writes both: the start was past the page, or too early
+        self.assertIsNone(self.outcome(
             event('servicing_end', '2026-12-01T10:00:02')))
+        self.assertIsNone(self.outcome(
+            event('servicing_end', '2026-12-01T10:00:02'),
+            event('servicing_start', '2026-12-01T10:00:01',
+                  text='Starting servicing with steps=[unreadable')))
+
+    def test_the_steps_ironic_listed_are_compared_whole(self):
+        def started(**step):
+            return event('servicing_start', '2026-12-01T10:00:01',
+                         text='Starting servicing with steps=%s' % (
+                             [dict(BIOS_STEP, priority=0, **step)],))
+
+        end = event('servicing_end', '2026-12-01T10:00:02')
+        self.assertEqual(toggle_record.SERVICED, self.outcome(
+            end, started(args={})))
+        self.assertEqual(toggle_record.OTHER_STEPS, self.outcome(
+            end, started(args={'settings': []})))
+        self.assertEqual(toggle_record.OTHER_STEPS, self.outcome(
+            end, started(args={}, interface='raid')))
+        # a secret ironic masked matches any value
+        self.assertEqual(toggle_record.SERVICED, toggle_record.
+                         servicing_outcome([end, started(args={
+                             'password': '***'})], '2026-12-01T10:00:00Z', [
+                             dict(BIOS_STEP, args={'password': 's3cret'})]))
 
     def test_nothing_at_or_before_the_pending_record_counts(self):
         self.assertIsNone(self.outcome(

@@ -225,10 +225,15 @@ _IRONIC_INTERFACES = {
 
 
 # ironic's secure RBAC lets a node's lessee manager run any service step
-# on it, and a project manager create runbooks and rewrite those it owns:
-# a grant (runbooks the operator wrote) bounds a project only when these
-# are the operators' alone (doc/source/user/self-service.rst).
+# on it, a project manager create runbooks and rewrite those it owns, and
+# a lessee member change the boot mode and Secure Boot: a grant (runbooks
+# the operator wrote) bounds a project only when these are the operators'
+# alone (doc/source/user/self-service.rst).
 IRONIC_HARDENED_POLICY = {
+    'baremetal:node:set_boot_mode':
+        '(role:member and system_scope:all) or rule:service_role',
+    'baremetal:node:set_secure_boot':
+        '(role:member and system_scope:all) or rule:service_role',
     'baremetal:node:set_provision_state:service_steps':
         '(role:member and system_scope:all) or rule:service_role',
     'baremetal:runbook:create':

@@ -22,14 +22,17 @@ import time
 from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import waits
 
 # How often the cloud is read again while servers that spend the budget
 # are waited for (or the read failed).
 WATCH_SECONDS = 5
 # How long past --wait-timeout the toggles in flight have to end (their
-# waits end at it; a record and an unlock follow) before the rollout
-# leaves without them: a request a service never answers.
-GRACE_SECONDS = 60
+# waits end at it; a record and an unlock follow, or a failed servicing's
+# recovery, whose abort has a bound of its own and which holds the node in
+# maintenance again) before the rollout leaves without them: a request a
+# service never answers.
+GRACE_SECONDS = waits.ABORT_SECONDS + 60
 
 
 class Drive:

@@ -26,6 +26,7 @@ import os
 import socket
 
 from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.use_cases.toggle import outcomes
 
 
 def alive(holder):
@@ -59,6 +60,8 @@ class Claim:
         self.reason = toggle_states.lock_reason(configs, *me())
         self.say = say
         self.held = False
+        # whether it took over the lock of an interrupted toggle
+        self.took_over = False
         # the request ID of our lock, sent but not yet known to hold
         self.undecided = None
 
@@ -87,6 +90,7 @@ class Claim:
             if self.interrupted():
                 self.say('  taking over the lock of an interrupted toggle')
                 self.nova.unlock(server_id)
+                self.took_over = True
         self.undecided = self.nova.lock(server_id, self.reason)
         try:
             self.decide()
@@ -144,3 +148,18 @@ class Claim:
         if self.held:
             self.held = False
             self.nova.unlock(self.server['id'])
+
+    def let_go(self):
+        """``release``, whatever happens: whether the server is unlocked.
+        An unlock that fails is said, and hides neither the toggle's
+        outcome nor its error."""
+        try:
+            self.release()
+        except Exception as exc:    # noqa: BLE001 - said, not fatal
+            self.say('  server %s stays locked: unlocking it failed (%s); '
+                     'a rerun, once this command has ended, takes the lock '
+                     'over, or: openstack server unlock %s' % (
+                         self.server['name'], outcomes.one_line(exc),
+                         self.server['id']))
+            return False
+        return True

@@ -14,15 +14,18 @@
 and one line that says what happened and what the hardware shows.
 
 Ironic puts a node whose service step failed in ``service failed`` and in
-maintenance (fault "service failure"), and refuses to abort while it is in
-maintenance.  So the node leaves maintenance for the abort, which returns it
-to ``active`` (ironic 32.0 and later), and goes back to it after, whatever
-happens, so that its hardware is checked before anything else runs on it
-(also where an interrupted recovery had lifted ironic's hold).  The abort's
-worker holds the node's lock a while after the node shows ``active``: the
-hold waits for it.  A node in maintenance for another reason is not the
-toggle's to lift.  An older ironic cannot abort: the line gives the
-commands that recover the node."""
+maintenance (fault "service failure", no reason), and refuses to abort while
+it is in maintenance.  So the node leaves maintenance for the abort, which
+returns it to ``active`` (ironic 32.0 and later), and goes back to it after,
+whatever happens, for a reason that names the toggle (``HOLD_PREFIX``), so
+that its hardware is checked before anything else runs on it (also where an
+interrupted recovery had lifted ironic's hold: a rerun knows its own hold).
+The abort's worker holds the node's lock a while after the node shows
+``active``: the abort's wait waits for it where ironic shows it, and the
+client retries a hold the lock refuses.  A node in maintenance for another
+reason (an operator's, given after the failure) is not the toggle's to
+lift.  An older ironic cannot abort: the line gives the commands that
+recover the node."""
 
 import json
 
@@ -31,13 +34,22 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain import effects
 from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
-from osc_deploy_config.use_cases.toggle import waits
 
-# ironic's fault on a node whose service step failed (API 1.42), and what
-# to read of that
+# ironic's fault on a node whose service step failed (API 1.42): its own
+# hold, with no reason; and the reason of the toggle's own hold
 SERVICE_FAILURE = 'service failure'
+HOLD_PREFIX = 'osc-deploy-config: '
 FAULT_FIELDS = ('maintenance', 'maintenance_reason', 'fault')
+
+
+def held_by_toggle(node):
+    """Whether the node's maintenance is the hold of a failed servicing:
+    ironic's (its fault, no reason given), or a toggle's own."""
+    reason = node.get('maintenance_reason') or ''
+    return reason.startswith(HOLD_PREFIX) or (
+        node.get('fault') == SERVICE_FAILURE and not reason)
 
 
 class Recovery:
@@ -56,19 +68,18 @@ class Recovery:
         failed = 'Servicing node %s failed: %s.' % (outcomes.label(node),
                                                      why)
         now = self.ironic.node(node['uuid'], FAULT_FIELDS)
-        if now['maintenance'] and now['fault'] != SERVICE_FAILURE:
+        if now['maintenance'] and not held_by_toggle(now):
             return self.held_by_another(prepared, failed, now)
         # ironic's hold of a failed step, or (an earlier recovery lifted it
-        # and was interrupted) one as firm: the hardware is checked first
-        reason = now['maintenance_reason'] if now['maintenance'] else (
-            why or SERVICE_FAILURE)
+        # and was interrupted) none: the hardware is checked first
+        reason = '%sservicing failed: %s' % (HOLD_PREFIX, why)
         if now['maintenance']:
             self.ironic.set_maintenance(node['uuid'], False)
         try:
             try:
                 self.ironic.abort(node['uuid'])
             except sdk_exceptions.BadRequestException:
-                return self.cannot_abort(prepared, steps, failed, reason)
+                return self.cannot_abort(prepared, steps, failed)
             state = self.waits.abort(node)
         finally:
             # whatever happens (a timeout, Ctrl-C), the node is held again
@@ -78,13 +89,13 @@ class Recovery:
         if state['provision_state'] != 'active':
             return ('%s Aborting it did not return the node to active (%s): '
                     'it is in "%s". Nothing was recorded.' % (
-                        failed, state['last_error'],
+                        failed, toggle_states.unredacted(
+                            state['last_error']) or 'ironic does not say why',
                         state['provision_state']))
         return ('%s Ironic returned the node to active and server %s runs '
-                'on%s; the node stays in maintenance, where the failed step '
-                'put it (openstack baremetal node maintenance unset %s once '
-                'the hardware is checked). Nothing was recorded; fix the '
-                'cause, then rerun.' % (
+                'on%s; the node is held in maintenance until its hardware '
+                'is checked (openstack baremetal node maintenance unset %s). '
+                'Nothing was recorded; fix the cause, then rerun.' % (
                     failed, prepared.server['name'],
                     self.now_shows(prepared, steps), outcomes.label(node)))
 
@@ -102,39 +113,33 @@ class Recovery:
                     failed, now['maintenance_reason'] or 'no reason given',
                     outcomes.label(node)))
 
-    def cannot_abort(self, prepared, steps, failed, reason):
-        """The line of an ironic before 32.0, which cannot abort."""
+    def cannot_abort(self, prepared, steps, failed):
+        """The line of an ironic before 32.0, which cannot abort: only a
+        servicing that succeeds takes the node out of "service failed"."""
         node = prepared.reading.node
         return (
             '%s This ironic cannot take a node out of "service failed" '
             '(abort needs ironic 32.0 or later): nova still shows server %s '
             'ACTIVE, but ironic manages its node again only after a '
             'servicing succeeds. Nothing was recorded; once the cause is '
-            'fixed, rerun this toggle or run: openstack baremetal node '
-            'maintenance unset %s && openstack baremetal node '
-            "service %s --service-steps '%s'" % (
+            'fixed, run: openstack baremetal node maintenance unset %s && '
+            "openstack baremetal node service %s --service-steps '%s'" % (
                 failed, prepared.server['name'], node['uuid'], node['uuid'],
                 json.dumps(steps)))
 
     def hold(self, node, reason):
-        """Put the node in maintenance, for ``reason``: retried while the
-        conductor's abort still holds the node's lock (409), for at most
-        ABORT_SECONDS; one line when it cannot be."""
-        deadline = self.waits.waiter.clock() + waits.ABORT_SECONDS
-        while True:
-            try:
-                self.ironic.set_maintenance(node['uuid'], True, reason)
-                return
-            except sdk_exceptions.ConflictException as exc:
-                if self.waits.waiter.clock() > deadline:
-                    raise exceptions.CommandError(
-                        'Node %s could not be put back in maintenance after '
-                        'a failed servicing (%s): put it there before '
-                        'anything runs on it: openstack baremetal node '
-                        'maintenance set %s --reason "%s"' % (
-                            outcomes.label(node), outcomes.one_line(exc),
-                            node['uuid'], reason)) from None
-                self.waits.waiter.pause()
+        """Put the node in maintenance, for ``reason`` (a write the
+        conductor's lock refuses is retried by the client); one line when
+        it cannot be."""
+        try:
+            self.ironic.set_maintenance(node['uuid'], True, reason)
+        except Exception as exc:    # noqa: BLE001 - said, with the command
+            raise exceptions.CommandError(
+                'Node %s could not be put back in maintenance after a failed '
+                'servicing (%s): put it there before anything runs on it: '
+                'openstack baremetal node maintenance set %s --reason "%s"'
+                % (outcomes.label(node), outcomes.one_line(exc),
+                   node['uuid'], reason)) from None
 
     def now_shows(self, prepared, steps):
         """What the node shows of the steps' effect, read back, in words."""
@@ -146,4 +151,3 @@ class Recovery:
             ', '.join(shown), effects.read_at(steps, prepared.bios,
                                               raid_config)
             or 'an unknown time')
-

@@ -128,7 +128,7 @@ class Servicing:
         serviced = False
         if prepared.finishing == SERVICING:
             self.say('  finishing the servicing of an interrupted toggle')
-            state = self.waits.servicing(node)
+            state = self.waits.servicing(node, requested=False)
             self.check_serviced(prepared, steps, state)
             serviced = ours and ran(self.ironic, dict(node, **state),
                                     under_way, steps)

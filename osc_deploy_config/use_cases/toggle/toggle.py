@@ -232,35 +232,30 @@ class ServerToggle:
     def carry_out(self, prepared):
         """Hold the server and carry the toggle out: its Outcome.  The
         server is unlocked however it ends (Ctrl-C too)."""
+        interrupted = False
         try:
-            self.refuse_past_deadline()
+            self.refuse_past_deadline(prepared)
             if prepared.claim:
                 prepared.claim.take()
-                self.refuse_past_deadline()
+                self.refuse_past_deadline(prepared)
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
-            self.say('Interrupted: the server is unlocked; rerun the same '
-                     'command to finish the toggle.')
+            interrupted = True
             raise
         finally:
-            if prepared.claim:
-                self.release(prepared.claim)
+            unlocked = prepared.claim.let_go() if prepared.claim else True
+            if interrupted:
+                self.say('Interrupted%s; rerun the same command to finish '
+                         'the toggle.' % (': the server is unlocked'
+                                          if unlocked else ''))
 
-    def release(self, claim):
-        """Unlock the server; an unlock that fails is said, and hides
-        neither the toggle's outcome nor its error."""
-        try:
-            claim.release()
-        except Exception as exc:    # noqa: BLE001 - said, not fatal
-            self.say('  server %s stays locked: unlocking it failed (%s); '
-                     'a rerun takes the lock over, or: openstack server '
-                     'unlock %s' % (claim.server['name'], outcomes.one_line(
-                         exc), claim.server['id']))
-
-    def refuse_past_deadline(self):
+    def refuse_past_deadline(self, prepared):
         """No change starts past a rollout's deadline (its checks, its lock
-        may have taken the time left)."""
-        if self.waits.waiter.past_until():
+        may have taken the time left); one under way (an interrupted
+        toggle's, whose lock it took over) is finished."""
+        claim = prepared.claim
+        if (self.waits.waiter.past_until() and not prepared.finishing
+                and not (claim and (claim.took_over or claim.interrupted()))):
             raise waits.PastDeadline(waits.PAST_DEADLINE)
 
     def refuse_unschedulable(self, prepared):

@@ -145,10 +145,14 @@ class Waits:
                 'The confirmation of server %s\'s resize is still under way; '
                 'nova goes on: rerun to finish the toggle' % server['name'])
 
-    def servicing(self, node):
+    def servicing(self, node, requested=True):
         """Until ironic's servicing of the node has settled: the node then
-        (``toggle_states.servicing_failure`` tells how it ended)."""
+        (``toggle_states.servicing_failure`` tells how it ended).  Ironic
+        answers a service request before it starts: after one
+        (``requested``), the first read comes after the first interval."""
         self.waiter.begin()
+        if requested:
+            self.waiter.pause()
         label = node.get('name') or node['uuid']
         while True:
             state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS)
@@ -171,10 +175,12 @@ class Waits:
             state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS + (
                 'reservation',))
             # ironic shows active at once, and its worker then holds the
-            # node (its reservation) while it tears the servicing down
+            # node (its reservation, where ironic shows it to these
+            # credentials) while it tears the servicing down
             if (state['provision_state'] != 'service failed'
                     and toggle_states.node_settled(state)
-                    and not state.get('reservation')) or (
+                    and not toggle_states.unredacted(
+                        state.get('reservation'))) or (
                     self.waiter.clock() > deadline):
                 return state
             self.waiter.pause()
