@@ -533,12 +533,14 @@ class FakeIronic(FakeService):
             return response(202)
         if self.service_error or node['name'] in self.failing_nodes:
             # as ironic: the target stays "active", and the failed step
-            # puts the node in maintenance (its fault, no reason)
+            # puts the node in maintenance (its fault, its error for the
+            # reason)
             self.set_state(node, 'servicing', 'active')
             self.record_start(node, body['service_steps'])
+            failure = self.service_error or 'step failed'
             self.set_state(node, 'service failed', 'active',
-                           last_error=self.service_error or 'step failed',
-                           maintenance=True,
+                           last_error=failure, maintenance=True,
+                           maintenance_reason=failure,
                            fault='service failure')
             self.record(node, 'servicing_end', error=True)
             self.record(node, 'servicing', error=True)

@@ -656,7 +656,8 @@ class TestBaremetal(ToggleTestCase):
         self.refused(self.server, OFF, wait_seconds=0)
         self.ironic.set_state(
             self.node, 'service failed', 'active', last_error='BIOS refused',
-            maintenance=True, fault='service failure')
+            maintenance=True, maintenance_reason='BIOS refused',
+            fault='service failure')
         self.ironic.record(self.node, 'servicing_end', error=True)
 
     def test_a_rerun_recovers_the_servicing_that_failed_after_it_gave_up(self):
@@ -749,19 +750,22 @@ class TestBaremetal(ToggleTestCase):
         def redacted(path, method, **kwargs):
             answer = real(path, method, **kwargs)
             shown = answer.json() if answer.content else None
-            if isinstance(shown, dict) and 'reservation' in shown:
-                shown.update(
-                    reservation='** Redacted - requires baremetal:node:get:'
-                    'reservation permission. **',
-                    last_error='** Value Redacted - Requires baremetal:node:'
-                    'get:last_error permission. **')
-                return fakes.response(answer.status_code, shown)
-            return answer
+            if not isinstance(shown, dict) or not {
+                    'reservation', 'last_error'} & set(shown):
+                return answer
+            for field in {'reservation', 'last_error'} & set(shown):
+                shown[field] = ('** Redacted - requires baremetal:node:get:'
+                                '%s permission. **' % field)
+            return fakes.response(answer.status_code, shown)
 
         self.ironic.proxy.request.side_effect = redacted
         why = self.refused(self.server, OFF)
-        self.assertIn('Ironic returned the node to active', why)
+        self.assertTrue(why.startswith(
+            'Servicing node bm-0 failed: service failed (ironic shows why '
+            'to its operators only). Ironic returned the node to active'),
+            why)
         self.assertEqual([], [s for s in self.slept if s >= 1])
+        self.assertTrue(self.node['maintenance'])
 
     def test_a_hold_refused_says_how_to_hold(self):
         self.ironic.service_error = 'BIOS interface timed out'

@@ -14,9 +14,10 @@
 and one line that says what happened and what the hardware shows.
 
 Ironic puts a node whose service step failed in ``service failed`` and in
-maintenance (fault "service failure", no reason), and refuses to abort while
-it is in maintenance.  So the node leaves maintenance for the abort, which
-returns it to ``active`` (ironic 32.0 and later), and goes back to it after,
+maintenance (fault "service failure", its error for the reason), and
+refuses to abort while it is in maintenance.  So the node leaves
+maintenance for the abort, which returns it to ``active`` (ironic 32.0 and
+later), and goes back to it after,
 whatever happens, for a reason that names the toggle (``HOLD_PREFIX``), so
 that its hardware is checked before anything else runs on it (also where an
 interrupted recovery had lifted ironic's hold: a rerun knows its own hold).
@@ -38,18 +39,26 @@ from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 
 # ironic's fault on a node whose service step failed (API 1.42): its own
-# hold, with no reason; and the reason of the toggle's own hold
+# hold, for the reason of its last error; and the reason of the toggle's
 SERVICE_FAILURE = 'service failure'
 HOLD_PREFIX = 'osc-deploy-config: '
-FAULT_FIELDS = ('maintenance', 'maintenance_reason', 'fault')
+FAULT_FIELDS = ('maintenance', 'maintenance_reason', 'fault', 'last_error')
 
 
 def held_by_toggle(node):
-    """Whether the node's maintenance is the hold of a failed servicing:
-    ironic's (its fault, no reason given), or a toggle's own."""
+    """Whether the node's maintenance is the hold of a failed servicing: a
+    toggle's own, or ironic's (its fault, and its error for the reason,
+    where none was given; an operator's ``maintenance set --reason`` keeps
+    the fault and changes the reason).  Where ironic hides the error from
+    these credentials, the fault decides."""
     reason = node.get('maintenance_reason') or ''
-    return reason.startswith(HOLD_PREFIX) or (
-        node.get('fault') == SERVICE_FAILURE and not reason)
+    if reason.startswith(HOLD_PREFIX):
+        return True
+    if node.get('fault') != SERVICE_FAILURE:
+        return False
+    error = toggle_states.unredacted(node.get('last_error'))
+    hidden = bool(node.get('last_error')) and error is None
+    return not reason or hidden or reason == error
 
 
 class Recovery:
