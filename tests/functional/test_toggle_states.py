@@ -36,6 +36,21 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
         return found['status'] == status and not found[
             'OS-EXT-STS:task_state']
 
+    def when_stopped(self, server, run):
+        """What ``run()`` gives once the server is SHUTOFF with no task.
+        Nova's power sync may stop it once more, from a node power state
+        it cached before the stop ("Instance is not stopped. Calling the
+        stop API"): whatever ran meanwhile is refused as powering off,
+        changing nothing, and runs again."""
+        def ran():
+            if not self.settled(server, 'SHUTOFF'):
+                return None
+            result = run()
+            return None if 'powering-off' in result.stderr else result
+
+        return self.wait_for('a run on the stopped server', ran,
+                             interval=0.25)
+
     def actions(self, server):
         """nova's instance actions of the server, oldest first."""
         return list(reversed(self.openstack('server', 'event', 'list',
@@ -83,19 +98,17 @@ class TestBaremetalStates(test_resize.BaremetalToggleTestCase):
         # ends when nova's does, stopped, with the command to run after
         self.addCleanup(self.power_on, node)    # for the node's next server
         self.openstack('server', 'stop', server['id'], parse=False)
-        self.wait_for('the server stopped', lambda: self.settled(
-            server, 'SHUTOFF'), interval=0.25)
-        refused = self.toggle(server['id'], '%s=on' % config_type,
-                              fail_ok=True)
+        refused = self.when_stopped(server, lambda: self.toggle(
+            server['id'], '%s=on' % config_type, fail_ok=True))
         self.assertEqual(
             ['Server %s is SHUTOFF: a toggle starts only on an ACTIVE '
              'server. Nothing was changed; start it (openstack server start '
              '%s), then rerun.' % (server['name'], server['id'])],
             refused.stderr.splitlines())
         self.assertEqual('off', self.bios(node)['FnToggle'])
-        rebuilt = self.openstack('server', 'rebuild', '--image', base.IMAGE,
-                                 '--wait', server['id'], parse=False,
-                                 fail_ok=True)
+        rebuilt = self.when_stopped(server, lambda: self.openstack(
+            'server', 'rebuild', '--image', base.IMAGE, '--wait',
+            server['id'], parse=False, fail_ok=True))
         self.assertEqual(1, rebuilt.returncode, rebuilt.stderr)
         self.assertEqual(
             "Server %s was rebuilt and is SHUTOFF, as it was: it runs its "
