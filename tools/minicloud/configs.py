@@ -229,20 +229,15 @@ _IRONIC_INTERFACES = {
 # a lessee member change the boot mode and Secure Boot: a grant (runbooks
 # the operator wrote) bounds a project only when these are the operators'
 # alone (doc/source/user/self-service.rst).
-IRONIC_HARDENED_POLICY = {
-    'baremetal:node:set_boot_mode':
-        '(role:member and system_scope:all) or rule:service_role',
-    'baremetal:node:set_secure_boot':
-        '(role:member and system_scope:all) or rule:service_role',
-    'baremetal:node:set_provision_state:service_steps':
-        '(role:member and system_scope:all) or rule:service_role',
-    'baremetal:runbook:create':
-        '(role:member and system_scope:all) or rule:service_role',
-    'baremetal:runbook:update':
-        '(role:member and system_scope:all) or rule:service_role',
-    'baremetal:runbook:delete':
-        '(role:member and system_scope:all) or rule:service_role',
-}
+OPERATORS_ONLY = '(role:member and system_scope:all) or rule:service_role'
+IRONIC_HARDENED_POLICY = dict.fromkeys((
+    'baremetal:node:set_boot_mode',
+    'baremetal:node:set_secure_boot',
+    'baremetal:node:set_provision_state:service_steps',
+    'baremetal:runbook:create',
+    'baremetal:runbook:update',
+    'baremetal:runbook:delete',
+), OPERATORS_ONLY)
 
 
 def ironic_policy():
