@@ -18,10 +18,18 @@ Integer, String, Boolean, Password), ``allowable_values``, bounds, lengths
 and ``read_only``.  A template's BIOS settings are checked against the
 registries of the nodes that can take it, before ironic stores a setting
 that every deploy would then fail on, or silently skip.  A node whose
-BIOS reports no registry is not guessed about.  A setting a vendor profile
-locks (``bios_profiles``) is refused where the profile locks it, and is
-writable, whatever ``read_only`` says, when the same step sets the profile
-to its custom value.  Plain functions over the dicts of ironic's API.
+BIOS reports no registry is not guessed about.  A setting a vendor
+profile's value locks (``bios_profiles``) is refused where the node's
+profile locks it.  Ironic before 37.0 passes a step to the BMC as it is,
+and the BMC takes a profile and what it unlocks in one request: the
+setting is then writable, whatever ``read_only`` says, when the same step
+sets the profile to a value that unlocks it (``same_step_unlocks``, the
+default).  From 37.0 ironic checks each setting against its cache first:
+a setting cached read-only, or locked by the profile's current value, is
+refused whatever the step sets (the node is prepared first), and so is
+every value of an Enumeration whose registry names its values by number
+while the BIOS reports display strings (Supermicro).  Plain functions
+over the dicts of ironic's API.
 """
 
 import collections
@@ -30,6 +38,7 @@ from osc_deploy_config.domain import bios_profiles
 
 # One refusal: a setting (name=value), why, and the nodes that refuse it.
 Problem = collections.namedtuple('Problem', ['setting', 'reason', 'nodes'])
+NO_SUCH_SETTING = 'no such setting in the BIOS registry'
 
 
 def has_registry(entries):
@@ -37,18 +46,25 @@ def has_registry(entries):
     return any(e.get('attribute_type') for e in entries)
 
 
-def problems(wanted, registries):
+def problems(wanted, registries, same_step_unlocks=True):
     """[Problem] of the settings ``wanted`` ({name: value}) against
     ``registries`` ({node label: its detailed BIOS settings}), one per
-    setting and reason, naming every node that refuses it."""
+    setting and reason, naming every node that refuses it
+    (``same_step_unlocks`` False: as ironic 37 and later check it)."""
     grouped = {}
-    unlocked = bios_profiles.unlocked(wanted)
     for node, entries in sorted(registries.items()):
         by_name = {e['name']: e for e in entries}
-        locks = bios_profiles.locked_on(wanted, by_name)
+        locks = bios_profiles.locked_on(wanted, by_name, same_step_unlocks)
+        unlocked = bios_profiles.unlocked(wanted, by_name) \
+            if same_step_unlocks else frozenset()
         for name, value in sorted(wanted.items()):
-            reason = bios_profiles.reason(locks[name]) if name in locks \
-                else refusal(by_name.get(name), value, name in unlocked)
+            if name not in locks:
+                reason = refusal(by_name.get(name), value, name in unlocked,
+                                 same_step_unlocks)
+            elif same_step_unlocks:
+                reason = bios_profiles.reason(locks[name])
+            else:
+                reason = bios_profiles.prepare_first(name, entries)
             if reason:
                 grouped.setdefault(('%s=%s' % (name, value), reason),
                                    []).append(node)
@@ -56,17 +72,27 @@ def problems(wanted, registries):
             for (setting, reason), nodes in sorted(grouped.items())]
 
 
-def refusal(entry, value, unlocked=False):
+def refusal(entry, value, unlocked=False, same_step_unlocks=True):
     """Why the registry ``entry`` of a setting refuses ``value``, or None
-    (``unlocked``: the same step unlocks it, read-only or not)."""
+    (``unlocked``: read-only or not, it is writable when the step is
+    applied; ``same_step_unlocks`` False: ironic 37 and later, which take
+    only the value names they cache)."""
     if entry is None:
-        return 'no such setting in the BIOS registry'
+        return NO_SUCH_SETTING
     if entry.get('read_only') and not unlocked:
         return 'the setting is read-only'
     kind = str(entry.get('attribute_type') or '').lower()
     value = str(value)
     if kind == 'enumeration':
         allowed = [str(v) for v in entry.get('allowable_values') or ()]
+        reported = str(entry.get('value'))
+        if not same_step_unlocks and by_number(allowed) and \
+                not reported.isdigit():
+            return "ironic 37 and later accept only the registry's value " \
+                "names (%s) and read back the BIOS's display strings (%s): " \
+                "no value of %s can be applied through ironic's redfish " \
+                'BIOS interface' % (', '.join(allowed), reported,
+                                    entry.get('name', 'the setting'))
         if allowed and value not in allowed and not (
                 by_number(allowed) and not value.isdigit()):
             return 'allowed values are %s' % ', '.join(allowed)
@@ -87,8 +113,9 @@ def refusal(entry, value, unlocked=False):
 def by_number(allowed):
     """Whether a registry names an Enumeration's values by number only
     (Supermicro: ``0``, ``1``), while its BIOS reports and takes the
-    display strings (``Enable``), which ironic does not keep: a display
-    string is then not judged."""
+    display strings (``Enable``), which ironic does not keep: before
+    ironic 37 a display string is then not judged; from 37 ironic refuses
+    it, and a number fails its read-back (``refusal``)."""
     return bool(allowed) and all(str(v).isdigit() for v in allowed)
 
 

@@ -23,11 +23,15 @@ BMC refuses a name its registry lacks.  Metal3's baremetal-operator maps
 three vendor-neutral firmware fields to each BMC type's names; this table
 does the same for config types, and ironic's BIOS registry (API 1.74)
 tells which name, and which spelling of the value, a node's BIOS has.  A
-setting a vendor profile locks comes with the profile's custom value
-(``bios_profiles``).  Each name says whose it is, for which CPU, and where
-it comes from; those read in a captured registry (NVIDIA/libredfish
-``tests/mockups``, MIT: Dell PowerEdge R750, HPE DL385 Gen10 Plus v2,
-Lenovo SR670 V2, Supermicro SYS-821GE-TNHR) say so.
+setting a vendor profile's value may lock comes with the profile value
+that unlocks it, in the same step, where ironic passes the step to the
+BMC as it is (before 37.0); from 37.0 ironic refuses the locked setting
+whatever the step sets, so the step carries the setting alone and the
+node is prepared first (``bios_profiles``).  Each name says whose it is,
+for which CPU, and where it comes from; those read in a captured
+registry (NVIDIA/libredfish ``tests/mockups``, MIT: Dell PowerEdge R750,
+HPE DL385 Gen10 Plus v2, Lenovo SR670 V2, Supermicro SYS-821GE-TNHR) say
+so.
 
 HPE's AMD BIOS has no setting for AMD-V (it is always on; ``ProcAmdIoVt`` is
 the IOMMU): virtualization finds nothing there, and says so.
@@ -124,9 +128,12 @@ INTERFACE_VENDORS = {'ilo': 'HPE iLO', 'idrac-redfish': 'Dell iDRAC',
                      'idrac-wsman': 'Dell iDRAC'}
 
 # The setting that means a config on one kind of hardware (``unlock``: the
-# Profile whose custom value comes with it, or None).
+# Profile whose value may lock it, or None; ``prerequisites``: the profile
+# settings, [(name, value)] outermost first, sent before it in the same
+# step).
 Match = collections.namedtuple('Match', ['name', 'value', 'vendor', 'cpu',
-                                         'unlock'])
+                                         'unlock', 'prerequisites'],
+                               defaults=[()])
 # A resource class the vocabulary found nothing for, and why.
 Unmatched = collections.namedtuple('Unmatched', ['resource_class', 'nodes',
                                                  'why'])
@@ -136,11 +143,9 @@ Plan = collections.namedtuple('Plan', ['matched', 'unmatched', 'unchecked'])
 
 
 def settings(match):
-    """The (name, value) pairs a Match sends: the profile's custom value
-    first, where one locks the setting."""
-    first = [(match.unlock.setting, match.unlock.custom)] \
-        if match.unlock else []
-    return first + [(match.name, match.value)]
+    """The (name, value) pairs a Match sends: the profile values that
+    unlock the setting first, where the step carries them."""
+    return list(match.prerequisites) + [(match.name, match.value)]
 
 
 def describe(match):
@@ -187,43 +192,72 @@ def spelling(value, entry):
         entry, s, unlocked=True) is None), None)
 
 
-def match(config, registry, names=None):
+def match(config, registry, names=None, same_step_unlocks=True):
     """The Match for ``config`` in one node's BIOS registry (its detailed
     settings): the first name of the table it has, writable (or unlocked
-    by its profile, sent with it), with a spelling of the value it
-    allows; None."""
-    by_name = {e['name']: e for e in registry}
-    for meaning in (names or NAMES)[config.type]:
-        entry = _entry(meaning, by_name)
-        if entry is None:
-            continue
-        value = spelling(config.value, entry)
-        unlock = bios_profiles.unlock_for(entry['name'], by_name)
-        if value is not None and bios_registry.refusal(
-                entry, value, unlocked=unlock is not None) is None:
+    by its profiles: sent with them, or, ``same_step_unlocks`` False for
+    ironic 37 and later, alone, the node prepared first), with a spelling
+    of the value it allows; None."""
+    for meaning, entry, value, guards in _candidates(
+            config, registry, names):
+        if guards is not None and bios_registry.refusal(
+                entry, value, bool(guards), same_step_unlocks) is None:
             return Match(entry['name'], value, meaning.vendor, meaning.cpu,
-                         unlock)
+                         _innermost(entry['name'], guards),
+                         tuple(guards) if same_step_unlocks else ())
     return None
 
 
-def per_class(config, registries, names=None):
+def _candidates(config, registry, names):
+    """(Meaning, its entry, the value's spelling, its guards) of each
+    name of the table the node has and that takes a spelling of the
+    value."""
+    by_name = {e['name']: e for e in registry}
+    for meaning in (names or NAMES)[config.type]:
+        entry = _entry(meaning, by_name)
+        value = entry and spelling(config.value, entry)
+        if value is not None:
+            yield meaning, entry, value, bios_profiles.guards(
+                entry['name'], registry)
+
+
+def _innermost(setting, guards):
+    """The Profile of ``guards`` whose values lock ``setting``
+    itself."""
+    return next((bios_profiles.by_setting(name) for name, _ in
+                 reversed(guards or ()) if setting in
+                 bios_profiles.lockable(name)), None)
+
+
+def _refused(config, registry, names, same_step_unlocks):
+    """Why the node refuses every name of ``config`` it has, in one line
+    (the first's reason); None when it has none."""
+    for _, entry, value, guards in _candidates(config, registry, names):
+        return '%s: %s' % (entry['name'], bios_registry.refusal(
+            entry, value, bool(guards), same_step_unlocks) or
+            'no value of its profile unlocks it')
+    return None
+
+
+def per_class(config, registries, names=None, same_step_unlocks=True):
     """The Plan over ``registries`` ({resource class: {node label: its
     detailed BIOS settings}}): a class matches when every node of it with
     a registry agrees on the setting; the nodes of a matched class that
-    report none are named as unchecked."""
+    report none are named as unchecked (``same_step_unlocks``: as in
+    ``match``)."""
     matched, unmatched, unchecked = {}, [], {}
     for resource_class, nodes in sorted(registries.items()):
         reporting = {n: r for n, r in nodes.items()
                      if bios_registry.has_registry(r)}
-        found = {n: match(config, r, names)
+        found = {n: match(config, r, names, same_step_unlocks)
                  for n, r in sorted(reporting.items())}
         kinds = set(found.values())
         if not reporting:
             why = 'no BIOS registry reported'
         elif None in kinds:
-            why = 'no setting of %s in the BIOS registry of %s' % (
-                config.type, ', '.join(n for n, m in found.items()
-                                       if m is None))
+            why = _why_none(config, {n: reporting[n] for n, m in
+                                     found.items() if m is None},
+                            names, same_step_unlocks)
         elif len(kinds) > 1:
             why = 'its nodes name it differently (%s)' % ', '.join(
                 '%s: %s' % (n, describe(m)) for n, m in found.items())
@@ -235,6 +269,20 @@ def per_class(config, registries, names=None):
             continue
         unmatched.append(Unmatched(resource_class, sorted(nodes), why))
     return Plan(matched, unmatched, unchecked)
+
+
+def _why_none(config, registries, names, same_step_unlocks):
+    """Why the nodes of ``registries`` have no Match: no such setting,
+    or, on ironic 37 and later, what ironic refuses of the one they
+    have (Supermicro's numbered values)."""
+    if same_step_unlocks:
+        return 'no setting of %s in the BIOS registry of %s' % (
+            config.type, ', '.join(registries))
+    return '; '.join(sorted({_refused(
+        config, registry, names, same_step_unlocks) or
+        'no setting of %s in the BIOS registry' % config.type
+        for registry in registries.values()})) + ' (%s)' % ', '.join(
+            registries)
 
 
 def suggestion(config, vendor, names=None):

@@ -20,17 +20,21 @@ into what ironic keeps of it: of every setting the BIOS reports, its value,
 and the registry's type, value names, bounds and ``ReadOnly`` (never its
 Dependencies).  The vocabulary must resolve every config there (but
 virtualization on HPE's AMD model, which has no such setting) and send the
-profile that locks it; and every setting the profile table says a profile
-locks must be locked by it in that registry's Dependencies.
+profile that locks it.  The profile table must equal the registries'
+Dependencies value by value: for each profile value, the settings of
+interest it locks there are the table's, no more and no fewer
+(``tools/bios_profile_locks.py`` prints the table by the same rule).
 """
 
 import gzip
 import json
 import os
+import re
 
 import testtools
 
 from osc_deploy_config.domain import bios_profiles
+from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import bios_vocabulary
 from osc_deploy_config.domain import deploy_config
 
@@ -62,10 +66,17 @@ EXPECTED = {
         'sriov': ('SR_IOVSupport_0047', None),
         'turbo': ('TurboMode_3D06', None)},
 }
-# The profile of each captured registry's vendor.
-PROFILE_OF = {'dell-r750': 'SysProfile',
-              'hpe-dl385-gen10plus-v2': 'WorkloadProfile',
-              'lenovo-sr670-v2': 'OperatingModes_ChooseOperatingMode'}
+# The profiles of each captured registry (Dell's own WorkloadProfile
+# locks nothing of interest, and Supermicro's registry no setting of the
+# vocabulary).
+PROFILES_IN = {
+    'dell-r750': ('SysProfile',),
+    'hpe-dl385-gen10plus-v2': ('WorkloadProfile',
+                               'AMDPerformanceWorkloadProfile'),
+    'lenovo-sr670-v2': ('OperatingModes_ChooseOperatingMode',),
+    'supermicro-x13': (),
+}
+REGISTRY = 'bios-attribute-registry.json.gz'
 # The spellings of enabled and disabled a BIOS reports.
 FAMILIES = (('Enabled', 'Disabled'), ('Enable', 'Disable'))
 FIELDS = {'attribute_type': 'Type', 'lower_bound': 'LowerBound',
@@ -102,16 +113,61 @@ def as_ironic_lists_it(folder):
     return listed
 
 
-def locked_by(folder, profile):
-    """The settings a profile makes read-only or greys out, by the
-    registry's Dependencies."""
-    return {d['Dependency']['MapToAttribute'] for d in load(
-        folder, 'bios-attribute-registry.json.gz')['RegistryEntries'][
-            'Dependencies']
-        if d['Dependency']['MapToProperty'] in ('ReadOnly', 'GrayOut')
-        and d['Dependency']['MapToValue'] is True
-        and any(m['MapFromAttribute'] == profile
-                for m in d['Dependency']['MapFrom'])}
+def interest(names):
+    """The settings of a registry (``names``) the lock table must know:
+    the vocabulary's (by stem where it matches so), the profiles' and
+    those the table lists."""
+    found = {n for meanings in bios_vocabulary.NAMES.values()
+             for m in meanings for n in names
+             if n == m.name or m.by_stem and bios_vocabulary.stem(n)
+             == re.sub(r'[^a-z0-9]', '', m.name.lower())}
+    return found | {n for p in bios_profiles.PROFILES
+                    for n in (p.setting,) + bios_profiles.lockable(p.setting)
+                    if n in names}
+
+
+def _holds(terms, profile, value):
+    """Whether a Dependency's condition holds at ``profile=value``
+    whatever the other settings are: a term on another setting is
+    unknown; the terms are ORed (Dell leaves ``MapTerms`` out) unless one
+    says AND."""
+    known = [(t['MapFromValue'] == value) == (t['MapFromCondition'] == 'EQU')
+             if t['MapFromAttribute'] == profile
+             and t['MapFromProperty'] == 'CurrentValue' else None
+             for t in terms]
+    if any(t.get('MapTerms') == 'AND' for t in terms):
+        return all(k is True for k in known)
+    return any(k is True for k in known)
+
+
+def _locking(dependency):
+    """Whether a Dependency locks its setting: makes it ``ReadOnly`` or
+    greys it out, or sets its value (``Hidden`` alone does not)."""
+    return dependency['MapToProperty'] == 'CurrentValue' or (
+        dependency['MapToProperty'] in ('ReadOnly', 'GrayOut')
+        and dependency['MapToValue'] is True)
+
+
+def locks_by_value(folder, profile):
+    """{value: the settings of interest the registry's Dependencies lock
+    under ``profile=value``}, for each value the registry lists or a
+    Dependency names, in that order."""
+    entries = load(folder, REGISTRY)['RegistryEntries']
+    attributes = {a['AttributeName']: a for a in entries['Attributes']}
+    values = [v['ValueName'] for v in attributes[profile]['Value']]
+    values += [t['MapFromValue'] for d in entries['Dependencies']
+               for t in d['Dependency']['MapFrom']
+               if t['MapFromAttribute'] == profile
+               and t['MapFromValue'] not in values]
+    wanted = interest(set(attributes))
+    found = {value: set() for value in dict.fromkeys(values)}
+    for d in entries['Dependencies']:
+        dependency = d['Dependency']
+        if dependency['MapToAttribute'] in wanted and _locking(dependency):
+            for value in found:
+                if _holds(dependency['MapFrom'], profile, value):
+                    found[value].add(dependency['MapToAttribute'])
+    return found
 
 
 class TestCapturedRegistries(testtools.TestCase):
@@ -152,16 +208,63 @@ class TestCapturedRegistries(testtools.TestCase):
             listed['TurboMode_3D06']['allowable_values'],
             listed['TurboMode_3D06']['value']))
 
-    def test_each_lock_of_the_profile_table_is_in_the_dependencies(self):
-        for folder, setting in sorted(PROFILE_OF.items()):
-            profile = next(p for p in bios_profiles.PROFILES
-                           if p.setting == setting)
-            names = {a['AttributeName'] for a in load(
-                folder, 'bios-attribute-registry.json.gz')[
-                    'RegistryEntries']['Attributes']}
-            present = {s for s in profile.locks if s in names}
-            self.assertEqual(set(), present - locked_by(folder, setting),
-                             folder)
-            # what the registry lacks is the other CPU's name, by analogy
-            self.assertLessEqual(len(profile.locks) - len(present), 1,
-                                 folder)
+    def test_the_lock_table_equals_the_dependencies_value_by_value(self):
+        for folder, profiles in sorted(PROFILES_IN.items()):
+            names = {a['AttributeName'] for a in load(folder, REGISTRY)[
+                'RegistryEntries']['Attributes']}
+            for profile in profiles:
+                found = locks_by_value(folder, profile)
+                self.assertEqual(set(found), set(
+                    bios_profiles.BY_VALUE[profile]), folder)
+                for value, locked in found.items():
+                    self.assertEqual(locked, set(bios_profiles.governed(
+                        profile, value)) & names, '%s: %s=%s' % (
+                            folder, profile, value))
+                # what the registry lacks is the other CPU's name
+                self.assertLessEqual(set(bios_profiles.lockable(
+                    profile)) - names, set(bios_profiles.BY_ANALOGY))
+
+    def test_no_other_profile_of_the_table_locks_anything_there(self):
+        # Dell's own WorkloadProfile, and nothing on Supermicro
+        for folder, profiles in sorted(PROFILES_IN.items()):
+            names = {a['AttributeName'] for a in load(folder, REGISTRY)[
+                'RegistryEntries']['Attributes']}
+            for profile in set(bios_profiles.LOCKS) & names - set(profiles):
+                self.assertEqual({}, {v: s for v, s in locks_by_value(
+                    folder, profile).items() if s}, folder)
+
+    def test_hpe_profiles_by_value_in_the_capture(self):
+        found = locks_by_value('hpe-dl385-gen10plus-v2', 'WorkloadProfile')
+        self.assertEqual(
+            ({'ProcAMDBoost', 'AMDPerformanceWorkloadProfile'}, 8),
+            ({'ProcAMDBoost', 'Sriov', 'AMDPerformanceWorkloadProfile'}
+             & found['GeneralPowerEfficientCompute'],
+             len([v for v, s in found.items() if 'Sriov' in s])))
+        found = locks_by_value('hpe-dl385-gen10plus-v2',
+                               'AMDPerformanceWorkloadProfile')
+        self.assertEqual((6, 2), (
+            len([v for v, s in found.items() if 'ProcSMT' in s]),
+            len([v for v, s in found.items() if 'Sriov' in s])))
+
+    def test_ironic_37_refuses_dells_turbo_beside_its_profile(self):
+        listed = as_ironic_lists_it('dell-r750')
+        wanted = {'SysProfile': 'Custom', 'ProcTurboMode': 'Disabled'}
+        self.assertEqual([], bios_registry.problems(wanted, {'r750': listed}))
+        (problem,) = bios_registry.problems(wanted, {'r750': listed},
+                                            same_step_unlocks=False)
+        self.assertEqual(
+            'locked by SysProfile=PerfOptimized; ironic 37 and later refuse '
+            'it even with SysProfile=Custom in the same step: prepare the '
+            'node first (SysProfile=Custom)', problem.reason)
+
+    def test_ironic_37_takes_no_value_of_supermicros_settings(self):
+        listed = as_ironic_lists_it('supermicro-x13')
+        for value in ('Disable', '0'):
+            (problem,) = bios_registry.problems(
+                {'Hyper_Threading_ALL__F27F': value}, {'x13': listed},
+                same_step_unlocks=False)
+            self.assertEqual(
+                "ironic 37 and later accept only the registry's value names "
+                "(0, 1) and read back the BIOS's display strings (Enable): "
+                "no value of Hyper_Threading_ALL__F27F can be applied "
+                "through ironic's redfish BIOS interface", problem.reason)
