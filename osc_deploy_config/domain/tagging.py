@@ -31,6 +31,7 @@ Plain functions over the node and template dicts of ironic's API.
 
 import collections
 
+from osc_deploy_config.domain import bios_profiles
 from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import effects
@@ -44,19 +45,24 @@ Change = collections.namedtuple('Change', [
     'node', 'node_uuid', 'template', 'action', 'reason'])
 
 ADD, REMOVE, KEEP, STALE = 'add', 'remove', 'keep', 'stale'
+# a node that has a template's traits, but not the BIOS to take it now
+LEFT_OUT = 'not offered'
 
 
 def node_label(node):
     return node.get('name') or node['uuid']
 
 
-def capable(node, template, registry=None):
+def capable(node, template, registry=None, same_step_unlocks=True):
     """Whether the node can take the template (``registry``: its detailed
-    BIOS settings, None when not read)."""
-    return why_incapable(node, template, registry) is None
+    BIOS settings, None when not read; ``same_step_unlocks``: whether a
+    vendor profile set in the same step unlocks what it locks, as ironic
+    before 37.0 lets it)."""
+    return why_incapable(node, template, registry,
+                         same_step_unlocks) is None
 
 
-def why_incapable(node, template, registry=None):
+def why_incapable(node, template, registry=None, same_step_unlocks=True):
     """Why the node cannot take the template, in words; None when it
     can."""
     if node.get('retired'):
@@ -70,21 +76,52 @@ def why_incapable(node, template, registry=None):
         return 'the template serves %s, the node is %s' % (
             template['extra'][deploy_config.EXTRA_CLASS],
             node.get('resource_class'))
-    wanted = effects.bios_settings(step_safety.enabled(template['steps'])
-                                   ) if 'steps' in template else {}
-    if wanted and registry and bios_registry.has_registry(registry):
-        found = bios_registry.problems(wanted, {node_label(node): registry})
-        if found:
-            return 'its BIOS refuses %s' % '; '.join(
-                '%s (%s)' % (p.setting, p.reason) for p in found)
-    return None
+    return bios_refusal(node, template, registry, same_step_unlocks)
+
+
+def bios_settings(template):
+    """{name: value} of the BIOS settings the template's enabled steps
+    set."""
+    if 'steps' not in template:
+        return {}
+    return effects.bios_settings(step_safety.enabled(template['steps']))
+
+
+def bios_refusal(node, template, registry, same_step_unlocks=True):
+    """Why the node's BIOS, as ironic caches it (``registry``), refuses
+    the template's settings now; None when it takes them, or when the node
+    reports no registry (its traits alone decide then)."""
+    found = bios_problems(node, template, registry, same_step_unlocks)
+    if not found:
+        return None
+    return 'its BIOS refuses %s' % '; '.join(
+        '%s (%s)' % (p.setting, p.reason) for p in found)
+
+
+def bios_problems(node, template, registry, same_step_unlocks=True):
+    """[bios_registry.Problem] of the template's settings on the node."""
+    wanted = bios_settings(template)
+    if not (wanted and registry and bios_registry.has_registry(registry)):
+        return []
+    return bios_registry.problems(wanted, {node_label(node): registry},
+                                  same_step_unlocks=same_step_unlocks)
+
+
+def preparable(template, registry):
+    """The vendor profile settings ([(name, value)], outermost first) that,
+    once in effect on the node, let it take the template's settings; None
+    when no profile locks them, or none unlocks them."""
+    wanted = bios_settings(template)
+    if not (wanted and registry):
+        return None
+    return bios_profiles.prerequisites(wanted, registry) or None
 
 
 def wants_registry(node, template):
     """Whether the node's BIOS registry decides it: it passes the other
     checks, and the template sets BIOS settings."""
-    return 'steps' in template and bool(effects.bios_settings(
-        template['steps'])) and why_incapable(node, template) is None
+    return bool(bios_settings(template)) and why_incapable(
+        node, template) is None
 
 
 def resource_class(node):
@@ -152,17 +189,18 @@ def superseded(node, template, own):
         config, mine['name'])
 
 
-def _why(node, template, registries, own):
+def _why(node, template, registries, own, same_step_unlocks=True):
     """Why the node cannot carry the template; None when it can."""
-    return why_incapable(node, template, registries.get(
-        node['uuid'])) or superseded(node, template, own)
+    return why_incapable(node, template, registries.get(node['uuid']),
+                         same_step_unlocks) or superseded(node, template, own)
 
 
 def statuses(nodes, templates, placement_view=None, registries=None,
-             every=None):
+             every=None, same_step_unlocks=True):
     """One ``Status`` per node and config template for its kind
     (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
-    every config template, the ``templates`` when not given)."""
+    every config template, the ``templates`` when not given;
+    ``same_step_unlocks``: as in ``capable``)."""
     registries = registries or {}
     own = dtemplates.by_config(every or templates).per_class
     found = []
@@ -170,7 +208,7 @@ def statuses(nodes, templates, placement_view=None, registries=None,
         for template in templates:
             if not serves(node, template):
                 continue
-            why = _why(node, template, registries, own)
+            why = _why(node, template, registries, own, same_step_unlocks)
             found.append(Status(
                 node_label(node), template['name'],
                 str(deploy_config.config_of(template['extra'])),
@@ -181,10 +219,12 @@ def statuses(nodes, templates, placement_view=None, registries=None,
     return found
 
 
-def plan_sync(nodes, templates, registries=None, every=None):
+def plan_sync(nodes, templates, registries=None, every=None,
+              same_step_unlocks=True):
     """The trait changes that make tags match capabilities
     (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
-    every config template, the ``templates`` when not given).
+    every config template, the ``templates`` when not given;
+    ``same_step_unlocks``: as in ``capable``).
 
     Tags capable nodes; untags the others, and the template for every kind
     from a node whose class has its own for the config, except where the
@@ -199,7 +239,7 @@ def plan_sync(nodes, templates, registries=None, every=None):
         traits = set(node.get('traits') or ())
         for template in templates:
             name = template['name']
-            why = _why(node, template, registries, own)
+            why = _why(node, template, registries, own, same_step_unlocks)
             if why is None:
                 if name not in traits:
                     changes.append(Change(node_label(node), node['uuid'],
@@ -214,6 +254,43 @@ def plan_sync(nodes, templates, registries=None, every=None):
                     changes.append(Change(node_label(node), node['uuid'],
                                           name, REMOVE, why))
     return changes
+
+
+def left_out(nodes, templates, registries=None, every=None,
+             same_step_unlocks=True):
+    """[Change] (action ``LEFT_OUT``) of the untagged nodes a template is
+    for (its traits, its class, the settings' names in the node's BIOS)
+    but whose BIOS refuses its settings now: each says why, and how to
+    prepare the node where a vendor profile is what refuses."""
+    registries = registries or {}
+    own = dtemplates.by_config(every or templates).per_class
+    found = []
+    for node in sorted(nodes, key=node_label):
+        for template in templates:
+            registry = registries.get(node['uuid'])
+            if (template['name'] in (node.get('traits') or ())
+                    or why_incapable(node, template) is not None
+                    or superseded(node, template, own)):
+                continue
+            problems = bios_problems(node, template, registry,
+                                     same_step_unlocks)
+            if not problems or any(p.reason == bios_registry.NO_SUCH_SETTING
+                                   for p in problems):
+                continue
+            why = bios_refusal(node, template, registry, same_step_unlocks)
+            needs = preparable(template, registry)
+            if needs:
+                why += '; prepare it: %s' % prepare_command(
+                    node_label(node), needs)
+            found.append(Change(node_label(node), node['uuid'],
+                                template['name'], LEFT_OUT, why))
+    return found
+
+
+def prepare_command(node, needs):
+    """The command that sets the profile settings ``needs`` on the node."""
+    return 'openstack baremetal node deploy-config prepare %s (%s)' % (
+        node, ', '.join('%s=%s' % pair for pair in needs))
 
 
 def plan_prune(nodes, template_names, prune=False):

@@ -61,7 +61,57 @@ class Refused(exceptions.CommandError):
     """Ironic's policy refused a request (403), said in one line."""
 
 
-class Ironic(rest.Api):
+class Runbooks:
+    """Ironic's runbooks (API 1.92; gated by their own traits from 1.112):
+    a project's grant, and the servicing a project's manager runs with
+    them.  Part of ``Ironic``."""
+
+    def runbooks(self, project=None):
+        """Every runbook these credentials see, in detail (a project's
+        own and the public ones), in as few requests as the server allows;
+        ``project``: only those it owns.  Filtered here: ironic 39 takes
+        its own ``project`` filter for a boolean."""
+        found = self._pages('/runbooks?detail=True', 'runbooks',
+                            versions.PROJECT_RUNBOOKS)
+        if project is None:
+            return found
+        return [r for r in found if r.get('owner') == project]
+
+    def create_runbook(self, body):
+        return self._request('POST', '/runbooks', versions.PROJECT_RUNBOOKS,
+                             json=body)
+
+    def patch_runbook(self, ident, patch):
+        return self._request('PATCH', '/runbooks/%s' % ident,
+                             versions.PROJECT_RUNBOOKS, json=patch)
+
+    def set_runbook_traits(self, ident, traits):
+        """Replace the runbook's traits (the nodes it may run on carry one
+        of them)."""
+        self._request('PUT', '/runbooks/%s/traits' % ident,
+                      versions.PROJECT_RUNBOOKS,
+                      json={'traits': list(traits)})
+
+    def delete_runbook(self, ident):
+        """Idempotent: a runbook already gone is no error."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            self._request('DELETE', '/runbooks/%s' % ident,
+                          versions.PROJECT_RUNBOOKS)
+        except sdk_exceptions.NotFoundException:
+            pass
+
+    def service_with_runbook(self, node, runbook):
+        """Service an active node with a runbook's steps: ironic checks
+        that the caller may use the runbook, and that the node carries one
+        of its traits."""
+        self._request('PUT', '/nodes/%s/states/provision' % node,
+                      versions.PROJECT_RUNBOOKS,
+                      json={'target': 'service', 'runbook': runbook})
+
+
+class Ironic(Runbooks, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 
@@ -96,6 +146,18 @@ class Ironic(rest.Api):
             log.warning('No node is visible to a project-scoped token; '
                         "under ironic's default policy only a system-scoped "
                         'one sees them all.')
+
+    def validates_bios_steps(self):
+        """Whether this ironic refuses, before any write, a BIOS setting
+        its cache holds read-only or a value its cached registry does not
+        allow, whatever else the step sets (37.0 and later).  Where its
+        range is unknown, it is taken to: the careful reading."""
+        try:
+            endpoint = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - unknown: the careful reading
+            endpoint = None
+        return versions.reaches(endpoint,
+                                versions.BIOS_STEPS_VALIDATED) is not False
 
     def retriable_writes(self, method, path):
         """A node write refused with 409 found the node locked by the
@@ -187,6 +249,19 @@ class Ironic(rest.Api):
         self._request('PUT', '/nodes/%s/states/provision' % node,
                       json={'target': 'service', 'service_steps': steps})
 
+    def set_provision_state(self, node, target, **body):
+        """Move the node to ``target`` ('manage', 'provide', ...)."""
+        self._request('PUT', '/nodes/%s/states/provision' % node,
+                      json=dict(body, target=target))
+
+    def clean(self, node, steps):
+        """Manual cleaning of a manageable node with these steps, the
+        ramdisk disabled (API 1.70): steps that need no agent."""
+        self._request('PUT', '/nodes/%s/states/provision' % node,
+                      versions.NODE_CLEANING_WITHOUT_RAMDISK,
+                      json={'target': 'clean', 'clean_steps': steps,
+                            'disable_ramdisk': True})
+
     def abort(self, node):
         """Abort what the node is doing; from "service failed", back to
         active (ironic 32.0 and later)."""
@@ -206,52 +281,6 @@ class Ironic(rest.Api):
         if not patch:
             return None
         return self._request('PATCH', '/nodes/%s' % node, json=patch)
-
-    # ------------------------------------------------------ runbooks
-
-    def runbooks(self, project=None):
-        """Every runbook these credentials see, in detail (a project's
-        own and the public ones), in as few requests as the server allows;
-        ``project``: only those it owns.  Filtered here: ironic 39 takes
-        its own ``project`` filter for a boolean."""
-        found = self._pages('/runbooks?detail=True', 'runbooks',
-                            versions.PROJECT_RUNBOOKS)
-        if project is None:
-            return found
-        return [r for r in found if r.get('owner') == project]
-
-    def create_runbook(self, body):
-        return self._request('POST', '/runbooks', versions.PROJECT_RUNBOOKS,
-                             json=body)
-
-    def patch_runbook(self, ident, patch):
-        return self._request('PATCH', '/runbooks/%s' % ident,
-                             versions.PROJECT_RUNBOOKS, json=patch)
-
-    def set_runbook_traits(self, ident, traits):
-        """Replace the runbook's traits (the nodes it may run on carry one
-        of them)."""
-        self._request('PUT', '/runbooks/%s/traits' % ident,
-                      versions.PROJECT_RUNBOOKS,
-                      json={'traits': list(traits)})
-
-    def delete_runbook(self, ident):
-        """Idempotent: a runbook already gone is no error."""
-        from openstack import exceptions as sdk_exceptions
-
-        try:
-            self._request('DELETE', '/runbooks/%s' % ident,
-                          versions.PROJECT_RUNBOOKS)
-        except sdk_exceptions.NotFoundException:
-            pass
-
-    def service_with_runbook(self, node, runbook):
-        """Service an active node with a runbook's steps: ironic checks
-        that the caller may use the runbook, and that the node carries one
-        of its traits."""
-        self._request('PUT', '/nodes/%s/states/provision' % node,
-                      versions.PROJECT_RUNBOOKS,
-                      json={'target': 'service', 'runbook': runbook})
 
     def add_node_trait(self, node, trait):
         self._request('PUT', '/nodes/%s/traits/%s' % (node, trait))

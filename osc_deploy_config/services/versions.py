@@ -36,6 +36,7 @@ NODE_SERVICING = 'node servicing'
 NODE_BIOS = 'node BIOS settings'
 NODE_BIOS_REGISTRY = 'node BIOS registry'
 NODE_HISTORY = 'node history'
+NODE_CLEANING_WITHOUT_RAMDISK = 'manual cleaning without the ramdisk'
 # runbooks (1.92) gated by their own traits, not by their names (1.112):
 # what a grant to one project takes
 PROJECT_RUNBOOKS = 'runbooks of a project, gated by their traits'
@@ -49,6 +50,16 @@ PROVIDER_TRAITS = 'resource provider traits'
 IMAGE_PROPERTIES = 'image properties'
 PROVIDERS_BY_TRAIT = 'resource providers by trait'
 ALLOCATION_CANDIDATES = 'allocation candidates with traits'
+# What ironic's redfish BIOS interface does, by release; the API version
+# of the release, which the service's range shows (not a call's need).
+# 35.0 (API 1.111): a BIOS step finishes without the agent's heartbeat,
+# from a periodic poll of the BMC (``_query_bios_apply_status``).
+BIOS_STEPS_WITHOUT_AGENT = 'BIOS steps finished without the agent'
+# 37.0 (API 1.112, which 36.0 also reports: taken as 37.0, the careful
+# reading): ``apply_configuration`` refuses, before any write, a setting
+# cached read-only and a value its cached registry does not allow, whatever
+# else the step sets (``_validate_and_convert_settings``).
+BIOS_STEPS_VALIDATED = 'BIOS steps validated against the cached registry'
 # feature: (service type, minimum microversion)
 NEEDS = {
     DEPLOY_TEMPLATES: ('baremetal', '1.55'),
@@ -58,6 +69,7 @@ NEEDS = {
     NODE_BIOS: ('baremetal', '1.40'),
     NODE_BIOS_REGISTRY: ('baremetal', '1.74'),
     NODE_HISTORY: ('baremetal', '1.78'),
+    NODE_CLEANING_WITHOUT_RAMDISK: ('baremetal', '1.70'),
     PROJECT_RUNBOOKS: ('baremetal', '1.112'),
     LISTED_FLAVOR_EXTRA_SPECS: ('compute', '2.61'),
     SERVER_FLAVOR_DETAILS: ('compute', '2.47'),
@@ -73,6 +85,8 @@ NEEDS = {
     PROVIDERS_BY_TRAIT: ('placement', '1.18'),
     # traits in provider summaries (1.17), forbidden traits (1.22)
     ALLOCATION_CANDIDATES: ('placement', '1.22'),
+    BIOS_STEPS_WITHOUT_AGENT: ('baremetal', '1.111'),
+    BIOS_STEPS_VALIDATED: ('baremetal', '1.112'),
 }
 _MAXIMUM_HEADERS = ('X-OpenStack-Ironic-API-Maximum-Version',)
 _MAXIMUM_IN_TEXT = re.compile(r'maximum is (\d+\.\d+)|, (\d+\.\d+)\]')
@@ -100,6 +114,16 @@ def check_supported(endpoint, *features):
         return
     url = urllib.parse.urlsplit(getattr(endpoint, 'url', None) or '')
     raise _too_old(url, '%d.%d' % maximum[:2], features)
+
+
+def reaches(endpoint, feature):
+    """Whether the service's discovered range (``endpoint``, as in
+    ``check_supported``) reaches the version of ``feature``; None when
+    discovery did not tell."""
+    maximum = getattr(endpoint, 'max_microversion', None)
+    if not isinstance(maximum, tuple) or not maximum:
+        return None
+    return maximum >= parse(NEEDS[feature][1])
 
 
 def _too_old(url, maximum, features):

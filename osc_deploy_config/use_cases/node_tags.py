@@ -104,7 +104,8 @@ def statuses(clients, node=None, config=None):
     view = free_providers(clients, nodes)
     registries = read_registries(found._replace(nodes=nodes), templates)
     return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
-        nodes, templates, view, registries, found.templates)]
+        nodes, templates, view, registries, found.templates,
+        same_step_unlocks=not found.ironic.validates_bios_steps())]
 
 
 def free_providers(clients, nodes):
@@ -133,24 +134,35 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
             'Expected non-negative --wait-timeout, got %d' % wait_timeout)
     found = read_inventory(clients)
     chosen = select_templates(found.templates, names)
-    changes = tagging.plan_sync(found.nodes, chosen,
-                                read_registries(found, chosen),
-                                found.templates)
+    registries = read_registries(found, chosen)
+    same_step_unlocks = not found.ironic.validates_bios_steps()
+    changes = tagging.plan_sync(found.nodes, chosen, registries,
+                                found.templates, same_step_unlocks)
+    for change in tagging.left_out(found.nodes, chosen, registries,
+                                   found.templates, same_step_unlocks):
+        say('%s is not offered %s: %s' % (change.node, change.template,
+                                          change.reason))
+        changes.append(change)
     if not names:
         changes += tagging.plan_prune(found.nodes, found.template_names,
                                       prune)
     rows, written = write_changes(found.ironic, changes, dry_run)
     if written and wait:
-        try:
-            wait_for_placement(clients.placement(), written, wait_timeout,
-                               say)
-        except sdk_exceptions.ForbiddenException:
-            # e.g. a system-scoped token: placement wants a project
-            LOG.warning('Placement refused these credentials (403): sync '
-                        'cannot tell when the scheduler sees the tags; a '
-                        'project-scoped admin can (openstack baremetal node '
-                        'deploy-config list, column Schedulable).')
+        wait_until_scheduler_sees(clients, written, wait_timeout, say)
     return rows
+
+
+def wait_until_scheduler_sees(clients, written, wait_timeout, say):
+    """``wait_for_placement``, or a warning where placement refuses these
+    credentials."""
+    try:
+        wait_for_placement(clients.placement(), written, wait_timeout, say)
+    except sdk_exceptions.ForbiddenException:
+        # e.g. a system-scoped token: placement wants a project
+        LOG.warning('Placement refused these credentials (403): it cannot '
+                    'be told when the scheduler sees the tags; a '
+                    'project-scoped admin can (openstack baremetal node '
+                    'deploy-config list, column Schedulable).')
 
 
 def select_templates(templates, names):
@@ -174,7 +186,7 @@ def write_changes(api, changes, dry_run):
     rows, failures, written = [], [], []
     for change in changes:
         action = change.action
-        if action in (tagging.KEEP, tagging.STALE):
+        if action in (tagging.KEEP, tagging.STALE, tagging.LEFT_OUT):
             pass
         elif dry_run:
             action = 'would %s' % action

@@ -192,7 +192,7 @@ class TestSync(NodeCommandTest):
         self.rows(cmds.SyncNodeDeployConfig, ON_T)
         self.assertIn(ON_T, self.bm0['traits'])
         self.assertIn('WARNING Placement refused these credentials (403): '
-                      'sync cannot tell when the scheduler sees the tags',
+                      'it cannot be told when the scheduler sees the tags',
                       logged.output)
 
     def test_no_wait_asks_placement_nothing(self):
