@@ -95,3 +95,79 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
         """Progress: on stderr, never in the command's output."""
         self.app.stderr.write(text + '\n')
         self.app.stderr.flush()
+
+
+class PrepareNodeDeployConfig(cli.OneLineErrors, command.Lister):
+    _description = (
+        "Set once the vendor BIOS profiles that the deploy configs of the "
+        "nodes' kind need (such as Dell's SysProfile=Custom, which unlocks "
+        "turbo), by manual cleaning; then tag the nodes for what they can "
+        "take")
+    _epilog = """Ironic 37.0 and later refuse, before any write, a BIOS setting
+that the node's profile locks, even when the same step sets the profile;
+sync does not offer a config to such a node, and names this command.  An
+available node is managed, cleaned (the ramdisk disabled) and provided
+again; a manageable node is cleaned.  A node that runs a server gets its
+profile through the toggle (openstack server resize --deploy-config).
+
+Examples::
+
+  openstack baremetal node deploy-config prepare bm-5 --dry-run
+  openstack baremetal node deploy-config prepare \\
+      --resource-class baremetal-copper --config turbo=disabled
+"""
+
+    def get_parser(self, prog_name):
+        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
+        parser.add_argument('nodes', metavar='<node>', nargs='*',
+                            help='Nodes to prepare (name or UUID).')
+        parser.add_argument(
+            '--resource-class', metavar='<class>',
+            help='Prepare every node of this resource class instead.')
+        parser.add_argument(
+            '--config', metavar='<type=value>', action='append',
+            default=[], dest='configs',
+            help='Only for this deploy config (repeatable); default: every '
+                 'config with a template for the node\'s kind.')
+        parser.add_argument('--dry-run', action='store_true',
+                            help='Show what each node needs, change '
+                                 'nothing.')
+        parser.add_argument(
+            '--no-wait', action='store_true',
+            help='Return once ironic has the tags, without waiting for '
+                 'placement to show them.')
+        parser.add_argument(
+            '--wait-timeout', metavar='<seconds>', type=int,
+            default=WAIT_TIMEOUT,
+            help='Bound of each wait, for ironic and then placement '
+                 '(default %d).' % WAIT_TIMEOUT)
+        return parser
+
+    # the error to raise once the rows are out (``run``)
+    not_prepared = None
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.use_cases import node_prepare
+
+        try:
+            return node_prepare.prepare(
+                self.app.client_manager.deploy_config, parsed_args.nodes,
+                parsed_args.resource_class, parsed_args.configs,
+                parsed_args.dry_run, not parsed_args.no_wait,
+                parsed_args.wait_timeout, self.say)
+        except node_prepare.NotPrepared as exc:
+            self.not_prepared = exc
+            return exc.rows
+
+    def run(self, parsed_args):
+        """The rows, then the exit status: 1 when a node was not
+        prepared."""
+        code = super().run(parsed_args)
+        if self.not_prepared is not None:
+            raise self.not_prepared
+        return code
+
+    def say(self, text):
+        """Progress: on stderr, never in the command's output."""
+        self.app.stderr.write(text + '\n')
+        self.app.stderr.flush()

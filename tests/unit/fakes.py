@@ -185,6 +185,10 @@ class FakeIronic(FakeService):
         self.project = None
         self.project_roles = set()
         self.runbooks = {}
+        self.cleaned = []       # (node name, clean steps, disable_ramdisk)
+        # {setting: (profile, value)}: the setting is read-only in a
+        # node's registry unless its profile has that value (as a Dell's)
+        self.locked_by = {}
 
     # ------------------------------------------------------------ data
 
@@ -509,7 +513,9 @@ class FakeIronic(FakeService):
             body = {'target': body['target'], 'service_steps': steps}
         allowed = {'service': ('active', 'service failed'),
                    'abort': () if self.abort_unsupported else (
-                       'service failed',)}
+                       'service failed',),
+                   'manage': ('available', 'manageable', 'clean failed'),
+                   'clean': ('manageable',), 'provide': ('manageable',)}
         if node['provision_state'] not in allowed.get(body['target'], ()):
             return error(400, 'The requested action "%s" can not be '
                          'performed on node "%s" while it is in state "%s".'
@@ -524,6 +530,8 @@ class FakeIronic(FakeService):
                          'after the current operation is completed.'
                          % node['uuid'])
         self.provision_requests.append((node['name'], body['target']))
+        if body['target'] in ('manage', 'clean', 'provide'):
+            return self._clean(node, body)
         if body['target'] == 'abort':
             if not self.aborts_hang:
                 self.set_state(node, 'active')
@@ -552,6 +560,35 @@ class FakeIronic(FakeService):
         self._servicing_goes_on(node)
         return response(202)
 
+    def _clean(self, node, body):
+        """manage, manual cleaning (its BIOS steps' effect at once, or
+        the failure of a failing node) and provide, each done at once."""
+        if body['target'] != 'clean':
+            self.set_state(node, 'manageable' if body['target'] == 'manage'
+                           else 'available', last_error=None)
+            return response(202)
+        self.cleaned.append((node['name'], body['clean_steps'],
+                             body.get('disable_ramdisk')))
+        if node['name'] in self.failing_nodes:
+            self.set_state(node, 'clean failed',
+                           last_error=self.service_error or 'step failed')
+            return response(202)
+        for step in body['clean_steps']:
+            for setting in step['args']['settings']:
+                node['bios'][setting['name']] = setting['value']
+                self._unlock(node, setting)
+        self.set_state(node, 'manageable')
+        return response(202)
+
+    def _unlock(self, node, setting):
+        """A registry's read-only flags as a Dell's follow its profile:
+        ``locked_by`` {setting: (profile, unlocking value)}."""
+        registry = self.bios_registries.get(node['uuid'], {})
+        for name, (profile, value) in self.locked_by.items():
+            if profile == setting['name'] and name in registry:
+                registry[name] = dict(registry[name], read_only=(
+                    setting['value'] != value))
+
     def _worker_goes_on(self, node):
         """A read of a node an abort's worker holds: one read less."""
         if node['reservation_reads'] > 0:
@@ -575,6 +612,7 @@ class FakeIronic(FakeService):
                     if node['bios'].get(setting['name']) != setting['value']:
                         node['bios'][setting['name']] = setting['value']
                         node['bios_at'][setting['name']] = SERVICED_AT
+                    self._unlock(node, setting)
         self.serviced.append((node['name'], node['service_steps']))
         self.set_state(node, 'active', last_error=None)
         # as ironic, which wipes the steps before it writes the end

@@ -1,0 +1,198 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The honest offer (sync tags only what a node can take now) and
+``baremetal node deploy-config prepare`` in each node state, over a Dell
+whose SysProfile locks turbo, as ironic 39 caches its registry."""
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import steps
+from osc_deploy_config.v1 import node as cmds
+from tests.unit import fakes
+
+COPPER = 'baremetal-copper'
+TURBO_OFF = 'CUSTOM_DEPLOY_CONFIG_TURBO_DISABLED_COPPER'
+SWITCH = {'attribute_type': 'Enumeration',
+          'allowable_values': ['Enabled', 'Disabled']}
+DELL = {
+    'SysProfile': {'attribute_type': 'Enumeration', 'read_only': False,
+                   'allowable_values': ['PerfPerWattOptimizedDapc',
+                                        'PerfOptimized', 'Custom']},
+    'ProcTurboMode': dict(SWITCH, read_only=True),
+    'LogicalProc': dict(SWITCH, read_only=False),
+}
+FACTORY = {'SysProfile': 'PerfPerWattOptimizedDapc',
+           'ProcTurboMode': 'Enabled', 'LogicalProc': 'Enabled'}
+
+
+class PrepareTestCase(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_template(TURBO_OFF, steps=[steps.bios_step(
+            [('ProcTurboMode', 'Disabled')])],
+            extra=deploy_config.template_extra(
+                deploy_config.parse_config('turbo=disabled'), [], COPPER))
+        self.ironic.locked_by = {'ProcTurboMode': ('SysProfile', 'Custom')}
+        self.bm5 = self.dell('bm-5')
+
+    def dell(self, name, **node):
+        found = self.ironic.add_node(name, resource_class=COPPER, **node)
+        found['bios'] = dict(FACTORY)
+        self.ironic.bios_registries[found['uuid']] = {
+            k: dict(v) for k, v in DELL.items()}
+        return found
+
+    def rows(self, command, *args):
+        columns, rows = self.run_command(command, list(args))
+        return [dict(zip(columns, r, strict=True)) for r in rows]
+
+    def prepare(self, *args):
+        """The rows; raises the error the command exits with after them
+        (``not_prepared``), its rows kept in ``self.printed``."""
+        cmd = cmds.PrepareNodeDeployConfig(self.app, None)
+        parsed = self.check_parser(cmd, ['--no-wait'] + list(args), [])
+        columns, rows = cmd.take_action(parsed)
+        self.printed = [dict(zip(columns, r, strict=True)) for r in rows]
+        if cmd.not_prepared is not None:
+            raise cmd.not_prepared
+        return self.printed
+
+    def results(self):
+        return {r['Node']: r['Result'] for r in self.printed}
+
+
+class TestHonestOffer(PrepareTestCase):
+    def test_a_locked_setting_is_not_offered_and_says_how_to_prepare(self):
+        rows = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertEqual([('bm-5', TURBO_OFF, 'not offered')],
+                         [(r['Node'], r['Template'], r['Action'])
+                          for r in rows])
+        self.assertIn('ProcTurboMode=Disabled', rows[0]['Reason'])
+        self.assertIn('openstack baremetal node deploy-config prepare bm-5 '
+                      '(SysProfile=Custom)', rows[0]['Reason'])
+        self.assertIn('bm-5 is not offered %s' % TURBO_OFF,
+                      self.fake_stderr.getvalue())
+        self.assertEqual([], self.bm5['traits'])
+        self.assertEqual([], self.ironic.writes)
+
+    def test_an_older_ironic_takes_the_profile_in_the_same_step(self):
+        # before 37.0 (API 1.112) ironic lets the BMC judge the step, and a
+        # Dell takes SysProfile=Custom beside the setting it unlocks: a
+        # template that sends both is offered
+        self.ironic.max_version = (1, 111)
+        template = self.ironic.templates[next(iter(self.ironic.templates))]
+        template['steps'] = [steps.bios_step(
+            [('SysProfile', 'Custom'), ('ProcTurboMode', 'Disabled')])]
+        rows = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertEqual([('bm-5', TURBO_OFF, 'added')],
+                         [(r['Node'], r['Template'], r['Action'])
+                          for r in rows])
+
+    def test_a_prepared_node_is_offered(self):
+        self.bm5['bios']['SysProfile'] = 'Custom'
+        self.ironic.bios_registries[self.bm5['uuid']]['ProcTurboMode'][
+            'read_only'] = False
+        rows = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertEqual([('bm-5', TURBO_OFF, 'added')],
+                         [(r['Node'], r['Template'], r['Action'])
+                          for r in rows])
+
+
+class TestPrepare(PrepareTestCase):
+    def test_an_available_node_is_cleaned_and_provided_then_tagged(self):
+        rows = self.prepare('bm-5')
+        self.assertEqual(
+            [{'Node': 'bm-5', 'State': 'available',
+              'Profile Settings': 'SysProfile=Custom',
+              'Result': 'set SysProfile=Custom'}],
+            [{k: v for k, v in r.items() if k != 'Also Governs'}
+             for r in rows])
+        self.assertEqual([('bm-5', 'manage'), ('bm-5', 'clean'),
+                          ('bm-5', 'provide')],
+                         self.ironic.provision_requests)
+        self.assertEqual([('bm-5', [{
+            'interface': 'bios', 'step': 'apply_configuration',
+            'args': {'settings': [{'name': 'SysProfile',
+                                   'value': 'Custom'}]}}], True)],
+            self.ironic.cleaned)
+        self.assertEqual('available', self.bm5['provision_state'])
+        self.assertEqual('Custom', self.bm5['bios']['SysProfile'])
+        # the turbo it locked keeps its value; the node now takes turbo
+        self.assertEqual('Enabled', self.bm5['bios']['ProcTurboMode'])
+        self.assertEqual([TURBO_OFF], self.bm5['traits'])
+
+    def test_a_rerun_changes_nothing(self):
+        self.prepare('bm-5')
+        before = len(self.ironic.writes)
+        rows = self.prepare('bm-5')
+        self.assertEqual('prepared', rows[0]['Result'])
+        self.assertEqual(before, len(self.ironic.writes))
+
+    def test_dry_run_says_what_and_changes_nothing(self):
+        rows = self.prepare('--resource-class', COPPER, '--dry-run')
+        self.assertEqual('would set SysProfile=Custom (manage, clean, '
+                         'provide)', rows[0]['Result'])
+        self.assertEqual([], self.ironic.writes)
+
+    def test_an_active_node_is_refused_with_the_toggle(self):
+        self.dell('bm-6', instance_uuid='srv-1')
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-6', 'bm-5')
+        self.assertEqual('1 of 2 node(s) not prepared: bm-6', str(exc))
+        # the other node was prepared all the same, and bm-6 untouched
+        self.assertEqual('Custom', self.bm5['bios']['SysProfile'])
+        self.assertEqual([n for n, _ in self.ironic.provision_requests],
+                         ['bm-5'] * 3)
+        self.assertIn('not prepared: bm-6 runs instance srv-1',
+                      self.results()['bm-6'])
+        self.assertIn('openstack server resize --deploy-config',
+                      self.results()['bm-6'])
+
+    def test_other_states_and_maintenance_are_refused(self):
+        self.bm5['provision_state'] = 'deploy failed'
+        self.dell('bm-6', maintenance=True)
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                '--resource-class', COPPER)
+        self.assertEqual('2 of 2 node(s) not prepared: bm-5, bm-6',
+                         str(exc))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_a_failed_clean_returns_the_node_and_says_why(self):
+        self.ironic.failing_nodes.add('bm-5')
+        self.ironic.service_error = 'Redfish BIOS apply_configuration ' \
+            'failed: invalid value for setting(s): SysProfile'
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-5')
+        self.assertIn('not prepared: bm-5', str(exc))
+        self.assertIn('invalid value for setting(s): SysProfile',
+                      self.results()['bm-5'])
+        self.assertEqual('available', self.bm5['provision_state'])
+        self.assertEqual('PerfPerWattOptimizedDapc',
+                         self.bm5['bios']['SysProfile'])
+
+    def test_bad_input_changes_nothing(self):
+        for args, why in (
+                ((), 'one of the two'),
+                (('bm-5', '--resource-class', COPPER), 'one of the two'),
+                (('nope',), 'Node nope not found'),
+                (('--resource-class', 'baremetal-tin'),
+                 'No node of resource class baremetal-tin'),
+                (('bm-5', '--config', 'turbo=maybe'),
+                 'No deploy template realises the deploy config '
+                 'turbo=maybe'),
+                (('bm-5', '--config', 'turbo'), 'TYPE=VALUE')):
+            exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                    *args)
+            self.assertIn(why, str(exc))
+        self.assertEqual([], self.ironic.writes)
