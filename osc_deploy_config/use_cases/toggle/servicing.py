@@ -33,6 +33,7 @@ from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import bios_check
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import recovery
 
@@ -53,8 +54,11 @@ class Servicing:
         self.project = toggle.authority.project_id
 
     def steps(self, prepared):
-        return [s for c in prepared.changed for s in toggle_plan.service_steps(
-            prepared.reading.templates_by_config[c])]
+        """The profile steps that unlock the settings, if any, then the
+        changed configs' templates' steps."""
+        return list(prepared.unlocking) + [
+            s for c in prepared.changed for s in toggle_plan.service_steps(
+                prepared.reading.templates_by_config[c])]
 
     def describe(self, prepared):
         node = prepared.reading.node
@@ -117,9 +121,14 @@ class Servicing:
                     step_safety.why_not_known_safe(found), ' '.join(
                         '--allow-step %s' % r for r in dict.fromkeys(
                             r.step for r in found))))
+        if self.toggle.fresh_reading:
+            # a rollout's planning reads no node alone: its toggle checks
+            # when it starts (``carry_out``)
+            bios_check.refuse(self, prepared)
 
     def carry_out(self, prepared):
         node, server = prepared.reading.node, prepared.server
+        bios_check.refuse(self, prepared)
         changed, steps = prepared.changed, self.steps(prepared)
         under_way = toggle_record.pending(node, server['id'],
                                           bool(self.project))
@@ -187,13 +196,17 @@ class Servicing:
         raise exceptions.CommandError(recovery.Recovery(self).recover(
             prepared, steps, why))
 
-    def hardware(self, prepared):
+    def hardware(self, prepared, detail=False):
         """({name: value} of the node's BIOS settings, its raid_config), as
-        ironic has them: read once a toggle."""
+        ironic has them: read once a toggle, with the registry (ironic
+        1.74: then also the detailed settings, third) where it keeps
+        one."""
         if prepared.bios is None:
-            prepared.bios = self.ironic.bios(prepared.reading.node['uuid'])
-        return (effects.values(prepared.bios),
-                prepared.reading.node.get('raid_config'))
+            prepared.bios = bios_check.read(
+                self.ironic, prepared.reading.node['uuid'])
+        found = (effects.values(prepared.bios),
+                 prepared.reading.node.get('raid_config'))
+        return found + (prepared.bios,) if detail else found
 
     def shows(self, prepared, steps):
         """Whether the node shows every effect of the steps, all of which
@@ -204,7 +217,7 @@ class Servicing:
     def read_again(self, prepared):
         """The node's BIOS settings and raid_config after a servicing."""
         node = prepared.reading.node
-        prepared.bios = self.ironic.bios(node['uuid'])
+        prepared.bios = bios_check.read(self.ironic, node['uuid'])
         if effects.raid_levels(self.steps(prepared)) is not None:
             node['raid_config'] = self.ironic.node(
                 node['uuid'], ['raid_config'])['raid_config']

@@ -69,6 +69,9 @@ class Prepared:
     strategy: object = None     # resize.Resize or servicing.Servicing
     finishing: str = None       # what an interrupted toggle left to do
     bios: list = None           # the node's BIOS settings, once read
+    # the profile steps a toggle sends before its own (``Servicing``)
+    unlocking: list = dataclasses.field(default_factory=list)
+    bios_checked: bool = False
 
     @property
     def unchanged(self):

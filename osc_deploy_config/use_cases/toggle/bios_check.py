@@ -1,0 +1,91 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A bare-metal toggle's BIOS steps against ironic's cache of the node's
+BIOS, before any write: a setting ironic would refuse is named, and one
+that only a vendor profile locks gets the profile first.
+
+Ironic refuses two steps of one name in a deploy template or a runbook,
+not in raw service steps, and from 37.0 refuses a locked setting even
+beside the profile that unlocks it.  So the operator's toggle sends the
+profile in a step of its own, before the template's; a project's toggle
+runs runbooks, and cannot: its node must be prepared first.
+"""
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import bios_prepare
+from osc_deploy_config.domain import bios_profiles
+from osc_deploy_config.domain import bios_registry
+from osc_deploy_config.domain import effects
+from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import outcomes
+
+
+def read(ironic, node):
+    """The node's BIOS settings, in detail (with the registry ironic
+    caches) where ironic has it (1.74)."""
+    try:
+        ironic.require_feature(versions.NODE_BIOS_REGISTRY)
+    except exceptions.CommandError:
+        return ironic.bios(node)
+    return ironic.bios_registry(node)
+
+
+def vouched(servicing, prepared):
+    """Whether sync vouched for the node: it carries every changed
+    config's template trait, which sync gives a node only once ironic's
+    cache shows it can take the template.  A rollout reads no node alone,
+    and trusts that."""
+    traits = set(prepared.reading.node.get('traits') or ())
+    return not servicing.toggle.fresh_reading and all(
+        prepared.reading.templates_by_config[c]['name'] in traits
+        for c in prepared.changed)
+
+
+def refuse(servicing, prepared):
+    """Refuse, in one line, a setting ironic would refuse on the node; set
+    ``prepared.unlocking`` to the profile steps the operator's toggle
+    sends first.  Once a toggle."""
+    if prepared.bios_checked or vouched(servicing, prepared):
+        return
+    prepared.bios_checked = True
+    wanted = effects.bios_settings(servicing.steps(prepared))
+    registry = servicing.hardware(prepared, detail=True)[2]
+    if not (wanted and registry and bios_registry.has_registry(registry)):
+        return
+    label = outcomes.label(prepared.reading.node)
+    needs = bios_prepare.pending(
+        bios_profiles.prerequisites(wanted, registry) or [], registry)
+    configs = outcomes.configs_text(prepared.changed)
+    if needs and servicing.project:
+        raise exceptions.CommandError(
+            'Server %s cannot take %s: its node %s\'s BIOS profile locks it '
+            '(%s needed first), which a project\'s runbook cannot set. '
+            'Nothing was changed; the operator\'s toggle of this server sets '
+            'it (or the operator prepares the node).' % (
+                prepared.server['name'], configs, label, ', '.join(
+                    '%s=%s' % n for n in needs)))
+    found = bios_registry.problems(
+        dict(needs, **wanted), {label: registry}, same_step_unlocks=bool(
+            needs) or not servicing.ironic.validates_bios_steps())
+    if found:
+        raise exceptions.CommandError(
+            'Server %s cannot take %s: ironic would refuse it on node %s: '
+            '%s. Nothing was changed.' % (
+                prepared.server['name'], configs, label, '; '.join(
+                    '%s (%s)' % (p.setting, p.reason) for p in found)))
+    if needs:
+        prepared.unlocking = bios_prepare.clean_steps(needs)
+        servicing.say('  node %s: %s first (%s)' % (
+            label, ', '.join('%s=%s' % n for n in needs),
+            bios_prepare.governs(needs) or 'its vendor profile'))

@@ -1,0 +1,100 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The toggle where ironic's redfish BIOS interface judges each step
+against its cache (37.0 and later): a setting the node's vendor profile
+locks gets the profile in a step of its own first (the operator), or is
+refused (a project, whose runbooks cannot); a value ironic would refuse is
+named before any write."""
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import steps
+from osc_deploy_config.use_cases.toggle import toggle as server_toggle
+from osc_deploy_config.v1 import project_deploy_config
+from tests.unit import fakes
+from tests.unit.fakes import GOLD
+from tests.unit.test_node_prepare import DELL
+from tests.unit.test_node_prepare import FACTORY
+
+BM = dict(GOLD, **{'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                   'resources:DISK_GB': '0'})
+ON, OFF = (deploy_config.parse_config('turbo=%s' % v)
+           for v in ('enabled', 'disabled'))
+ON_T, OFF_T = (deploy_config.template_trait(c) for c in (ON, OFF))
+
+
+def bios_step(name, value):
+    return {'interface': 'bios', 'step': 'apply_configuration',
+            'args': {'settings': [{'name': name, 'value': value}]}}
+
+
+class TestRedfishToggle(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        for config, name in ((ON, ON_T), (OFF, OFF_T)):
+            self.ironic.add_template(name, steps=[steps.bios_step(
+                [('ProcTurboMode', config.value.title())])],
+                extra=deploy_config.template_extra(config, []))
+        self.ironic.locked_by = {'ProcTurboMode': ('SysProfile', 'Custom')}
+        flavor = self.nova.add_flavor('bm.copper', dict(BM, **{
+            'deploy-config:turbo': 'enabled', 'trait:' + ON_T: 'required'}))
+        self.server = self.nova.add_server('db-1', flavor)
+        self.node = self.deploy_on_node(self.server, 'bm-5', [ON_T, OFF_T],
+                                        FACTORY)
+        self.ironic.bios_registries[self.node['uuid']] = {
+            k: dict(v) for k, v in DELL.items()}
+        self.said = []
+
+    def toggle(self, *configs, dry_run=False):
+        return server_toggle.ServerToggle(
+            self.app.client_manager.deploy_config, configs, self.said.append,
+            sleep=lambda _: None).run(self.server['id'], dry_run)
+
+    def test_the_profile_goes_first_in_a_step_of_its_own(self):
+        self.toggle(OFF)
+        ((node, sent),) = self.ironic.serviced
+        self.assertEqual([bios_step('SysProfile', 'Custom'),
+                          bios_step('ProcTurboMode', 'Disabled')], sent)
+        self.assertEqual('Disabled', self.node['bios']['ProcTurboMode'])
+        self.assertIn('node bm-5: SysProfile=Custom first', '\n'.join(
+            self.said))
+
+    def test_a_prepared_node_gets_the_setting_alone(self):
+        self.node['bios']['SysProfile'] = 'Custom'
+        self.ironic.bios_registries[self.node['uuid']]['ProcTurboMode'][
+            'read_only'] = False
+        self.toggle(OFF)
+        ((node, sent),) = self.ironic.serviced
+        self.assertEqual([bios_step('ProcTurboMode', 'Disabled')], sent)
+
+    def test_a_value_ironic_would_refuse_is_named_before_any_write(self):
+        registry = self.ironic.bios_registries[self.node['uuid']]
+        registry['ProcTurboMode']['allowable_values'] = ['Enabled']
+        self.node['bios']['SysProfile'] = 'Custom'
+        registry['ProcTurboMode']['read_only'] = False
+        exc = self.assertRaises(exceptions.CommandError, self.toggle, OFF)
+        self.assertIn('ironic would refuse it on node bm-5: '
+                      'ProcTurboMode=Disabled', str(exc))
+        self.assertEqual([], self.ironic.writes)
+        self.assertEqual([], self.nova.locks(self.server))
+
+    def test_a_project_cannot_set_the_profile_through_its_runbooks(self):
+        self.run_command(project_deploy_config.SetProjectDeployConfig,
+                         ['demo', 'turbo=disabled'])
+        granted = len(self.ironic.writes + self.nova.writes)
+        self.as_project('manager', 'member', 'reader')
+        exc = self.assertRaises(exceptions.CommandError, self.toggle, OFF)
+        self.assertIn("its node bm-5's BIOS profile locks it "
+                      "(SysProfile=Custom needed first)", str(exc))
+        self.assertEqual(granted, len(self.ironic.writes + self.nova.writes))
