@@ -25,8 +25,11 @@ import collections
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import step_safety
 
 # A config a boot asks for, and where it comes from ("flavor bm.gold").
 Asked = collections.namedtuple('Asked', ['config', 'source'])
@@ -100,3 +103,42 @@ def refuse_unschedulable(found, candidates):
             'flavor deploy-config show, and openstack baremetal node '
             'deploy-config list). Nothing was created.' % ', '.join(
                 '%s (%s)' % (a.config, a.source) for a in found))
+
+
+def bios_settings(found, templates_by_config):
+    """{name: value} of the BIOS settings the asked configs' templates
+    set."""
+    wanted = {}
+    for asked in found:
+        template = templates_by_config.get(asked.config)
+        if template and 'steps' in template:
+            wanted.update(effects.bios_settings(step_safety.enabled(
+                template['steps'])))
+    return wanted
+
+
+def refused_steps(wanted, registries, same_step_unlocks=True):
+    """{node: why} of the nodes (``registries``: {node: its detailed BIOS
+    settings, as ironic caches them}) whose ironic would refuse ``wanted``
+    before writing it; a node without a registry is not judged."""
+    found = {}
+    for node, registry in registries.items():
+        if not bios_registry.has_registry(registry):
+            continue
+        problems = bios_registry.problems(
+            wanted, {node: registry}, same_step_unlocks=same_step_unlocks)
+        if problems:
+            found[node] = '; '.join('%s (%s)' % (p.setting, p.reason)
+                                    for p in problems)
+    return found
+
+
+def describe_refused(found, refusing):
+    """The line that refuses a boot every candidate node would fail."""
+    return ('No node can take %s now: ironic would refuse the templates\' '
+            'BIOS steps on every node the scheduler could choose (%s). '
+            'Nothing was created; see openstack baremetal node deploy-config '
+            'list, and prepare or sync the nodes.' % (
+                ', '.join('%s (%s)' % (a.config, a.source) for a in found),
+                '; '.join('%s: %s' % item for item in sorted(
+                    refusing.items()))))

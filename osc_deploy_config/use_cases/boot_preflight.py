@@ -26,12 +26,16 @@ makes for the boot anyway.
 
 import logging
 
+from osc_lib import exceptions
+
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import preflight
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)
+# How many of the scheduler's candidates the pre-flight reads the BIOS of.
+PREFLIGHT_NODES = 8
 
 
 def check(clients, flavor_ref, image_ref, from_volume=False):
@@ -53,7 +57,34 @@ def check(clients, flavor_ref, image_ref, from_volume=False):
         also.append('placement')
         if candidates is not None:
             preflight.refuse_unschedulable(found, candidates)
+            _refuse_refused_steps(clients, found, by_config, candidates)
     return flavor, image, also
+
+
+def _refuse_refused_steps(clients, found, by_config, candidates):
+    """Refuse a boot whose templates set a BIOS setting that ironic would
+    refuse on every node the scheduler could choose (read-only, a value
+    its registry does not allow: a deploy that would fail); warn where
+    only some would.  Only where ironic's BIOS caches can be read."""
+    wanted = preflight.bios_settings(found, by_config)
+    if not wanted:
+        return
+    try:
+        api = clients.ironic(versions.NODE_BIOS_REGISTRY)
+        api.require()
+        registries = {uuid: api.bios_registry(uuid) for uuid in
+                      sorted(candidates)[:PREFLIGHT_NODES]}
+        same_step_unlocks = not api.validates_bios_steps()
+    except Exception as exc:    # noqa: BLE001 - never block a boot
+        LOG.debug('deploy-config pre-flight without BIOS caches: %s', exc)
+        return
+    refusing = preflight.refused_steps(wanted, registries, same_step_unlocks)
+    if refusing and len(refusing) == len(registries):
+        raise exceptions.CommandError(preflight.describe_refused(
+            found, refusing))
+    for node, reason in sorted(refusing.items()):
+        LOG.warning('Node %s would fail this deploy: %s; run openstack '
+                    'baremetal node deploy-config sync', node, reason)
 
 
 def _read(clients, flavor_ref, image_ref):

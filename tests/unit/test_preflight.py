@@ -22,6 +22,7 @@ import testtools
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import preflight
+from osc_deploy_config.domain import steps
 from osc_deploy_config.v1 import server_hooks as hooks
 from tests.unit import fakes
 from tests.unit.fakes import HT
@@ -119,7 +120,7 @@ class TestPlacement(testtools.TestCase):
         self.assertIsNone(preflight.refuse_unschedulable([], {}))
 
 
-class TestCreateHook(fakes.TestCommand):
+class CreateHookCase(fakes.TestCommand):
     """The hook before OSC's own server create, over the fake services:
     what it refuses, what it reads, and that OSC reads none of it again."""
 
@@ -154,6 +155,8 @@ class TestCreateHook(fakes.TestCommand):
         return str(self.assertRaises(exceptions.CommandError, self.before,
                                      flavor_name, image))
 
+
+class TestCreateHook(CreateHookCase):
     def test_a_conflict_is_refused_even_when_ironic_and_placement_hide(self):
         self.ironic.forbidden = self.placement.forbidden = True
         self.assertIn('flavor bm.gold asks for hyperthreading=enabled, image '
@@ -215,3 +218,44 @@ class TestCreateHook(fakes.TestCommand):
         self.nova.proxy.request.side_effect = (
             ksa_exceptions.ConnectFailure('nova is down'))
         self.assertIn('pre-flight skipped', self.before('bm.gold', 'ht-off'))
+
+
+class TestRefusedSteps(CreateHookCase):
+    """A template's BIOS step that ironic would refuse on the nodes the
+    scheduler could choose (ironic 37: read-only in its cache) is named
+    before nova is asked."""
+
+    def setUp(self):
+        super().setUp()
+        template = next(t for t in self.ironic.templates.values()
+                        if t['name'] == ON_T)
+        template['steps'] = [steps.bios_step([('ProcTurboMode',
+                                               'Disabled')])]
+        self.bm5 = self.ironic.add_node('bm-5', [HT, ON_T],
+                                        resource_class='baremetal-gold')
+        self.bm5['bios'] = {'ProcTurboMode': 'Enabled'}
+        self.registry = {'ProcTurboMode': {
+            'attribute_type': 'Enumeration', 'read_only': True,
+            'allowable_values': ['Enabled', 'Disabled']}}
+        self.ironic.bios_registries[self.bm5['uuid']] = self.registry
+        # placement's one candidate is bm-5
+        self.placement.providers.pop(self.node['uuid'])
+        self.node = self.placement.add_provider(
+            'bm-5', traits=[HT, ON_T], uuid_=self.bm5['uuid'],
+            resource_class='CUSTOM_BAREMETAL_GOLD')
+
+    def test_every_candidate_refusing_refuses_the_boot(self):
+        self.assertIn('ironic would refuse the templates\' BIOS steps on '
+                      'every node the scheduler could choose (%s: '
+                      'ProcTurboMode=Disabled (the setting is read-only))'
+                      % self.bm5['uuid'], self.refused('bm.gold', 'tiny'))
+        self.assertEqual([], self.nova.writes)
+
+    def test_a_node_that_takes_it_lets_the_boot_go(self):
+        self.registry['ProcTurboMode']['read_only'] = False
+        self.before('bm.gold', 'tiny')
+
+    def test_unreadable_caches_never_block(self):
+        self.ironic.forbidden = True
+        said = self.before('bm.gold', 'tiny')
+        self.assertIn('pre-flight without', said)
