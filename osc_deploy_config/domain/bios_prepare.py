@@ -28,6 +28,7 @@ sets the profile there.  Plain functions over ironic's dicts.
 import collections
 
 from osc_deploy_config.domain import bios_profiles
+from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import tagging
 
@@ -81,6 +82,19 @@ def pending(needs, registry):
     have = {e['name']: str(e.get('value')) for e in registry or ()}
     return [(name, value) for name, value in needs
             if have.get(name) != str(value)]
+
+
+def once_prepared(wanted, registry):
+    """The profile settings ([(name, value)]) after which the node takes
+    ``wanted`` ({name: value}), when a vendor profile is all that refuses
+    it now; None otherwise."""
+    needs = pending(bios_profiles.prerequisites(wanted, registry) or [],
+                    registry)
+    if not needs or bios_registry.problems(
+            dict(needs, **wanted), {'node': registry},
+            same_step_unlocks=True):
+        return None
+    return needs
 
 
 def clean_steps(needs):

@@ -275,14 +275,13 @@ def _why_none(config, registries, names, same_step_unlocks):
     """Why the nodes of ``registries`` have no Match: no such setting,
     or, on ironic 37 and later, what ironic refuses of the one they
     have (Supermicro's numbered values)."""
-    if same_step_unlocks:
+    refused = set() if same_step_unlocks else {
+        _refused(config, registry, names, same_step_unlocks)
+        for registry in registries.values()} - {None}
+    if not refused:
         return 'no setting of %s in the BIOS registry of %s' % (
             config.type, ', '.join(registries))
-    return '; '.join(sorted({_refused(
-        config, registry, names, same_step_unlocks) or
-        'no setting of %s in the BIOS registry' % config.type
-        for registry in registries.values()})) + ' (%s)' % ', '.join(
-            registries)
+    return '; '.join(sorted(refused)) + ' (%s)' % ', '.join(registries)
 
 
 def suggestion(config, vendor, names=None):

@@ -23,12 +23,14 @@ from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 from osc_lib import utils
 
+from osc_deploy_config.domain import bios_prepare
 from osc_deploy_config.domain import bios_profiles
 from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import bios_vocabulary
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import effects
 from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import tagging
 from osc_deploy_config.domain import templates
 from osc_deploy_config.use_cases import hardware_kinds
 
@@ -232,31 +234,49 @@ def find(ironic, ident, fields=None):
 def check_bios_registry(clients, steps, extra):
     """Refuse, in one line, a BIOS setting of ``steps`` that the BIOS
     registry of every capable node refuses (by ``extra``: its capability
-    traits and resource class), or that a vendor profile locks while the
-    steps leave the profile as it is.  The warnings to give once the
-    template is written: the capable nodes that refuse one (sync does not
-    tag them), those whose BIOS reports no registry, or that the nodes
-    could not be read."""
+    traits and resource class), even once its vendor profile is prepared,
+    or that a vendor profile locks while the steps leave the profile as it
+    is (an ironic before 37.0, where the same step may unlock it).  The
+    warnings to give once the template is written: the capable nodes that
+    refuse one (sync does not tag them), those to prepare first, those
+    whose BIOS reports no registry, or that the nodes could not be read."""
     wanted = effects.bios_settings(steps)
     if not wanted:
         return []
+    same_step = not clients.ironic().validates_bios_steps()
     try:
         read = hardware_kinds.capable_registries(clients, extra)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
-        _refuse_locked(wanted, {})
+        _refuse_locked(wanted, {}, same_step)
         return ['BIOS settings not checked against the nodes\' BIOS '
                 'registry: %s' % (getattr(exc, 'details', None) or exc)]
     registries = {n: r for n, (_, r) in read.items()}
-    _refuse_locked(wanted, registries)
+    _refuse_locked(wanted, registries, same_step)
     without = sorted(n for n, entries in registries.items()
                      if not bios_registry.has_registry(entries))
     judged = {n: e for n, e in registries.items() if n not in without}
-    found = bios_registry.problems(wanted, judged)
+    found = bios_registry.problems(wanted, judged,
+                                   same_step_unlocks=same_step)
     refusing = {n for p in found for n in p.nodes}
-    if found and refusing == set(judged):
+    to_prepare = {n: bios_prepare.once_prepared(wanted, judged[n])
+                  for n in sorted(refusing)}
+    to_prepare = {n: needs for n, needs in to_prepare.items() if needs}
+    if found and refusing == set(judged) and not to_prepare:
         raise exceptions.CommandError(bios_registry.describe(found))
+    return _warnings(read, without, found, refusing, to_prepare)
+
+
+def _warnings(read, without, found, refusing, to_prepare):
+    """What a template's check says once it is written: the nodes without
+    a registry, those to prepare, and those that refuse it."""
     warnings = ['BIOS settings not checked on %s: no BIOS registry '
                 'reported' % ', '.join(without)] if without else []
+    warnings += ['%s takes it once prepared; sync does not offer it there '
+                 'until then: %s' % (n, tagging.prepare_command(n, needs))
+                 for n, needs in sorted(to_prepare.items())]
+    refusing = refusing - set(to_prepare)
+    found = [p._replace(nodes=[n for n in p.nodes if n in refusing])
+             for p in found if set(p.nodes) & refusing]
     if found:
         classes = sorted({read[n][0].get('resource_class') or '?'
                           for n in refusing})
@@ -268,10 +288,12 @@ def check_bios_registry(clients, steps, extra):
     return warnings
 
 
-def _refuse_locked(wanted, registries):
+def _refuse_locked(wanted, registries, same_step=True):
     """One line when ``wanted`` sets a setting a vendor profile locks
     without the profile's custom value (``registries``: of the capable
-    nodes, to tell whether their hardware has that profile)."""
-    found = bios_profiles.missing(wanted, registries)
+    nodes, to tell whether their hardware has that profile), where the
+    same step may unlock it (``same_step``: an ironic before 37.0)."""
+    found = bios_profiles.missing(wanted, registries,
+                                  same_step_unlocks=same_step)
     if found:
         raise exceptions.CommandError(bios_profiles.describe_missing(found))

@@ -87,10 +87,11 @@ def create_per_class(clients, given, config, names, dry_run=False):
                     ' and a resource class' if classless else '')))
     ironic = clients.ironic()
     known = ironic.config_templates(fields=('uuid', 'name', 'steps'))
-    served = _served(known, config, registries)
+    same_step = not ironic.validates_bios_steps()
+    served = _served(known, config, registries, same_step)
     plan = bios_vocabulary.per_class(config, {
         rc: nodes for rc, nodes in registries.items() if rc not in served},
-        names)
+        names, same_step_unlocks=same_step)
     interfaces = {label: node.get('bios_interface')
                   for label, (node, _) in read.items()}
     if not plan.matched and not served:
@@ -142,7 +143,7 @@ def _report(config, served, plan, made, interfaces, names):
             'created': sorted(made.values())}
 
 
-def _served(known, config, registries):
+def _served(known, config, registries, same_step=True):
     """{resource class: the template that already serves it}: its own for
     the config (whatever its name: a rerun, or the operator's), else the
     one for every kind, when its nodes' registries accept its BIOS
@@ -156,7 +157,8 @@ def _served(known, config, registries):
         if generic else {}
     found.update({rc: generic['name'] for rc, nodes in registries.items()
                   if rc not in found and wanted
-                  and not bios_registry.problems(wanted, nodes)})
+                  and not bios_registry.problems(
+                      wanted, nodes, same_step_unlocks=same_step)})
     return found
 
 

@@ -54,8 +54,12 @@ class VendorsTestCase(fakes.TestCommand):
 
 
 class TestProfilePrerequisite(VendorsTestCase):
+    """An ironic before 37.0 (API 1.111, 35.0) passes a step to the BMC,
+    which takes a profile and the setting it locks in one request."""
+
     def setUp(self):
         super().setUp()
+        self.ironic.max_version = (1, 111)
         enrol(self.ironic, 'bm-5', fx.DELL_R750, 'baremetal-copper')
         enrol(self.ironic, 'bm-6', fx.HPE_DL385_AMD, 'baremetal-tin')
 
@@ -94,6 +98,42 @@ class TestProfilePrerequisite(VendorsTestCase):
         self.assertEqual([COPPER_OFF], [
             t['name'] for t in self.ironic.templates.values()])
         self.assertEqual('', self.logged.output)
+
+
+class TestProfilePrepared(VendorsTestCase):
+    """Ironic 37.0 and later refuse a setting their cache records
+    read-only even beside its profile: a template sends the setting alone,
+    and the node is prepared once (its profile set ahead)."""
+
+    def setUp(self):
+        super().setUp()
+        enrol(self.ironic, 'bm-5', fx.DELL_R750, 'baremetal-copper')
+        enrol(self.ironic, 'bm-6', fx.HPE_DL385_AMD, 'baremetal-tin')
+
+    def test_the_template_sends_the_setting_and_the_plan_says_prepare(self):
+        planned = self.create('--config', 'turbo=disabled', '--dry-run')
+        self.assertEqual(
+            {'baremetal-copper': 'ProcTurboMode=Disabled (Dell iDRAC, '
+                                 'Intel)',
+             'baremetal-tin': 'ProcAMDBoost=Disabled (HPE iLO, AMD)'},
+            planned['settings'])
+        self.assertIn('SysProfile=Custom', planned['notes'][
+            'baremetal-copper'])
+        self.create('--config', 'turbo=disabled')
+        made = {t['name']: t for t in self.ironic.templates.values()}
+        self.assertEqual([{'name': 'ProcTurboMode', 'value': 'Disabled'}],
+                         made[COPPER_OFF]['steps'][0]['args']['settings'])
+
+    def test_an_explicit_locked_setting_is_made_and_the_node_named(self):
+        self.create('--config', 'turbo=disabled', '--resource-class',
+                    'baremetal-copper', '--bios-setting',
+                    'ProcTurboMode=Disabled')
+        self.assertEqual([COPPER_OFF], [
+            t['name'] for t in self.ironic.templates.values()])
+        self.assertIn(
+            'bm-5 takes it once prepared; sync does not offer it there '
+            'until then: openstack baremetal node deploy-config prepare '
+            'bm-5 (SysProfile=Custom)', self.logged.output)
 
 
 class TestWithoutRegistry(VendorsTestCase):
