@@ -1,0 +1,144 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Run one emulated BMC: sushy-tools' own app and server, with our systems
+driver, and what its templates lack added to its responses.
+
+    launcher.py --port P --state-dir DIR --vendor dell|hpe \
+        --system NAME=UUID [--power-delay S] [--boot-delay S]
+        [--no-boot-progress]
+
+One BMC per server, as in a data centre: the BIOS registry the emulator
+serves (one per app, at a fixed URL) is then the registry of its one
+system, with Dell's ReadOnly flags evaluated live from that system's
+values.  Listens on loopback, without credentials.
+"""
+
+import argparse
+import json
+import os
+import sys
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+import flask  # noqa: E402
+from sushy_tools.emulator import main  # noqa: E402
+
+from bmc import driver  # noqa: E402
+from bmc import model  # noqa: E402
+
+# sushy's BIOS asks for OnReset when the BMC lists it, as iDRAC and iLO do
+APPLY_TIMES = ['OnReset']
+
+
+def _rewrite(response, change):
+    """Edit a JSON response of the stock app in place."""
+    body = json.loads(response.get_data())
+    change(body)
+    response.set_data(json.dumps(body, indent=2))
+    return response
+
+
+def _bios_state(identity):
+    return main.app.systems.get_bios_state(identity)
+
+
+def _system(identity, body):
+    if main.app.config.get('MINICLOUD_BMC_BOOT_PROGRESS', True):
+        body['BootProgress'] = {
+            'LastState': main.app.systems.get_boot_progress(identity)}
+
+
+def _bios(identity, body):
+    bios = _bios_state(identity)
+    body['AttributeRegistry'] = model.registry_id(bios['vendor'])
+    settings = body.setdefault('@Redfish.Settings', {})
+    settings['SupportedApplyTimes'] = APPLY_TIMES
+    settings['Messages'] = bios['messages']
+
+
+def _bios_settings(identity, body):
+    bios = _bios_state(identity)
+    body['AttributeRegistry'] = model.registry_id(bios['vendor'])
+    body['Attributes'] = model.settings_view(bios)
+
+
+def _registry(body):
+    """The registry of this BMC's system, in place of the stock one."""
+    first = main.app.systems.systems[0]
+    body.clear()
+    body.update(model.live_registry(_bios_state(first)))
+    body['@odata.id'] = flask.request.path
+
+
+def add_extensions(app):
+    """After each stock response: BootProgress, apply times, messages,
+    pending settings and our registry."""
+    by_endpoint = {'system_resource': _system, 'bios': _bios,
+                   'bios_settings': _bios_settings}
+
+    @app.after_request
+    def extend(response):
+        if (flask.request.method != 'GET' or response.status_code != 200
+                or response.mimetype != 'application/json'):
+            return response
+        endpoint = flask.request.endpoint
+        if endpoint == 'bios_registry':
+            return _rewrite(response, _registry)
+        if endpoint in by_endpoint:
+            identity = flask.request.view_args['identity']
+            return _rewrite(response, lambda body: by_endpoint[endpoint](
+                identity, body))
+        return response
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser('minicloud-bmc')
+    parser.add_argument('--port', type=int, required=True)
+    parser.add_argument('--state-dir', required=True)
+    parser.add_argument('--vendor', choices=model.VENDORS, required=True)
+    parser.add_argument('--system', required=True, help='NAME=UUID')
+    parser.add_argument('--power-delay', type=float, default=1.0)
+    parser.add_argument('--boot-delay', type=float, default=1.0)
+    # without BootProgress, ironic 39 waits for a refused BIOS set only
+    # until its callback timeout; with it, for ever (README.md)
+    parser.add_argument('--no-boot-progress', action='store_true')
+    return parser.parse_args(argv)
+
+
+def main_(argv):
+    args = parse_args(argv)
+    name, uuid = args.system.split('=', 1)
+    os.makedirs(args.state_dir, exist_ok=True)
+    app = main.app
+    app.config.update({
+        'SUSHY_EMULATOR_STATE_DIR': args.state_dir,
+        'SUSHY_EMULATOR_FAKE_SYSTEMS': [{
+            'uuid': uuid, 'name': name, 'power_state': 'Off',
+            'vendor': args.vendor, 'external_notifier': False,
+            'nics': [{'mac': '52:54:00:00:00:%02x' % (args.port % 256),
+                      'ip': '127.0.0.1'}]}],
+        'MINICLOUD_BMC_POWER_DELAY': args.power_delay,
+        'MINICLOUD_BMC_BOOT_DELAY': args.boot_delay,
+        'MINICLOUD_BMC_BOOT_PROGRESS': not args.no_boot_progress,
+    })
+    # sushy-tools picks its fake driver by this module's name
+    main.fakedriver = types.SimpleNamespace(FakeDriver=driver.BmcDriver)
+    add_extensions(app)
+    sys.argv = ['sushy-emulator', '--interface', '127.0.0.1', '--port',
+                str(args.port), '--fake']
+    return main.main()
+
+
+if __name__ == '__main__':
+    sys.exit(main_(sys.argv[1:]))
