@@ -26,9 +26,9 @@ class TestSeed(base.FunctionalTestCase):
                 cloud=base.SYSTEM_ADMIN,
             )
         }
-        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4', 'bm-5'],
-                         sorted(nodes))
-        for name in ('bm-0', 'bm-1', 'bm-3', 'bm-4', 'bm-5'):
+        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4', 'bm-5',
+                          'bm-6'], sorted(nodes))
+        for name in ('bm-0', 'bm-1', 'bm-3', 'bm-4', 'bm-5', 'bm-6'):
             self.assertIn('HW_CPU_HYPERTHREADING', nodes[name]['traits'])
         self.assertNotIn('HW_CPU_HYPERTHREADING', nodes['bm-2']['traits'])
         self.assertTrue(nodes['bm-3']['maintenance'])
@@ -40,13 +40,19 @@ class TestSeed(base.FunctionalTestCase):
         self.assertEqual(
             {'baremetal-gold'}, {n['resource_class'] for name, n in
                                  nodes.items() if name not in ('bm-4',
-                                                               'bm-5')})
+                                                               'bm-5',
+                                                               'bm-6')})
         # other kinds of hardware: their own classes and BIOS names
-        self.assertEqual(
-            [('baremetal-silver', 'b'), ('baremetal-copper', 'c')],
-            [(nodes[n]['resource_class'],
-              nodes[n]['extra']['minicloud_bios_kind'])
-             for n in ('bm-4', 'bm-5')])
+        self.assertEqual('baremetal-silver', nodes['bm-4']['resource_class'])
+        self.assertEqual('b', nodes['bm-4']['extra']['minicloud_bios_kind'])
+        # on Redfish, over the emulated BMCs (tools/minicloud/bmc)
+        for name, rclass in (('bm-5', 'baremetal-copper'),
+                             ('bm-6', 'baremetal-bronze')):
+            self.assertEqual(rclass, nodes[name]['resource_class'])
+            for interface in ('power', 'management', 'bios'):
+                self.assertEqual('redfish',
+                                 nodes[name][interface + '_interface'])
+            self.assertEqual('fake', nodes[name]['deploy_interface'])
 
     def test_secure_rbac_hides_nodes_from_project_scope(self):
         # Ironic's default policy: a project-scoped admin sees no node.

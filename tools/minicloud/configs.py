@@ -6,6 +6,7 @@ Plain functions: each takes a ``Layout`` and returns file contents, so that
 import json
 import os
 import textwrap
+import uuid
 
 PASSWORD = 'minicloud'  # noqa: S105  every user's password: test only
 REGION = 'RegionOne'
@@ -16,6 +17,18 @@ DB_USER = 'minicloud'
 FAKE_COMPUTE_HOST = 'fake-compute'
 IRONIC_COMPUTE_HOST = 'ironic-compute'
 IRONIC_POLICIES = ('secure', 'legacy')
+# The emulated Redfish BMCs (bmc/): service -> (BIOS vendor, the node it
+# serves).  One BMC per server, as in a data centre.
+BMCS = {'bmc-dell': ('dell', 'bm-5'), 'bmc-hpe': ('hpe', 'bm-6')}
+# seconds from a power request to its effect, and from power-on to the OS
+# running: short, so that a BIOS step takes seconds
+BMC_POWER_DELAY = 1.0
+BMC_BOOT_DELAY = 1.0
+
+
+def bmc_system_uuid(node):
+    """The Redfish system of a node, the same in every mini cloud."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, 'minicloud:bmc:' + node))
 
 
 class Layout:
@@ -53,6 +66,13 @@ class Layout:
     @property
     def transport_url(self):
         return 'rabbit://guest:guest@127.0.0.1:%d/' % self.ports['rabbitmq']
+
+    @property
+    def redfish(self):
+        """node -> (Redfish address, system ID) of its emulated BMC."""
+        return {node: (self.url(service),
+                       '/redfish/v1/Systems/' + bmc_system_uuid(node))
+                for service, (_, node) in BMCS.items()}
 
     @property
     def endpoints(self):
@@ -208,15 +228,15 @@ def glance(lay):
 
 _IRONIC_INTERFACES = {
     # interface: (enabled, default)
-    'bios': ('fake,fake-steps', 'fake'),
+    'bios': ('fake,fake-steps,redfish', 'fake'),
     'boot': ('fake', 'fake'),
     'console': ('fake', 'fake'),
     'deploy': ('fake', 'fake'),
     'firmware': ('fake', 'fake'),
     'inspect': ('fake', 'fake'),
-    'management': ('fake', 'fake'),
+    'management': ('fake,redfish', 'fake'),
     'network': ('noop', 'noop'),
-    'power': ('fake', 'fake'),
+    'power': ('fake,redfish', 'fake'),
     'raid': ('fake,fake-steps', 'fake'),
     'rescue': ('fake', 'fake'),
     'storage': ('fake,noop', 'fake'),
@@ -280,6 +300,10 @@ def ironic(lay, policy='secure'):
         connection = {lay.db('ironic')}
         [dhcp]
         dhcp_provider = none
+        [redfish]
+        # how often a BIOS step that waits for its reboot checks the BMC
+        # (ironic 35+; the emulated BMCs boot in about 2 s)
+        firmware_update_status_interval = 2
         [oslo_concurrency]
         lock_path = {lay.data}/locks
         """)

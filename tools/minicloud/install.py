@@ -62,10 +62,13 @@ VENV_INPUTS = ('requirements.txt', 'fake_steps/pyproject.toml',
                'fake_steps/src/minicloud_fake_steps/__init__.py')
 # Older ironic releases `up --ironic-release` runs instead of the pinned
 # one (in a virtualenv of their own), with the pins their code needs on
-# today's PyPI: ironic-lib 7 dropped the disk_utils 22.1 imports.
+# today's PyPI: ironic-lib 7 dropped the disk_utils 22.1 imports; sushy
+# (not among ironic's own requirements) for the redfish interfaces the
+# mini cloud enables, at that release's upper constraint.
 PINNED = 'pinned'
 IRONIC_RELEASES = {
-    '22.1.0': ('ironic==22.1.0', 'ironic-lib==5.5.0', 'PyMySQL==1.2.4'),
+    '22.1.0': ('ironic==22.1.0', 'ironic-lib==5.5.0', 'PyMySQL==1.2.4',
+               'sushy==4.4.2'),
 }
 
 

@@ -4,10 +4,14 @@
         service projects, users, roles and the catalog (after bootstrap)
     seed.py cloud NOVA-MANAGE-ARGV...
         ironic nodes, flavors and image; returns once nova can schedule them
-        (OS_CLIENT_CONFIG_FILE names the mini cloud's clouds.yaml)
+        (OS_CLIENT_CONFIG_FILE names the mini cloud's clouds.yaml;
+        MINICLOUD_REDFISH, as JSON, each Redfish node's BMC address and
+        system ID)
 
 Every step finds before it creates, so a rerun changes nothing.
 """
+import json
+import os
 import sys
 import time
 import uuid
@@ -27,18 +31,22 @@ SERVICE_NAMES = {'compute': 'nova', 'placement': 'placement',
 ADMIN_SERVICE_USERS = ('nova', 'ironic')
 
 GOLD, SILVER = 'baremetal-gold', 'baremetal-silver'
-COPPER = 'baremetal-copper'
+COPPER, BRONZE = 'baremetal-copper', 'baremetal-bronze'
 NODE_PROPERTIES = {'cpus': 4, 'memory_mb': 8192, 'local_gb': 40,
                    'cpu_arch': 'x86_64'}
-NODES = {  # name: (traits, maintenance, resource class, fake BIOS kind)
+NODES = {  # name: (traits, maintenance, resource class, fake BIOS kind;
+    #                None: on Redfish, over its emulated BMC)
     'bm-0': (['HW_CPU_HYPERTHREADING'], False, GOLD, 'a'),
     'bm-1': (['HW_CPU_HYPERTHREADING'], False, GOLD, 'a'),
     'bm-2': ([], False, GOLD, 'a'),
     'bm-3': (['HW_CPU_HYPERTHREADING'], True, GOLD, 'a'),
     # another vendor's hardware: its BIOS names its settings its own way
     'bm-4': (['HW_CPU_HYPERTHREADING'], False, SILVER, 'b'),
-    # a Dell's names, and a system profile that locks turbo
-    'bm-5': (['HW_CPU_HYPERTHREADING'], False, COPPER, 'c'),
+    # a Dell R750's BIOS behind an emulated iDRAC: its system profile
+    # locks turbo
+    'bm-5': (['HW_CPU_HYPERTHREADING'], False, COPPER, None),
+    # an HPE DL385 Gen10 Plus v2's (AMD) behind an emulated iLO
+    'bm-6': (['HW_CPU_HYPERTHREADING'], False, BRONZE, None),
 }
 _BAREMETAL = {'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
               'resources:DISK_GB': '0'}
@@ -49,6 +57,8 @@ FLAVORS = {
         _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_SILVER': '1'})),
     'bm.copper': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, dict(
         _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_COPPER': '1'})),
+    'bm.bronze': ({'vcpus': 4, 'ram': 8192, 'disk': 40}, dict(
+        _BAREMETAL, **{'resources:CUSTOM_BAREMETAL_BRONZE': '1'})),
     'm1.tiny': ({'vcpus': 1, 'ram': 512, 'disk': 1}, {}),
 }
 IMAGE = 'tiny'
@@ -120,7 +130,29 @@ def node_uuid(name):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, 'minicloud:node:' + name))
 
 
-def seed_nodes(bm):
+def node_interfaces(name, kind, redfish):
+    """A fake-steps node's BIOS and RAID; or Redfish power, management
+    and BIOS over the node's emulated BMC (``redfish``: node -> (address,
+    system ID)), with fake deploy, boot and network all the same."""
+    if kind:
+        return {'bios_interface': 'fake-steps',
+                'raid_interface': 'fake-steps',
+                'extra': {'minicloud_bios_kind': kind}}
+    address, system_id = redfish[name]
+    return {'bios_interface': 'redfish', 'power_interface': 'redfish',
+            'management_interface': 'redfish',
+            'driver_info': {'redfish_address': address,
+                            'redfish_system_id': system_id,
+                            # the emulator takes any credentials
+                            'redfish_username': 'minicloud',
+                            'redfish_password': 'minicloud',
+                            # ironic 39 looks up [<driver>]verify_ca, and
+                            # has no [fake-hardware] group, unless set here
+                            # (over http it is never used)
+                            'redfish_verify_ca': False}}
+
+
+def seed_nodes(bm, redfish):
     """Enroll the nodes, all of them through each step together (a node at
     a time waits for each transition in turn), until available."""
     t0 = time.monotonic()
@@ -128,9 +160,8 @@ def seed_nodes(bm):
     for name, (_, _, resource_class, kind) in NODES.items():
         node = bm.find_node(name) or bm.create_node(
             name=name, id=node_uuid(name), driver='fake-hardware',
-            resource_class=resource_class, bios_interface='fake-steps',
-            raid_interface='fake-steps', properties=NODE_PROPERTIES,
-            extra={'minicloud_bios_kind': kind})
+            resource_class=resource_class, properties=NODE_PROPERTIES,
+            **node_interfaces(name, kind, redfish))
         ids[name] = node.id
 
     def nodes():
@@ -214,7 +245,8 @@ def seed_cloud(nova_manage):
     admin = openstack.connect(cloud='minicloud-admin')
     system = openstack.connect(cloud='minicloud-system-admin')
     seed_flavors_and_image(admin.compute, admin.image)
-    node_ids = seed_nodes(system.baremetal)
+    node_ids = seed_nodes(system.baremetal,
+                          json.loads(os.environ['MINICLOUD_REDFISH']))
     wait_for_providers(admin.placement, node_ids)
     t0 = time.monotonic()
     want = set(node_ids.values())

@@ -237,6 +237,23 @@ def _nova_service(name, binary, conf, ready_log):
                    ready_log=ready_log)
 
 
+def _bmc(service):
+    """An emulated Redfish BMC (bmc/launcher.py) for one node."""
+    vendor, node = configs.BMCS[service]
+
+    def argv(lay):
+        return [venv_bin(lay, 'python'), HERE + '/bmc/launcher.py',
+                '--port', str(lay.ports[service]),
+                '--state-dir', '%s/bmc/%s' % (lay.data, node),
+                '--vendor', vendor,
+                '--system', '%s=%s' % (node, configs.bmc_system_uuid(node)),
+                '--power-delay', str(configs.BMC_POWER_DELAY),
+                '--boot-delay', str(configs.BMC_BOOT_DELAY)]
+    return Service(service, argv, port=service,
+                   ready_check=lambda lay: http_answers(
+                       lay.url(service) + '/redfish/v1/'))
+
+
 SERVICES = [
     Service('mariadb',
             lambda lay: [MARIADBD, '--defaults-file=%s/my.cnf' % lay.etc],
@@ -273,6 +290,7 @@ SERVICES = [
             prepare=lambda lay: run_logged(lay, 'ironic-dbsync', [
                 _ironic_bin(lay, 'ironic-dbsync'), '--config-file',
                 lay.etc + '/ironic/ironic.conf', 'create_schema'])),
+    *(_bmc(service) for service in configs.BMCS),
     _nova_service('nova-conductor', 'nova-conductor', 'nova.conf',
                   ['Starting conductor node']),
     _nova_service('nova-scheduler', 'nova-scheduler', 'nova.conf',
@@ -293,7 +311,8 @@ BY_NAME = {s.name: s for s in SERVICES}
 # Started together, group after group; each group needs the ones before.
 START_GROUPS = [['mariadb'],
                 ['rabbitmq', 'keystone'],
-                ['neutron-stub', 'placement', 'glance', 'ironic'],
+                ['neutron-stub', 'placement', 'glance', 'ironic',
+                 *configs.BMCS],
                 ['nova-conductor', 'nova-scheduler', 'nova-api'],
                 ['nova-compute', 'nova-compute-ironic']]
 # nova's databases are prepared beside the groups after MariaDB's, and must
