@@ -39,10 +39,12 @@ CLEAN_AND_PROVIDE, CLEAN = 'manage, clean, provide', 'clean'
 BY_STATE = {'available': CLEAN_AND_PROVIDE, 'manageable': CLEAN}
 
 # One node's preparation: the profile settings ([(name, value)],
-# outermost first) its configs need, the configs that need them, and why a
-# config of its kind cannot be prepared for (no value unlocks it).
+# outermost first) its configs need, the configs that need them, why a
+# config of its kind cannot be prepared for (no value unlocks it, or
+# ironic's cache will not let it), and the configs' settings ({name:
+# value}) the profiles unlock.
 Plan = collections.namedtuple('Plan', ['node', 'needs', 'configs',
-                                       'unpreparable'])
+                                       'unpreparable', 'settings'])
 
 
 def plan(node, templates, registry, own, configs=None):
@@ -50,7 +52,7 @@ def plan(node, templates, registry, own, configs=None):
     (``own``: ``ConfigTemplates.per_class`` of every template; ``configs``:
     only these, when given), from ``registry``, its detailed BIOS settings
     as ironic caches them."""
-    needs, wanted, unpreparable = {}, set(), []
+    needs, wanted, unpreparable, settings_of = {}, set(), [], {}
     for template in templates:
         config = deploy_config.config_of(template.get('extra'))
         if (configs and config not in configs
@@ -62,6 +64,11 @@ def plan(node, templates, registry, own, configs=None):
         if not settings or not registry:
             continue
         found = bios_profiles.prerequisites(settings, registry)
+        stale = bios_profiles.stale_read_only(settings, registry)
+        if stale:
+            unpreparable.append('%s: %s' % (
+                config, bios_profiles.describe_stale(stale)))
+            continue
         if found is None:
             unpreparable.append('%s: no value of its profile unlocks %s'
                                 % (config, ', '.join(sorted(settings))))
@@ -73,8 +80,9 @@ def plan(node, templates, registry, own, configs=None):
                                        needs[name]))
         if found:
             wanted.add(str(config))
+            settings_of.update(settings)
     return Plan(tagging.node_label(node), list(needs.items()),
-                sorted(wanted), unpreparable)
+                sorted(wanted), unpreparable, settings_of)
 
 
 def pending(needs, registry):

@@ -457,3 +457,30 @@ def governs(profile, setting):
     return '%s=%s unlocks %s; it also ends the profile\'s control of %s ' \
         '(each keeps its value)' % (profile.setting, profile.custom,
                                     setting, named)
+
+
+def stale_read_only(wanted, entries):
+    """The settings of ``wanted`` that ironic's cache (``entries``: the
+    node's detailed BIOS settings) holds read-only though no profile locks
+    them by its current values: read-only as cached under a profile value
+    that locked them.  Ironic (37.0 to 39.0 at least) writes a cached
+    setting's registry fields again only when its value changes
+    (``BIOSSettingList.sync_node_setting``), and sushy keeps a BMC's
+    registry for the conductor's life: a setting cached read-only stays
+    so, and ironic refuses it, after its profile is unlocked."""
+    by_name = {e['name']: e for e in entries}
+    locked = locks_now(entries)
+    return sorted(name for name in wanted
+                  if (by_name.get(name) or {}).get('read_only')
+                  and name not in locked and profile_of(name) is not None
+                  and profile_of(name).setting in by_name)
+
+
+def describe_stale(found):
+    """Why ironic refuses ``found`` (``stale_read_only``), and what to do,
+    in one line."""
+    return ('ironic still caches %s read-only, as it did under the old '
+            'profile value: ironic 37 to 39 write a cached setting\'s '
+            'read_only again only when its value changes, and refuse it '
+            'meanwhile; enrol the node again to refresh its cache (see '
+            '"Known limits" in the docs)' % ', '.join(found))

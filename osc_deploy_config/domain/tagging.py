@@ -279,7 +279,11 @@ def left_out(nodes, templates, registries=None, every=None,
                 continue
             why = bios_refusal(node, template, registry, same_step_unlocks)
             needs = preparable(template, registry)
-            if needs:
+            stale = bios_profiles.stale_read_only(bios_settings(template),
+                                                  registry)
+            if stale:
+                why += '; %s' % bios_profiles.describe_stale(stale)
+            elif needs:
                 why += '; prepare it: %s' % prepare_command(
                     node_label(node), needs)
             found.append(Change(node_label(node), node['uuid'],

@@ -263,3 +263,24 @@ def servicing_failure(node):
                 'node unhold %s)' % (node.get('name') or node['uuid']))
     return 'the node went to "%s"%s' % (state, (': %s' % error) if error
                                         else '')
+
+
+def still_servicing(node, state):
+    """What a servicing that goes on past the wait is doing, in words, and
+    what to do.  A redfish BIOS step waits for the BMC to show its values
+    (``driver_internal_info``, where the credentials read it); ironic 35
+    and later wait for ever on a BMC that refused them at its reset, and
+    cannot abort the step."""
+    label = node.get('name') or node['uuid']
+    waiting = ((state.get('driver_internal_info') or {}).get(
+        'redfish_bios_state') or {}).get('requested_bios_attrs')
+    if waiting:
+        return ('Node %s is still in "%s": ironic waits for its BMC to '
+                'apply %s, and waits for ever where the BMC refused them (its '
+                'BIOS resource\'s @Redfish.Settings.Messages say why; ironic '
+                'cannot abort the step): set them at the BMC, or back, and '
+                'rerun to finish the toggle' % (
+                    label, state['provision_state'], ', '.join(
+                        '%s=%s' % item for item in sorted(waiting.items()))))
+    return ('Node %s is still in "%s"; ironic goes on: rerun to finish the '
+            'toggle once it ends' % (label, state['provision_state']))

@@ -27,6 +27,7 @@ import concurrent.futures
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import bios_prepare
+from osc_deploy_config.domain import bios_profiles
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import tagging
 from osc_deploy_config.domain import templates as dtemplates
@@ -66,10 +67,11 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
         api, nodes), configs, dry_run)
     if work:
         api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
-    done = [node['uuid'] for node, todo, row in work if carry_out(
+    done = [node['uuid'] for node, todo, row, governed in work if carry_out(
         api, node, todo, row, waits.Waiter(say, sleep, seconds=wait_timeout),
-        say)]
-    failed += [row[0] for _, _, row in work if row[3].startswith('failed')]
+        say, governed)]
+    failed += [row[0] for _, _, row, _ in work
+               if row[3].startswith('failed')]
     if done:
         for change in sync_nodes(clients, done, wait, wait_timeout, say):
             say('%s: %s %s (%s)' % change)
@@ -96,10 +98,10 @@ def check_arguments(names, resource_class, configs, wait_timeout):
     return configs
 
 
-def carry_out(api, node, todo, row, waiter, say):
+def carry_out(api, node, todo, row, waiter, say, governed):
     """Prepare one node; its row says how it went.  Whether it was."""
     try:
-        row[3] = prepare_node(api, node, todo, waiter, say)
+        row[3] = prepare_node(api, node, todo, waiter, say, governed)
     except exceptions.CommandError as exc:
         row[3] = 'failed: %s' % exc
         return False
@@ -108,7 +110,8 @@ def carry_out(api, node, todo, row, waiter, say):
 
 def judge(nodes, templates, registries, configs, dry_run):
     """Each node's row, with what it needs (``bios_prepare.plan``): (rows,
-    the nodes not prepared, [(node, the settings to set, its row)])."""
+    the nodes not prepared, [(node, the settings to set, its row, the
+    configs' settings they unlock)])."""
     own = dtemplates.by_config(templates).per_class
     rows, failed, work = [], [], []
     for node in nodes:
@@ -129,7 +132,7 @@ def judge(nodes, templates, registries, configs, dry_run):
                 settings_text(todo),
                 bios_prepare.BY_STATE[node['provision_state']])
         else:
-            work.append((node, todo, row))
+            work.append((node, todo, row, plan.settings))
         if row[3].startswith(('cannot', 'not prepared')):
             failed.append(plan.node)
         rows.append(row)
@@ -169,9 +172,11 @@ def settings_text(needs):
     return ', '.join('%s=%s' % pair for pair in needs)
 
 
-def prepare_node(api, node, todo, waiter, say):
+def prepare_node(api, node, todo, waiter, say, governed=()):
     """Set ``todo`` on one node by manual cleaning, and return it to its
-    state; the row's result, read back from ironic's cache."""
+    state; the row's result, read back from ironic's cache, where each
+    setting of ``governed`` (the configs' settings) must now be
+    writable."""
     label, start = tagging.node_label(node), node['provision_state']
     uuid = node['uuid']
     if start == 'available':
@@ -191,11 +196,16 @@ def prepare_node(api, node, todo, waiter, say):
         say('%s: provide' % label)
         api.set_provision_state(uuid, 'provide')
         settle(api, node, 'available', waiter, failed='clean failed')
-    left = bios_prepare.pending(todo, api.bios_registry(uuid))
+    registry = api.bios_registry(uuid)
+    left = bios_prepare.pending(todo, registry)
     if left:
         raise exceptions.CommandError(
             'ironic reports the clean done, but its cache of %s\'s BIOS '
             'does not show %s' % (label, settings_text(left)))
+    stale = bios_profiles.stale_read_only(governed, registry)
+    if stale:
+        raise exceptions.CommandError('set %s, but %s' % (
+            settings_text(todo), bios_profiles.describe_stale(stale)))
     return 'set %s' % settings_text(todo)
 
 

@@ -249,6 +249,7 @@ class FakeIronic(FakeService):
             'resource_class': resource_class, 'owner': None, 'lessee': None,
             'bios_interface': bios_interface,
             'raid_config': {}, 'provision_updated_at': self.stamp(),
+            'driver_internal_info': {},
         }
         self.nodes[node['uuid']] = node
         return node

@@ -196,3 +196,37 @@ class TestPrepare(PrepareTestCase):
                                     *args)
             self.assertIn(why, str(exc))
         self.assertEqual([], self.ironic.writes)
+
+
+class TestStaleCache(PrepareTestCase):
+    """Ironic 37 to 39 write a cached setting's read_only again only when
+    its value changes: turbo, cached read-only under the factory profile,
+    stays so once SysProfile is Custom, and ironic refuses it."""
+
+    def setUp(self):
+        super().setUp()
+        self.ironic.locked_by = {}      # as ironic 39 caches it
+
+    def test_prepare_says_ironic_still_refuses_the_setting(self):
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-5')
+        self.assertEqual('1 of 1 node(s) not prepared: bm-5', str(exc))
+        self.assertEqual('Custom', self.bm5['bios']['SysProfile'])
+        self.assertIn('failed: set SysProfile=Custom, but ironic still '
+                      'caches ProcTurboMode read-only',
+                      self.results()['bm-5'])
+        self.assertEqual([], self.bm5['traits'])
+        # a rerun changes nothing, and says the same
+        writes = len(self.ironic.writes)
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
+        self.assertIn('cannot prepare: turbo=disabled: ironic still caches '
+                      'ProcTurboMode read-only', self.results()['bm-5'])
+        self.assertEqual(writes, len(self.ironic.writes))
+
+    def test_sync_says_why_and_offers_no_prepare(self):
+        self.bm5['bios']['SysProfile'] = 'Custom'
+        (row,) = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertEqual('not offered', row['Action'])
+        self.assertIn('ironic still caches ProcTurboMode read-only',
+                      row['Reason'])
+        self.assertNotIn('prepare it', row['Reason'])

@@ -257,3 +257,21 @@ class TestServicingOutcome(testtools.TestCase):
     def test_without_the_time_of_the_pending_record_nothing_counts(self):
         self.assertIsNone(self.outcome(
             event('servicing_end', '2026-12-01T10:00:02'), since=None))
+
+
+class TestStillServicing(testtools.TestCase):
+    def test_a_bios_step_names_what_ironic_waits_for_at_the_bmc(self):
+        state = {'provision_state': 'service wait', 'driver_internal_info': {
+            'redfish_bios_state': {'reboot_requested': True,
+                                   'requested_bios_attrs': {
+                                       'ProcAMDBoost': 'Disabled'}}}}
+        line = toggle_states.still_servicing({'name': 'bm-6'}, state)
+        self.assertIn('Node bm-6 is still in "service wait": ironic waits '
+                      'for its BMC to apply ProcAMDBoost=Disabled', line)
+        self.assertIn('@Redfish.Settings.Messages', line)
+
+    def test_otherwise_ironic_goes_on(self):
+        self.assertEqual(
+            'Node bm-0 is still in "servicing"; ironic goes on: rerun to '
+            'finish the toggle once it ends', toggle_states.still_servicing(
+                {'name': 'bm-0'}, {'provision_state': 'servicing'}))

@@ -27,6 +27,7 @@ from osc_deploy_config.domain import bios_prepare
 from osc_deploy_config.domain import bios_profiles
 from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import effects
+from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import outcomes
 
@@ -39,6 +40,13 @@ def read(ironic, node):
     except exceptions.CommandError:
         return ironic.bios(node)
     return ironic.bios_registry(node)
+
+
+def poll_fields(project):
+    """What a servicing's polls read of the node: the operator's also
+    what a BIOS step waits for (a project's token may not read it)."""
+    return ironic_api.POLL_FIELDS + (
+        () if project else ('driver_internal_info',))
 
 
 def vouched(servicing, prepared):

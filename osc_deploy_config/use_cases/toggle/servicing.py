@@ -52,6 +52,7 @@ class Servicing:
         # a project's toggle: services through its runbooks, records in
         # the node's extra (``authority``)
         self.project = toggle.authority.project_id
+        self.poll_fields = bios_check.poll_fields(self.project)
 
     def steps(self, prepared):
         """The profile steps that unlock the settings, if any, then the
@@ -121,9 +122,7 @@ class Servicing:
                     step_safety.why_not_known_safe(found), ' '.join(
                         '--allow-step %s' % r for r in dict.fromkeys(
                             r.step for r in found))))
-        if self.toggle.fresh_reading:
-            # a rollout's planning reads no node alone: its toggle checks
-            # when it starts (``carry_out``)
+        if self.toggle.fresh_reading:   # a rollout's: at ``carry_out``
             bios_check.refuse(self, prepared)
 
     def carry_out(self, prepared):
@@ -137,7 +136,8 @@ class Servicing:
         serviced = False
         if prepared.finishing == SERVICING:
             self.say('  finishing the servicing of an interrupted toggle')
-            state = self.waits.servicing(node, requested=False)
+            state = self.waits.servicing(
+                node, requested=False, fields=self.poll_fields)
             self.check_serviced(prepared, steps, state)
             serviced = ours and ran(self.ironic, dict(node, **state),
                                     under_way, steps)
@@ -154,7 +154,8 @@ class Servicing:
             node.update(properties=written['properties'],
                         extra=written['extra'])
             self.request_service(prepared, steps)
-            self.check_serviced(prepared, steps, self.waits.servicing(node))
+            self.check_serviced(prepared, steps, self.waits.servicing(
+                node, fields=self.poll_fields))
         self.verify(prepared, steps)
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
             node, server['id'], changed, self.project))
@@ -176,7 +177,8 @@ class Servicing:
             for number, config in enumerate(prepared.changed):
                 if number:
                     self.check_serviced(prepared, steps,
-                                        self.waits.servicing(node))
+                                        self.waits.servicing(
+                                            node, fields=self.poll_fields))
                 self.ironic.service_with_runbook(node['uuid'], (
                     prepared.reading.templates_by_config[config]['runbook']))
         except sdk_exceptions.HttpException:

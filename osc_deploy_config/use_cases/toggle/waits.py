@@ -145,25 +145,23 @@ class Waits:
                 'The confirmation of server %s\'s resize is still under way; '
                 'nova goes on: rerun to finish the toggle' % server['name'])
 
-    def servicing(self, node, requested=True):
+    def servicing(self, node, requested=True, fields=ironic_api.POLL_FIELDS):
         """Until ironic's servicing of the node has settled: the node then
         (``toggle_states.servicing_failure`` tells how it ended).  Ironic
         answers a service request before it starts: after one
-        (``requested``), the first read comes after the first interval."""
+        (``requested``), the first read comes after the first interval.
+        ``fields``: what each poll reads (the operator's, with what a BIOS
+        step waits for)."""
         self.waiter.begin()
         if requested:
             self.waiter.pause()
-        label = node.get('name') or node['uuid']
         while True:
-            state = self.ironic.node(node['uuid'], ironic_api.POLL_FIELDS)
+            state = self.ironic.node(node['uuid'], fields)
             if toggle_states.node_settled(state):
                 return state
-            self.waiter.progress('node %s %s' % (label,
-                                                 state['provision_state']))
-            self.waiter.poll(
-                'Node %s is still in "%s"; ironic goes on: rerun to finish '
-                'the toggle once it ends' % (label,
-                                             state['provision_state']))
+            self.waiter.progress('node %s %s' % (
+                node.get('name') or node['uuid'], state['provision_state']))
+            self.waiter.poll(toggle_states.still_servicing(node, state))
 
     def abort(self, node):
         """Until ironic has taken an aborted servicing's node out of
