@@ -167,9 +167,17 @@ HT_OFF_SILVER = HT_OFF + '_FOR_BAREMETAL_SILVER'
 # bm-5's (baremetal-copper), a Dell's: LogicalProc
 HT_ON_COPPER = HT_ON + '_FOR_BAREMETAL_COPPER'
 HT_OFF_COPPER = HT_OFF + '_FOR_BAREMETAL_COPPER'
+# bm-6's (baremetal-bronze), an HPE AMD's: ProcSMT
+HT_ON_BRONZE = HT_ON + '_FOR_BAREMETAL_BRONZE'
+HT_OFF_BRONZE = HT_OFF + '_FOR_BAREMETAL_BRONZE'
+# turbo off, as each Redfish node's BIOS names it
+TURBO_OFF = 'CUSTOM_DEPLOY_CONFIG_TURBO_DISABLED_FOR_BAREMETAL_'
+TURBO_OFF_COPPER, TURBO_OFF_BRONZE = TURBO_OFF + 'COPPER', TURBO_OFF + 'BRONZE'
+HPE_FACTORY_PROFILE = 'GeneralPowerEfficientCompute'
 RAID1 = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
 DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1, HT_ON_SILVER, HT_OFF_SILVER,
-                  HT_ON_COPPER, HT_OFF_COPPER)
+                  HT_ON_COPPER, HT_OFF_COPPER, HT_ON_BRONZE, HT_OFF_BRONZE,
+                  TURBO_OFF_COPPER, TURBO_OFF_BRONZE)
 SYSTEM = 'minicloud-system-admin'
 
 
@@ -222,6 +230,19 @@ def reset(demo):
                 node['traits']):
             demo.quiet('baremetal', 'node', 'remove', 'trait', node['name'],
                        trait, cloud=SYSTEM)
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', 'bm-6',
+        cloud=SYSTEM)}
+    if bios.get('WorkloadProfile') != HPE_FACTORY_PROFILE:
+        # an earlier demo prepared bm-6: its profile back, through ironic
+        step = json.dumps([{'interface': 'bios', 'step': 'apply_configuration',
+                            'args': {'settings': [{
+                                'name': 'WorkloadProfile',
+                                'value': HPE_FACTORY_PROFILE}]}}])
+        for verb in (('manage',), ('clean', '--clean-steps', step,
+                                   '--disable-ramdisk'), ('provide',)):
+            demo.quiet('baremetal', 'node', *verb, '--wait', '120', 'bm-6',
+                       cloud=SYSTEM)
 
 
 def node_traits(demo):
@@ -245,11 +266,11 @@ def story(demo, workdir):
     demo.run('baremetal', 'node', 'list', *fields, cloud=SYSTEM)
     nodes = {n['name']: n for n in demo.query(
         'baremetal', 'node', 'list', *fields, cloud=SYSTEM)}
-    demo.check('bm-0, bm-1, bm-3, bm-4 and bm-5 (other vendors\' '
+    demo.check('bm-0, bm-1, bm-3, bm-4, bm-5 and bm-6 (other vendors\' '
                'hardware) are capable of hyperthreading',
                [n for n in sorted(nodes)
                 if 'HW_CPU_HYPERTHREADING' in nodes[n]['traits']]
-               == ['bm-0', 'bm-1', 'bm-3', 'bm-4', 'bm-5'])
+               == ['bm-0', 'bm-1', 'bm-3', 'bm-4', 'bm-5', 'bm-6'])
     demo.check('bm-3 is in maintenance',
                [n for n in sorted(nodes) if nodes[n]['maintenance']]
                == ['bm-3'])
@@ -514,13 +535,15 @@ def kinds_story(demo):
         'baremetal', 'deploy', 'template', 'list', '--config-type',
         'hyperthreading')}
     demo.check('bm-4\'s registry names it ProcHyperthreading, bm-5\'s '
-               'LogicalProc: a template for each of their classes; the gold '
-               'ones serve their own class',
+               'LogicalProc, bm-6\'s ProcSMT: a template for each of their '
+               'classes; the gold ones serve their own class',
                made == {HT_ON: None, HT_OFF: None,
                         HT_ON_SILVER: 'baremetal-silver',
                         HT_OFF_SILVER: 'baremetal-silver',
                         HT_ON_COPPER: 'baremetal-copper',
-                        HT_OFF_COPPER: 'baremetal-copper'})
+                        HT_OFF_COPPER: 'baremetal-copper',
+                        HT_ON_BRONZE: 'baremetal-bronze',
+                        HT_OFF_BRONZE: 'baremetal-bronze'})
     demo.run('baremetal', 'node', 'deploy-config', 'sync')
     demo.run('flavor', 'deploy-config', 'set', 'bm.silver',
              'hyperthreading=enabled')
@@ -541,18 +564,41 @@ def kinds_story(demo):
                bios.get('ProcHyperthreading') == 'Disabled'
                and (row['Template'], row['In Effect']) == (HT_OFF_SILVER,
                                                            'yes'))
-    demo.step('A setting a vendor profile locks: the profile comes with it')
+    profiles_story(demo)
+    return server_id
+
+
+def profiles_story(demo):
+    """Turbo, which a vendor profile locks, through ironic's own redfish
+    BIOS interface and the emulated BMCs of bm-5 (Dell) and bm-6 (HPE)."""
+    demo.step('A setting a vendor profile locks: offered once prepared')
     planned = demo.query('baremetal', 'deploy', 'template', 'create',
                          '--config', 'turbo=disabled', '--dry-run')
     demo.run('baremetal', 'deploy', 'template', 'create', '--config',
              'turbo=disabled', '--dry-run', '-c', 'settings', '-c', 'notes')
-    demo.check('bm-5\'s SysProfile locks ProcTurboMode: the template sets '
-               'SysProfile=Custom with it, and says what else the profile '
-               'governs', planned['settings'].get('baremetal-copper', '')
-               .startswith('SysProfile=Custom, ProcTurboMode=Disabled')
-               and 'ProcCStates' in planned['notes'].get(
+    demo.check('ironic 39 refuses a locked setting even beside its profile: '
+               'each template sends the setting alone, and the notes name '
+               'the profile to prepare',
+               planned['settings'].get('baremetal-copper', '').startswith(
+                   'ProcTurboMode=Disabled')
+               and planned['settings'].get('baremetal-bronze', '')
+               .startswith('ProcAMDBoost=Disabled')
+               and 'SysProfile=Custom' in planned['notes'].get(
                    'baremetal-copper', ''))
-    return server_id
+    demo.run('baremetal', 'deploy', 'template', 'create', '--config',
+             'turbo=disabled')
+    synced = {r['Node']: r for r in demo.query(
+        'baremetal', 'node', 'deploy-config', 'sync', TURBO_OFF_BRONZE)}
+    demo.check('bm-6\'s default WorkloadProfile locks ProcAMDBoost: not '
+               'offered, with the command that prepares it',
+               synced['bm-6']['Action'] == 'not offered'
+               and 'deploy-config prepare bm-6' in synced['bm-6']['Reason'])
+    demo.run('baremetal', 'node', 'deploy-config', 'prepare', 'bm-6')
+    traits = demo.query('baremetal', 'node', 'show', 'bm-6', '--fields',
+                        'traits', cloud=SYSTEM)['traits']
+    demo.check('bm-6 prepared (WorkloadProfile=Custom, by manual cleaning '
+               'through its BMC) and offered turbo=disabled now',
+               TURBO_OFF_BRONZE in traits)
 
 
 def fleet_story(demo, host, fleet_ids):

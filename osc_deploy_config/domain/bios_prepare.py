@@ -105,6 +105,24 @@ def once_prepared(wanted, registry):
     return needs
 
 
+def problems_once_prepared(wanted, registries):
+    """[bios_registry.Problem] of ``wanted`` on the nodes (``registries``:
+    {node: its detailed BIOS settings}) were each prepared: what no
+    profile explains (a value not allowed, a setting it lacks)."""
+    found = []
+    for node, registry in sorted(registries.items()):
+        needs = pending(bios_profiles.prerequisites(wanted, registry) or [],
+                        registry)
+        found += bios_registry.problems(dict(needs, **wanted), {
+            node: registry}, same_step_unlocks=True)
+    grouped = {}
+    for problem in found:
+        grouped.setdefault((problem.setting, problem.reason), []).extend(
+            problem.nodes)
+    return [bios_registry.Problem(setting, reason, nodes)
+            for (setting, reason), nodes in sorted(grouped.items())]
+
+
 def clean_steps(needs):
     """Manual clean steps that set ``needs``, one BIOS step a profile, in
     order (raw clean steps may repeat a step; templates may not)."""

@@ -262,7 +262,8 @@ def check_bios_registry(clients, steps, extra):
                   for n in sorted(refusing)}
     to_prepare = {n: needs for n, needs in to_prepare.items() if needs}
     if found and refusing == set(judged) and not to_prepare:
-        raise exceptions.CommandError(bios_registry.describe(found))
+        raise exceptions.CommandError(bios_registry.describe(
+            bios_prepare.problems_once_prepared(wanted, judged) or found))
     return _warnings(read, without, found, refusing, to_prepare)
 
 

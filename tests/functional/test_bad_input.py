@@ -26,7 +26,8 @@ FLAVOR = ('flavor', 'deploy-config')
 NODE = ('baremetal', 'node', 'deploy-config')
 IMAGE = ('image', 'deploy-config')
 HT_NODES = 'bm-0, bm-1, bm-3'     # the seed's capable nodes of kind a
-EVERY_HT_NODE = HT_NODES + ', bm-4, bm-5'    # and of kinds b and c
+FAKE_HT_NODES = HT_NODES + ', bm-4'     # and of kind b
+EVERY_HT_NODE = FAKE_HT_NODES + ', bm-5, bm-6'  # and the Redfish nodes
 TOO_LONG = 'a' * 300
 CASES_PER_READ = 6
 
@@ -168,16 +169,16 @@ class TestBadInput(base.FunctionalTestCase):
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--requires-trait',
               'HW_CPU_HYPERTHREADING', '--bios-setting', 'SerialNumber=X'),
              'SerialNumber=X on %s: the setting is read-only'
-             % EVERY_HT_NODE),
+             % FAKE_HT_NODES),
             ((*TEMPLATE, 'create', '--config', 'fnbad=reg', '--bios-setting',
               'BootDelay=99'), 'BootDelay=99 on bm-0, bm-1, bm-2, bm-3: '
              'the setting must be 0 to 60'),
-            # a setting a vendor profile locks, without the profile
+            # a value a Redfish BMC's registry does not allow, behind the
+            # profile that locks it: refused as it would be once prepared
             ((*TEMPLATE, 'create', '--config', 'fnbad=lock',
               '--resource-class', 'baremetal-copper', '--bios-setting',
-              'ProcTurboMode=Disabled'), "ProcTurboMode is locked by Dell "
-             "iDRAC's SysProfile unless SysProfile=Custom: set "
-             "SysProfile=Custom in the same step"),
+              'ProcTurboMode=Maybe'), 'ProcTurboMode=Maybe on bm-5: allowed '
+             'values are Enabled, Disabled'),
             ((*TEMPLATE, 'set', t, '--bios-setting', 'BootDelay=soon'),
              'BootDelay=soon .* Integer'),
             # show, list, set, unset, delete

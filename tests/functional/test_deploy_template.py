@@ -199,7 +199,8 @@ class TestSync(DeployConfigTestCase):
              'bm-3': (True, True, True, False),
              # other vendors' BIOS: no FnToggle in their registry
              'bm-4': (False, False, False, False),
-             'bm-5': (False, False, False, False)},
+             'bm-5': (False, False, False, False),
+             'bm-6': (False, False, False, False)},
             {r['Node']: (r['Capable'], r['Tagged'], r['Maintenance'],
                          r['Schedulable']) for r in listed})
 
@@ -308,8 +309,8 @@ class TestLegacyPolicy(DeployConfigTestCase):
 
     def test_project_admin_sees_nodes_and_manages_templates(self):
         nodes = self.openstack('baremetal', 'node', 'list', cloud=base.ADMIN)
-        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4', 'bm-5'],
-                         sorted(n['name'] for n in nodes))
+        self.assertEqual(['bm-0', 'bm-1', 'bm-2', 'bm-3', 'bm-4', 'bm-5',
+                          'bm-6'], sorted(n['name'] for n in nodes))
         self.check_lifecycle(base.ADMIN)
 
 

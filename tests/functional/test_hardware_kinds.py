@@ -10,11 +10,12 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""One config, every hardware kind: the mini cloud's three kinds of fake
-BIOS (bm-0..bm-3 name hyperthreading HyperThreading, in the mini cloud's
-vocabulary file; bm-4 ProcHyperthreading, as HPE does; bm-5 LogicalProc,
-as Dell does, with a system profile that locks turbo), served by templates
-made without vendor names."""
+"""One config, every hardware kind: the mini cloud's kinds of BIOS (bm-0..bm-3
+name hyperthreading HyperThreading, in the mini cloud's vocabulary file;
+bm-4 ProcHyperthreading, as HPE's Intel models do; bm-5 LogicalProc, a
+Dell's behind its emulated iDRAC; bm-6 ProcSMT, an HPE AMD's behind its
+emulated iLO), served by templates made without vendor names.  The vendor
+profiles behind Redfish: ``test_redfish``."""
 
 import json
 
@@ -22,10 +23,7 @@ from tests.functional import base
 from tests.functional import test_resize
 
 SILVER = 'CUSTOM_BAREMETAL_SILVER'
-COPPER = 'CUSTOM_BAREMETAL_COPPER'
 SETTING = {'bm-4': 'ProcHyperthreading'}     # the others: HyperThreading
-# bm-5's system profile as the seed leaves it: it locks ProcTurboMode.
-DELL_DEFAULT_PROFILE = 'PerfPerWattOptimizedDapc'
 
 
 class KindsTestCase(test_resize.BaremetalToggleTestCase):
@@ -65,8 +63,8 @@ class TestHardwareKinds(KindsTestCase):
         made = {}
         for value in ('enabled', 'disabled'):
             made[value] = self.made_per_class('hyperthreading=%s' % value)
-            self.assertEqual(['baremetal-copper', 'baremetal-gold',
-                              'baremetal-silver'],
+            self.assertEqual(['baremetal-bronze', 'baremetal-copper',
+                              'baremetal-gold', 'baremetal-silver'],
                              sorted(made[value]['templates']))
         self.openstack('baremetal', 'node', 'deploy-config', 'sync')
         flavors = {kind: self.create_baremetal_flavor(resource_class=kind)
@@ -122,86 +120,6 @@ class TestHardwareKinds(KindsTestCase):
                           'HyperThreading=Enabled (no such setting in the '
                           'BIOS registry)'),
                          (row['Capable'], row['Tagged'], row['Reason']))
-
-
-class TestVendorProfile(KindsTestCase):
-    """bm-5 (kind c, modelled on a Dell PowerEdge R750): its SysProfile
-    locks ProcTurboMode, reported read-only, until SysProfile=Custom."""
-
-    def locked_at_the_start(self):
-        """bm-5 at its default profile (a run before this one unlocked
-        it: set it back by cleaning), turbo reported read-only."""
-        (node,) = self.free_nodes('bm-5')
-        if self.bios(node)['SysProfile'] != DELL_DEFAULT_PROFILE:
-            self.clean_bios(node, 'SysProfile', DELL_DEFAULT_PROFILE)
-        registry = {s['name']: s for s in self._get_json(
-            self.sdk(base.SYSTEM_ADMIN).baremetal,
-            '/nodes/%s/bios?detail=True' % node, self.ironic_api)['bios']}
-        self.assertTrue(registry['ProcTurboMode']['read_only'])
-
-    def clean_bios(self, node, name, value):
-        """Set a BIOS setting by manual cleaning (available: manage,
-        clean, provide), until nova may land on the node again."""
-        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
-        path = '/nodes/%s/states/provision' % node
-        for target, more, state in (
-                ('manage', {}, 'manageable'),
-                ('clean', {'clean_steps': [{
-                    'interface': 'bios', 'step': 'apply_configuration',
-                    'args': {'settings': [{'name': name, 'value': value}]}}]},
-                 'manageable'),
-                ('provide', {}, 'available')):
-            done = ironic.put(path, json=dict(more, target=target),
-                              microversion=self.ironic_api)
-            self.assertEqual(202, done.status_code, done.text)
-            self.wait_for('%s %s' % (node, state), lambda s=state: (
-                self.node(node)['provision_state'] == s), 60, 0.25)
-        self.wait_schedulable(node)
-
-    def test_turbo_behind_the_system_profile(self):
-        self.locked_at_the_start()
-        refused = self.openstack(
-            'baremetal', 'deploy', 'template', 'create', '--config',
-            'turbo=disabled', '--resource-class', 'baremetal-copper',
-            '--bios-setting', 'ProcTurboMode=Disabled', fail_ok=True)
-        self.assertEqual(
-            (1, ["ProcTurboMode is locked by Dell iDRAC's SysProfile unless "
-                 "SysProfile=Custom: set SysProfile=Custom in the same step "
-                 "(--bios-setting SysProfile=Custom)"]),
-            (refused.returncode, refused.stderr.splitlines()))
-        planned = self.openstack('baremetal', 'deploy', 'template', 'create',
-                                 '--config', 'hyperthreading=disabled',
-                                 '--dry-run')
-        self.assertEqual('LogicalProc=Disabled (Dell iDRAC, Intel, AMD)',
-                         planned['settings']['baremetal-copper'])
-
-        made = {value: self.made_per_class('turbo=%s' % value)
-                for value in ('disabled', 'enabled')}
-        turbo_off = made['disabled']['templates']['baremetal-copper']
-        self.assertEqual(
-            [{'name': 'SysProfile', 'value': 'Custom'},
-             {'name': 'ProcTurboMode', 'value': 'Disabled'}],
-            self.openstack('baremetal', 'deploy', 'template', 'show',
-                           turbo_off)['steps'][0]['args']['settings'])
-        self.assertIn('SysProfile=Custom unlocks ProcTurboMode',
-                      made['disabled']['notes']['baremetal-copper'])
-        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
-                       turbo_off, made['enabled']['templates'][
-                           'baremetal-copper'])
-        flavor = self.create_baremetal_flavor(resource_class=COPPER)
-        self.openstack('flavor', 'deploy-config', 'set', flavor,
-                       'turbo=disabled')
-        server = self.create_server(flavor)
-        self.assertEqual('bm-5', self.node(self.server_details(server[
-            'id'])['OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
-        self.assertEqual(('Disabled', 'Custom'), self.profile_and_turbo())
-
-        self.toggle(server['id'], 'turbo=enabled', '--wait')
-        self.assertEqual(('Enabled', 'Custom'), self.profile_and_turbo())
-
-    def profile_and_turbo(self):
-        bios = self.bios('bm-5')
-        return bios['ProcTurboMode'], bios['SysProfile']
 
 
 class TestOddNodes(base.FunctionalTestCase):

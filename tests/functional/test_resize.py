@@ -486,7 +486,7 @@ class TestCompletion(base.FunctionalTestCase):
             script, 'openstack server rebuild --deploy'))
         self.assertEqual(['list', 'set', 'show', 'unset'], self.complete(
             script, 'openstack flavor deploy-config '))
-        self.assertEqual(['list', 'sync'], self.complete(
+        self.assertEqual(['list', 'prepare', 'sync'], self.complete(
             script, 'openstack baremetal node deploy-config '))
         self.assertIn('--bios-setting', self.complete(
             script, 'openstack baremetal deploy template create --'))

@@ -1,0 +1,215 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""BIOS configs through ironic's own redfish BIOS interface, against the
+mini cloud's emulated BMCs (sushy-tools): bm-5 behind a Dell iDRAC with an
+R750's BIOS, bm-6 behind an HPE iLO with a DL385 Gen10 Plus v2's (AMD).
+Every effect is read from the emulator itself, the way anyone reads a
+node's BIOS at its ``redfish_address`` and ``redfish_system_id``."""
+
+import requests
+
+from tests.functional import base
+from tests.functional import test_hardware_kinds
+
+BRONZE = 'CUSTOM_BAREMETAL_BRONZE'
+COPPER = 'CUSTOM_BAREMETAL_COPPER'
+# Each BMC's profiles at their factory values, as the seed leaves them.
+FACTORY = {'bm-5': {'SysProfile': 'PerfPerWattOptimizedDapc'},
+           'bm-6': {'WorkloadProfile': 'GeneralPowerEfficientCompute',
+                    'AMDPerformanceWorkloadProfile': 'Disabled'}}
+
+
+class RedfishTestCase(test_hardware_kinds.KindsTestCase):
+    def bmc(self, node, path='', method='GET', body=None):
+        """A request to the node's emulated BMC, at its system's ``path``:
+        the JSON answer."""
+        info = self.node(node)['driver_info']
+        url = info['redfish_address'] + info['redfish_system_id'] + path
+        done = requests.request(method, url, json=body, timeout=30)
+        self.assertLess(done.status_code, 300, done.text)
+        return done.json() if done.content else None
+
+    def bmc_bios(self, node):
+        """{name: value} of the BIOS, as the BMC reports it."""
+        return self.bmc(node, '/BIOS')['Attributes']
+
+    def bmc_registry(self, node):
+        """{name: entry} of the BMC's BIOS attribute registry."""
+        info = self.node(node)['driver_info']
+        root = info['redfish_address']
+        files = requests.get(root + '/redfish/v1/Registries',
+                             timeout=30).json()['Members']
+        for member in files:
+            found = requests.get(root + member['@odata.id'],
+                                 timeout=30).json()
+            registry = requests.get(root + found['Location'][0]['Uri'],
+                                    timeout=30).json()
+            if registry.get('RegistryEntries'):
+                return {a['AttributeName']: a for a in
+                        registry['RegistryEntries']['Attributes']}
+        self.fail('%s serves no BIOS attribute registry' % node)
+
+    def cached(self, node):
+        """{name: entry} of ironic's cache of the node's BIOS."""
+        return {s['name']: s for s in self._get_json(
+            self.sdk(base.SYSTEM_ADMIN).baremetal,
+            '/nodes/%s/bios?detail=True' % node, self.ironic_api)['bios']}
+
+    def set_at_the_bmc(self, node, settings):
+        """Change the BIOS at the BMC, behind ironic's back (an operator at
+        the iLO's console): the settings, then a reset, until it shows
+        them."""
+        self.bmc(node, '/BIOS/Settings', 'PATCH', {'Attributes': settings})
+        self.bmc(node, '/Actions/ComputerSystem.Reset', 'POST',
+                 {'ResetType': 'ForceRestart'})
+        self.wait_for('%s shows %s' % (node, settings), lambda: all(
+            self.bmc_bios(node).get(k) == v for k, v in settings.items()),
+            60, 0.25)
+
+    def at_factory(self, node):
+        """The node's BMC and ironic's cache at the factory profile (a run
+        before this one changed it: reset the BIOS at the BMC, then let
+        ironic read it again, manage and provide), the node available."""
+        (node,) = self.free_nodes(node)
+        self.wait_for('%s available' % node, lambda: self.node(node)[
+            'provision_state'] == 'available', 120, 0.25)
+        factory = FACTORY[node]
+        if all(self.bmc_bios(node).get(k) == v for k, v in factory.items()):
+            cached = self.cached(node)
+            if all(cached[k]['value'] == v for k, v in factory.items()):
+                return
+        self.bmc(node, '/BIOS/Actions/Bios.ResetBios', 'POST', {})
+        self.set_at_the_bmc(node, factory)
+        self.provision(node, ('manage', 'manageable'),
+                       ('provide', 'available'))
+
+    def provision(self, node, *moves):
+        """Each (target, the state it ends in) in turn, as an operator."""
+        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
+        for target, state in moves:
+            done = ironic.put('/nodes/%s/states/provision' % node,
+                              json={'target': target},
+                              microversion=self.ironic_api)
+            self.assertEqual(202, done.status_code, done.text)
+            self.wait_for('%s %s' % (node, state), lambda s=state: (
+                self.node(node)['provision_state'] == s), 120, 0.25)
+        self.wait_schedulable(node)
+
+    def not_offered(self, synced, node, template):
+        (row,) = [r for r in synced
+                  if (r['Node'], r['Template']) == (node, template)]
+        self.assertEqual('not offered', row['Action'])
+        return row['Reason']
+
+
+class TestRedfish(RedfishTestCase):
+    def test_a_dell_at_its_factory_profile(self):
+        """Sync does not offer turbo where SysProfile locks it; prepare
+        sets SysProfile=Custom at the BMC, and says that ironic 39 still
+        refuses turbo there: its cache keeps the read-only it read under
+        the factory profile.  Hyperthreading, which no profile locks,
+        deploys through the real driver."""
+        self.at_factory('bm-5')
+        self.addCleanup(self.at_factory, 'bm-5')
+        self.assertTrue(self.bmc_registry('bm-5')['ProcTurboMode'][
+            'ReadOnly'])
+        turbo = self.made_per_class('turbo=disabled')['templates'][
+            'baremetal-copper']
+        self.made_per_class('hyperthreading=disabled')
+        synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
+        self.assertIn(
+            'ProcTurboMode=Disabled (locked by SysProfile='
+            'PerfPerWattOptimizedDapc', self.not_offered(
+                synced, 'bm-5', turbo))
+        self.assertIn('prepare it: openstack baremetal node deploy-config '
+                      'prepare bm-5 (SysProfile=Custom)',
+                      self.not_offered(synced, 'bm-5', turbo))
+        self.assertNotIn(turbo, self.node('bm-5')['traits'])
+
+        done = self.openstack('baremetal', 'node', 'deploy-config',
+                              'prepare', 'bm-5', '--config',
+                              'turbo=disabled', fail_ok=True)
+        self.assertEqual(1, done.returncode, done.stderr)
+        self.assertIn('set SysProfile=Custom, but ironic still caches '
+                      'ProcTurboMode read-only', done.stdout)
+        # the BMC has it, and would take turbo now; ironic's cache would not
+        self.assertEqual('Custom', self.bmc_bios('bm-5')['SysProfile'])
+        self.assertFalse(self.bmc_registry('bm-5')['ProcTurboMode'][
+            'ReadOnly'])
+        self.assertEqual('available', self.node('bm-5')['provision_state'])
+        self.assertTrue(self.cached('bm-5')['ProcTurboMode']['read_only'])
+        self.assertNotIn(turbo, self.node('bm-5')['traits'])
+
+        flavor = self.create_baremetal_flavor(resource_class=COPPER)
+        self.openstack('flavor', 'deploy-config', 'set', flavor,
+                       'hyperthreading=disabled')
+        self.wait_schedulable('bm-5')
+        server = self.create_server(flavor, cli=True)
+        self.assertEqual('bm-5', self.node(self.server_details(server[
+            'id'])['OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
+        self.assertEqual('Disabled', self.bmc_bios('bm-5')['LogicalProc'])
+
+    def test_an_hpe_prepared_booted_toggled_and_refused(self):
+        """bm-6's default WorkloadProfile locks ProcAMDBoost only in its
+        Dependencies: not offered until prepared; then a server boots with
+        turbo off, toggles it on and hyperthreading (ProcSMT) off, all read
+        from the BMC.  A setting the BMC refuses at its reset (the profile
+        changed at the iLO behind ironic's back) ends the toggle in one
+        line; ironic goes on once the BMC has it."""
+        self.at_factory('bm-6')
+        self.addCleanup(self.at_factory, 'bm-6')
+        turbo = self.made_per_class('turbo=disabled')['templates'][
+            'baremetal-bronze']
+        self.made_per_class('turbo=enabled')
+        self.made_per_class('hyperthreading=disabled')
+        synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
+        self.assertIn('locked by WorkloadProfile=GeneralPowerEfficientCompute',
+                      self.not_offered(synced, 'bm-6', turbo))
+
+        rows = self.openstack('baremetal', 'node', 'deploy-config',
+                              'prepare', 'bm-6')
+        self.assertEqual([('bm-6', 'set WorkloadProfile=Custom')],
+                         [(r['Node'], r['Result']) for r in rows])
+        self.assertEqual('Custom', self.bmc_bios('bm-6')['WorkloadProfile'])
+        self.assertIn(turbo, self.node('bm-6')['traits'])
+
+        flavor = self.create_baremetal_flavor(resource_class=BRONZE)
+        self.openstack('flavor', 'deploy-config', 'set', flavor,
+                       'turbo=disabled')
+        server = self.create_server(flavor, cli=True)['id']
+        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
+        self.toggle(server, 'turbo=enabled')
+        self.assertEqual('Enabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
+        self.toggle(server, 'hyperthreading=disabled')
+        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcSMT'])
+
+        self.set_at_the_bmc('bm-6', FACTORY['bm-6'])
+        refused = self.toggle(server, 'turbo=disabled', '--wait-timeout',
+                              '20', fail_ok=True)
+        self.assertEqual(1, refused.returncode, refused.stderr)
+        self.assertIn('ironic waits for its BMC to apply '
+                      'ProcAMDBoost=Disabled', refused.stderr)
+        messages = self.bmc(node='bm-6', path='/BIOS')[
+            '@Redfish.Settings']['Messages']
+        self.assertIn('ProcAMDBoost', str(messages))
+        node = self.node('bm-6')
+        self.assertEqual(('service wait', False),
+                         (node['provision_state'], node['maintenance']))
+        self.assertEqual('ACTIVE', self.server_details(server)['status'])
+        # the operator sets it at the iLO: ironic's step ends, and the rerun
+        # finishes the toggle
+        self.set_at_the_bmc('bm-6', {'WorkloadProfile': 'Custom',
+                                     'ProcAMDBoost': 'Disabled'})
+        self.toggle(server, 'turbo=disabled')
+        self.assertEqual('active', self.node('bm-6')['provision_state'])
+        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
