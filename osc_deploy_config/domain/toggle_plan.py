@@ -149,7 +149,7 @@ def refuse_taken_name(plan_, listed_flavors):
             % plan_.new_flavor_name)
 
 
-def scheduler_problems(providers, target_specs, node=None):
+def scheduler_problems(providers, target_specs, node=None, excused=()):
     """Why the server's host cannot take the target flavor, in words.
 
     ``providers``: the resource providers of the server's allocations, each
@@ -158,10 +158,13 @@ def scheduler_problems(providers, target_specs, node=None):
     provider must carry every required trait and must not be reserved
     (nova reserves a host it may not use).  For a bare-metal server pass
     its ironic ``node``: nova reserves every deployed node in placement,
-    so maintenance is read from ironic there.
+    so maintenance is read from ironic there.  ``excused``: traits the
+    node may lack (templates a vendor profile keeps off it, which the
+    toggle unlocks first).
     """
     problems = []
-    needed = sorted(config_specs.required_traits(target_specs))
+    needed = sorted(set(config_specs.required_traits(target_specs))
+                    - set(excused))
     for provider in providers:
         name = provider['name']
         if node and provider['uuid'] == node['uuid']:

@@ -187,11 +187,13 @@ def prepare_node(api, node, todo, waiter, say, governed=()):
     api.clean(uuid, bios_prepare.clean_steps(todo))
     state = settle(api, node, 'manageable', waiter, failed='clean failed')
     if state['provision_state'] == 'clean failed':
-        recover(api, node, start, waiter)
+        held = recover(api, node, start, waiter)['maintenance']
         raise exceptions.CommandError(
-            'ironic failed to set %s on %s: %s; the node is %s again, '
-            'nothing else changed' % (settings_text(todo), label,
-                                      state.get('last_error'), start))
+            'ironic failed to set %s on %s: %s; the node is %s again%s' % (
+                settings_text(todo), label, state.get('last_error'), start,
+                ', and ironic holds it in maintenance for the failed clean: '
+                'check its BIOS, then openstack baremetal node maintenance '
+                'unset %s' % label if held else ''))
     if start == 'available':
         say('%s: provide' % label)
         api.set_provision_state(uuid, 'provide')
@@ -211,12 +213,14 @@ def prepare_node(api, node, todo, waiter, say, governed=()):
 
 def recover(api, node, start, waiter):
     """After a failed clean, the node back to manageable, then to where
-    it was."""
+    it was: its state then.  Ironic's hold (maintenance, for the failed
+    clean) stays: the operator looks at the BIOS first."""
     api.set_provision_state(node['uuid'], 'manage')
-    settle(api, node, 'manageable', waiter)
+    state = settle(api, node, 'manageable', waiter)
     if start == 'available':
         api.set_provision_state(node['uuid'], 'provide')
-        settle(api, node, 'available', waiter, failed='clean failed')
+        state = settle(api, node, 'available', waiter, failed='clean failed')
+    return state
 
 
 def settle(api, node, wanted, waiter, failed=None):

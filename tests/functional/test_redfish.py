@@ -83,6 +83,9 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
         (node,) = self.free_nodes(node)
         self.wait_for('%s available' % node, lambda: self.node(node)[
             'provision_state'] == 'available', 120, 0.25)
+        if self.node(node)['maintenance']:      # a failed run's clean
+            self.openstack('baremetal', 'node', 'maintenance', 'unset', node,
+                           cloud=base.SYSTEM_ADMIN, parse=False)
         factory = FACTORY[node]
         if all(self.bmc_bios(node).get(k) == v for k, v in factory.items()):
             cached = self.cached(node)

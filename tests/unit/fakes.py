@@ -571,8 +571,11 @@ class FakeIronic(FakeService):
         self.cleaned.append((node['name'], body['clean_steps'],
                              body.get('disable_ramdisk')))
         if node['name'] in self.failing_nodes:
-            self.set_state(node, 'clean failed',
-                           last_error=self.service_error or 'step failed')
+            # as ironic: the failed step holds the node in maintenance
+            failure = self.service_error or 'step failed'
+            self.set_state(node, 'clean failed', last_error=failure,
+                           maintenance=True, maintenance_reason=failure,
+                           fault='clean failure')
             return response(202)
         for step in body['clean_steps']:
             for setting in step['args']['settings']:

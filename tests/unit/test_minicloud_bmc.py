@@ -69,6 +69,12 @@ class TestDellModel(testtools.TestCase):
         self.assertEqual({}, bios['pending'])
         self.assertFalse(_read_only(bios, 'ProcTurboMode'))
 
+    def test_a_second_patch_of_a_pending_setting_replaces_it(self):
+        bios = model.patch(model.factory('dell'), {'SysProfile': 'Custom'})
+        bios = model.patch(bios, {'SysProfile': 'PerfOptimized'})
+        self.assertEqual({'SysProfile': 'PerfOptimized'},
+                         model.settings_view(bios))
+
     def test_locked_setting_alone_is_refused_at_patch(self):
         self.assertRaisesRegex(
             model.Refused, 'ProcTurboMode is read-only under '

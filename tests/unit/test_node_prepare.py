@@ -177,7 +177,11 @@ class TestPrepare(PrepareTestCase):
         self.assertIn('not prepared: bm-5', str(exc))
         self.assertIn('invalid value for setting(s): SysProfile',
                       self.results()['bm-5'])
-        self.assertEqual('available', self.bm5['provision_state'])
+        self.assertIn('ironic holds it in maintenance for the failed clean: '
+                      'check its BIOS, then openstack baremetal node '
+                      'maintenance unset bm-5', self.results()['bm-5'])
+        self.assertEqual(('available', True), (self.bm5['provision_state'],
+                                               self.bm5['maintenance']))
         self.assertEqual('PerfPerWattOptimizedDapc',
                          self.bm5['bios']['SysProfile'])
 

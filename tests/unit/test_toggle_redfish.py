@@ -32,6 +32,17 @@ BM = dict(GOLD, **{'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
 ON, OFF = (deploy_config.parse_config('turbo=%s' % v)
            for v in ('enabled', 'disabled'))
 ON_T, OFF_T = (deploy_config.template_trait(c) for c in (ON, OFF))
+SWITCH = {'attribute_type': 'Enumeration', 'read_only': False,
+          'allowable_values': ['Enabled', 'Disabled']}
+# an HPE iLO's (AMD): its default WorkloadProfile locks ProcAMDBoost in
+# its Dependencies only; the registry's ReadOnly stays false
+HPE = {'WorkloadProfile': {'attribute_type': 'Enumeration',
+                           'read_only': False, 'allowable_values': [
+                               'GeneralPowerEfficientCompute',
+                               'HighPerformanceCompute(HPC)', 'Custom']},
+       'ProcAMDBoost': dict(SWITCH)}
+HPE_FACTORY = {'WorkloadProfile': 'GeneralPowerEfficientCompute',
+               'ProcAMDBoost': 'Enabled'}
 
 
 def bios_step(name, value):
@@ -39,21 +50,26 @@ def bios_step(name, value):
             'args': {'settings': [{'name': name, 'value': value}]}}
 
 
-class TestRedfishToggle(fakes.TestCommand):
+class RedfishToggleCase(fakes.TestCommand):
+    """A server on bm-5, whose BIOS (``registry``, ``bios``) names turbo
+    ``setting``; the node carries ``tags``."""
+
+    setting, registry, bios = 'ProcAMDBoost', HPE, HPE_FACTORY
+    tags = (ON_T, OFF_T)
+
     def setUp(self):
         super().setUp()
         for config, name in ((ON, ON_T), (OFF, OFF_T)):
             self.ironic.add_template(name, steps=[steps.bios_step(
-                [('ProcTurboMode', config.value.title())])],
+                [(self.setting, config.value.title())])],
                 extra=deploy_config.template_extra(config, []))
-        self.ironic.locked_by = {'ProcTurboMode': ('SysProfile', 'Custom')}
         flavor = self.nova.add_flavor('bm.copper', dict(BM, **{
             'deploy-config:turbo': 'enabled', 'trait:' + ON_T: 'required'}))
         self.server = self.nova.add_server('db-1', flavor)
-        self.node = self.deploy_on_node(self.server, 'bm-5', [ON_T, OFF_T],
-                                        FACTORY)
+        self.node = self.deploy_on_node(self.server, 'bm-5',
+                                        list(self.tags), self.bios)
         self.ironic.bios_registries[self.node['uuid']] = {
-            k: dict(v) for k, v in DELL.items()}
+            k: dict(v) for k, v in self.registry.items()}
         self.said = []
 
     def toggle(self, *configs, dry_run=False):
@@ -61,31 +77,32 @@ class TestRedfishToggle(fakes.TestCommand):
             self.app.client_manager.deploy_config, configs, self.said.append,
             sleep=lambda _: None).run(self.server['id'], dry_run)
 
+
+class TestHpeToggle(RedfishToggleCase):
     def test_the_profile_goes_first_in_a_step_of_its_own(self):
         self.toggle(OFF)
         ((node, sent),) = self.ironic.serviced
-        self.assertEqual([bios_step('SysProfile', 'Custom'),
-                          bios_step('ProcTurboMode', 'Disabled')], sent)
-        self.assertEqual('Disabled', self.node['bios']['ProcTurboMode'])
-        self.assertIn('node bm-5: SysProfile=Custom first', '\n'.join(
+        self.assertEqual([bios_step('WorkloadProfile', 'Custom'),
+                          bios_step('ProcAMDBoost', 'Disabled')], sent)
+        self.assertEqual(('Custom', 'Disabled'), (
+            self.node['bios']['WorkloadProfile'],
+            self.node['bios']['ProcAMDBoost']))
+        self.assertIn('node bm-5: WorkloadProfile=Custom first', '\n'.join(
             self.said))
 
     def test_a_prepared_node_gets_the_setting_alone(self):
-        self.node['bios']['SysProfile'] = 'Custom'
-        self.ironic.bios_registries[self.node['uuid']]['ProcTurboMode'][
-            'read_only'] = False
+        self.node['bios']['WorkloadProfile'] = 'Custom'
         self.toggle(OFF)
         ((node, sent),) = self.ironic.serviced
-        self.assertEqual([bios_step('ProcTurboMode', 'Disabled')], sent)
+        self.assertEqual([bios_step('ProcAMDBoost', 'Disabled')], sent)
 
     def test_a_value_ironic_would_refuse_is_named_before_any_write(self):
-        registry = self.ironic.bios_registries[self.node['uuid']]
-        registry['ProcTurboMode']['allowable_values'] = ['Enabled']
-        self.node['bios']['SysProfile'] = 'Custom'
-        registry['ProcTurboMode']['read_only'] = False
+        self.node['bios']['WorkloadProfile'] = 'Custom'
+        self.ironic.bios_registries[self.node['uuid']]['ProcAMDBoost'][
+            'allowable_values'] = ['Enabled']
         exc = self.assertRaises(exceptions.CommandError, self.toggle, OFF)
         self.assertIn('ironic would refuse it on node bm-5: '
-                      'ProcTurboMode=Disabled', str(exc))
+                      'ProcAMDBoost=Disabled', str(exc))
         self.assertEqual([], self.ironic.writes)
         self.assertEqual([], self.nova.locks(self.server))
 
@@ -96,5 +113,43 @@ class TestRedfishToggle(fakes.TestCommand):
         self.as_project('manager', 'member', 'reader')
         exc = self.assertRaises(exceptions.CommandError, self.toggle, OFF)
         self.assertIn("its node bm-5's BIOS profile locks it "
-                      "(SysProfile=Custom needed first)", str(exc))
+                      "(WorkloadProfile=Custom needed first)", str(exc))
         self.assertEqual(granted, len(self.ironic.writes + self.nova.writes))
+
+
+class TestHpeNotTagged(RedfishToggleCase):
+    """Sync keeps a node a profile locks untagged: the operator's toggle,
+    which sets the profile first, takes it all the same."""
+
+    tags = (ON_T,)
+
+    def test_the_scheduler_check_excuses_what_the_toggle_unlocks(self):
+        self.toggle(OFF)
+        self.assertEqual('Disabled', self.node['bios']['ProcAMDBoost'])
+
+
+class TestDellToggle(RedfishToggleCase):
+    """A Dell reports the setting its profile locks read-only, and ironic
+    37 and later cache that: a profile step before it would not help."""
+
+    setting, bios = 'ProcTurboMode', FACTORY
+    registry = DELL
+
+    def setUp(self):
+        super().setUp()
+        self.ironic.locked_by = {'ProcTurboMode': ('SysProfile', 'Custom')}
+
+    def test_ironic_37_refuses_it_before_any_write(self):
+        exc = self.assertRaises(exceptions.CommandError, self.toggle, OFF)
+        self.assertIn('ironic caches ProcTurboMode read-only on node bm-5 '
+                      'and refuses it before any write; its profile locks it '
+                      '(SysProfile=PerfPerWattOptimizedDapc)', str(exc))
+        self.assertEqual([], self.ironic.writes)
+
+    def test_ironic_35_takes_the_profile_first(self):
+        self.ironic.max_version = (1, 111)
+        self.toggle(OFF)
+        ((node, sent),) = self.ironic.serviced
+        self.assertEqual([bios_step('SysProfile', 'Custom'),
+                          bios_step('ProcTurboMode', 'Disabled')], sent)
+        self.assertEqual('Disabled', self.node['bios']['ProcTurboMode'])

@@ -300,6 +300,10 @@ def ironic(lay, policy='secure'):
         connection = {lay.db('ironic')}
         [dhcp]
         dhcp_provider = none
+        [service_catalog]
+        # where the agent would call back: a BIOS step's reboot prepares
+        # the agent's boot (fake here) with this URL
+        endpoint_override = {lay.url('ironic')}
         [redfish]
         # how often a BIOS step that waits for its reboot checks the BMC
         # (ironic 35+; the emulated BMCs boot in about 2 s)

@@ -60,11 +60,19 @@ def vouched(servicing, prepared):
         for c in prepared.changed)
 
 
+def checked_steps(servicing, prepared):
+    """The steps of a new servicing, checked before any write."""
+    refuse(servicing, prepared)
+    return servicing.steps(prepared)
+
+
 def refuse(servicing, prepared):
     """Refuse, in one line, a setting ironic would refuse on the node; set
     ``prepared.unlocking`` to the profile steps the operator's toggle
     sends first.  Once a toggle."""
-    if prepared.bios_checked or vouched(servicing, prepared):
+    if (prepared.bios_checked or prepared.finishing
+            or vouched(servicing, prepared)):
+        # an interrupted toggle's servicing is finished, not checked anew
         return
     prepared.bios_checked = True
     wanted = effects.bios_settings(servicing.steps(prepared))
@@ -72,9 +80,10 @@ def refuse(servicing, prepared):
     if not (wanted and registry and bios_registry.has_registry(registry)):
         return
     label = outcomes.label(prepared.reading.node)
+    configs = outcomes.configs_text(prepared.changed)
+    refuse_cached_read_only(servicing, prepared, wanted, registry)
     needs = bios_prepare.pending(
         bios_profiles.prerequisites(wanted, registry) or [], registry)
-    configs = outcomes.configs_text(prepared.changed)
     if needs and servicing.project:
         raise exceptions.CommandError(
             'Server %s cannot take %s: its node %s\'s BIOS profile locks it '
@@ -97,3 +106,29 @@ def refuse(servicing, prepared):
         servicing.say('  node %s: %s first (%s)' % (
             label, ', '.join('%s=%s' % n for n in needs),
             bios_prepare.governs(needs) or 'its vendor profile'))
+
+
+def refuse_cached_read_only(servicing, prepared, wanted, registry):
+    """Ironic 37 and later refuse a setting their cache holds read-only
+    before any write, whatever step comes first (a profile step unlocks
+    it at the BMC, not in that cache): one line, naming why the cache
+    holds it so."""
+    if not servicing.ironic.validates_bios_steps():
+        return
+    by_name = {e['name']: e for e in registry}
+    cached = sorted(n for n in wanted
+                    if (by_name.get(n) or {}).get('read_only'))
+    if not cached:
+        return
+    stale = bios_profiles.stale_read_only(wanted, registry)
+    locked = bios_profiles.locks_now(registry)
+    why = bios_profiles.describe_stale(stale) if stale else (
+        'its profile locks it (%s), and ironic keeps it read-only after a '
+        'profile step too: it writes a setting\'s read_only again only when '
+        'its value changes' % ', '.join(
+            '%s=%s' % locked[n] for n in cached if n in locked))
+    raise exceptions.CommandError(
+        'Server %s cannot take %s: ironic caches %s read-only on node %s and '
+        'refuses it before any write; %s. Nothing was changed.' % (
+            prepared.server['name'], outcomes.configs_text(prepared.changed),
+            ', '.join(cached), outcomes.label(prepared.reading.node), why))

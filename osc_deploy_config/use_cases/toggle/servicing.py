@@ -41,6 +41,16 @@ from osc_deploy_config.use_cases.toggle import recovery
 SERVICING = 'servicing'
 
 
+def unlocked_templates(prepared):
+    """The template traits a node may lack for the scheduler check: those
+    of the changed configs, where the toggle sets the vendor profile that
+    keeps them off it first (sync tags it once it can take them)."""
+    if not prepared.unlocking:
+        return ()
+    return {prepared.reading.templates_by_config[c]['name']
+            for c in prepared.changed}
+
+
 class Servicing:
     name = 'service'
 
@@ -62,10 +72,9 @@ class Servicing:
                 prepared.reading.templates_by_config[c])]
 
     def describe(self, prepared):
-        node = prepared.reading.node
-        return 'service node %s with %s' % (
-            outcomes.label(node), step_safety.describe(self.steps(prepared))
-            or 'no step')
+        return 'service node %s with %s' % (outcomes.label(
+            prepared.reading.node), step_safety.describe(self.steps(
+                prepared)) or 'no step')
 
     def refuse_state(self, prepared):
         """An ACTIVE server on an active node out of maintenance, or one
@@ -126,13 +135,14 @@ class Servicing:
             bios_check.refuse(self, prepared)
 
     def carry_out(self, prepared):
-        node, server = prepared.reading.node, prepared.server
-        bios_check.refuse(self, prepared)
-        changed, steps = prepared.changed, self.steps(prepared)
+        node, server, changed = (prepared.reading.node, prepared.server,
+                                 prepared.changed)
         under_way = toggle_record.pending(node, server['id'],
                                           bool(self.project))
         ours = under_way is not None and (
             set(under_way.configs.values()) == set(changed))
+        steps = self.steps(prepared) if ours else bios_check.checked_steps(
+            self, prepared)
         serviced = False
         if prepared.finishing == SERVICING:
             self.say('  finishing the servicing of an interrupted toggle')

@@ -276,7 +276,8 @@ class ServerToggle:
             providers = self.clients.placement().providers_of(
                 prepared.server['id'])
         problems = toggle_plan.scheduler_problems(
-            providers, prepared.plan.target_specs, node)
+            providers, prepared.plan.target_specs, node,
+            excused=servicing.unlocked_templates(prepared))
         if problems:
             fix = ('openstack baremetal node deploy-config sync'
                    if node else

@@ -141,7 +141,7 @@ def patch(bios, attributes):
     if unknown:
         raise Refused('unknown BIOS attributes: %s' % ', '.join(unknown))
     if bios['vendor'] == 'dell':
-        after = dict(bios['current'], **bios['pending'], **attributes)
+        after = {**bios['current'], **bios['pending'], **attributes}
         for name, value in sorted(attributes.items()):
             if value != bios['current'].get(name) and locks(
                     'dell', name, after):
