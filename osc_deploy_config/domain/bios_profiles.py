@@ -479,8 +479,9 @@ def stale_read_only(wanted, entries):
 def describe_stale(found):
     """Why ironic refuses ``found`` (``stale_read_only``), and what to do,
     in one line."""
-    return ('ironic still caches %s read-only, as it did under the old '
-            'profile value: ironic 37 to 39 write a cached setting\'s '
-            'read_only again only when its value changes, and refuse it '
-            'meanwhile; enrol the node again to refresh its cache (see '
-            '"Known limits" in the docs)' % ', '.join(found))
+    return ('ironic still caches %s read-only, which its profile no '
+            'longer explains: ironic 37 to 39 write a cached setting\'s '
+            'read_only again only when its value changes, no API of theirs '
+            'reads it anew, and they refuse the setting meanwhile (see '
+            '"Known limit: ironic\'s cache of read-only" in the docs)'
+            % ', '.join(found))

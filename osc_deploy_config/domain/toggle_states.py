@@ -269,17 +269,20 @@ def still_servicing(node, state):
     """What a servicing that goes on past the wait is doing, in words, and
     what to do.  A redfish BIOS step waits for the BMC to show its values
     (``driver_internal_info``, where the credentials read it); ironic 35
-    and later wait for ever on a BMC that refused them at its reset, and
-    cannot abort the step."""
+    to 39 go on waiting for a BMC that refused them at its reset while it
+    reports its boot progress (each poll touches the node, so
+    ``service_callback_timeout`` does not end it), and cannot abort the
+    step."""
     label = node.get('name') or node['uuid']
     waiting = ((state.get('driver_internal_info') or {}).get(
         'redfish_bios_state') or {}).get('requested_bios_attrs')
     if waiting:
         return ('Node %s is still in "%s": ironic waits for its BMC to '
-                'apply %s, and waits for ever where the BMC refused them (its '
-                'BIOS resource\'s @Redfish.Settings.Messages say why; ironic '
-                'cannot abort the step): set them at the BMC, or back, and '
-                'rerun to finish the toggle' % (
+                'apply %s, and goes on waiting where the BMC refused them '
+                'while the BMC reports its boot progress (ironic cannot abort '
+                'the step; the BIOS resource\'s @Redfish.Settings.Messages '
+                'say why): set them at the BMC, or back, and rerun to finish '
+                'the toggle' % (
                     label, state['provision_state'], ', '.join(
                         '%s=%s' % item for item in sorted(waiting.items()))))
     return ('Node %s is still in "%s"; ironic goes on: rerun to finish the '

@@ -24,6 +24,7 @@ where nova filters flavors by name (2.102), and the version discovery OSC
 makes for the boot anyway.
 """
 
+import concurrent.futures
 import logging
 
 from osc_lib import exceptions
@@ -69,17 +70,20 @@ def _refuse_refused_steps(clients, found, by_config, candidates):
     wanted = preflight.bios_settings(found, by_config)
     if not wanted:
         return
+    judged = sorted(candidates)[:PREFLIGHT_NODES]
     try:
         api = clients.ironic(versions.NODE_BIOS_REGISTRY)
         api.require()
-        registries = {uuid: api.bios_registry(uuid) for uuid in
-                      sorted(candidates)[:PREFLIGHT_NODES]}
+        with concurrent.futures.ThreadPoolExecutor(len(judged)) as pool:
+            registries = dict(zip(judged, pool.map(api.bios_registry,
+                                                   judged), strict=True))
         same_step_unlocks = not api.validates_bios_steps()
     except Exception as exc:    # noqa: BLE001 - never block a boot
         LOG.debug('deploy-config pre-flight without BIOS caches: %s', exc)
         return
     refusing = preflight.refused_steps(wanted, registries, same_step_unlocks)
-    if refusing and len(refusing) == len(registries):
+    if refusing and len(refusing) == len(candidates):
+        # only where every candidate was judged
         raise exceptions.CommandError(preflight.describe_refused(
             found, refusing))
     for node, reason in sorted(refusing.items()):

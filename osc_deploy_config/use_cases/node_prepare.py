@@ -24,6 +24,7 @@ does the rest.
 
 import concurrent.futures
 
+from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
 from osc_deploy_config.domain import bios_prepare
@@ -41,6 +42,10 @@ WAIT_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'last_error', 'maintenance')
 # The states a clean or a move passes through, towards its end.
 _UNDER_WAY = ('cleaning', 'clean wait', 'verifying')
+# The node's extra that marks a preparation started from available.
+FROM = 'deploy_config_prepare_from'
+# The bound of the move back to manageable after a failed clean.
+RECOVERY_SECONDS = 120
 
 
 class NotPrepared(exceptions.CommandError):
@@ -63,13 +68,16 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
             % ', '.join(unknown))
     api = found.ironic
     api.require_feature(versions.NODE_BIOS_REGISTRY)
-    rows, failed, work = judge(nodes, found.templates, read_registries(
-        api, nodes), configs, dry_run)
+    rows, failed, work = judge(with_marks(api, nodes), found.templates,
+                               read_registries(api, nodes), configs, dry_run)
     if work:
         api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
-    done = [node['uuid'] for node, todo, row, governed in work if carry_out(
-        api, node, todo, row, waits.Waiter(say, sleep, seconds=wait_timeout),
-        say, governed)]
+        api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
+    def waiter_of(seconds):
+        return waits.Waiter(say, sleep, seconds=seconds or wait_timeout)
+
+    done = [node['uuid'] for node, todo, row, governed in work
+            if carry_out(api, node, todo, row, waiter_of, say, governed)]
     failed += [row[0] for _, _, row, _ in work
                if row[3].startswith('failed')]
     if done:
@@ -98,12 +106,12 @@ def check_arguments(names, resource_class, configs, wait_timeout):
     return configs
 
 
-def carry_out(api, node, todo, row, waiter, say, governed):
+def carry_out(api, node, todo, row, waiter_of, say, governed):
     """Prepare one node; its row says how it went.  Whether it was."""
     try:
-        row[3] = prepare_node(api, node, todo, waiter, say, governed)
-    except exceptions.CommandError as exc:
-        row[3] = 'failed: %s' % exc
+        row[3] = Preparation(api, node, waiter_of, say).run(todo, governed)
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        row[3] = 'failed: %s' % (getattr(exc, 'details', None) or exc)
         return False
     return True
 
@@ -122,15 +130,17 @@ def judge(nodes, templates, registries, configs, dry_run):
             plan.needs) or '-', '', bios_prepare.governs(plan.needs)]
         why = '; '.join(plan.unpreparable)
         refusal = bios_prepare.state_refusal(node)
-        if not todo:
-            row[3] = ('cannot prepare: %s' % why if why
-                      else 'prepared' if plan.needs else 'nothing to prepare')
+        unfinished = start_of(node) != node['provision_state']
+        if why:
+            row[3] = 'cannot prepare: %s' % why
+        elif not (todo or unfinished):
+            row[3] = 'prepared' if plan.needs else 'nothing to prepare'
         elif refusal:
             row[3] = 'not prepared: %s' % refusal
         elif dry_run:
             row[3] = 'would set %s (%s)' % (
-                settings_text(todo),
-                bios_prepare.BY_STATE[node['provision_state']])
+                settings_text(todo) or 'nothing',
+                bios_prepare.BY_STATE[start_of(node)])
         else:
             work.append((node, todo, row, plan.settings))
         if row[3].startswith(('cannot', 'not prepared')):
@@ -160,6 +170,13 @@ def select_nodes(nodes, names, resource_class):
     return list({by_ref[n]['uuid']: by_ref[n] for n in names}.values())
 
 
+def with_marks(api, nodes):
+    """The nodes, those manageable with their extra: the mark of a
+    preparation an interruption stopped (``FROM``)."""
+    return [dict(n, extra=api.node(n['uuid'], ('uuid', 'extra'))['extra'])
+            if n['provision_state'] == 'manageable' else n for n in nodes]
+
+
 def read_registries(api, nodes):
     """{node UUID: its detailed BIOS settings}, read concurrently."""
     uuids = [n['uuid'] for n in nodes]
@@ -172,55 +189,98 @@ def settings_text(needs):
     return ', '.join('%s=%s' % pair for pair in needs)
 
 
-def prepare_node(api, node, todo, waiter, say, governed=()):
-    """Set ``todo`` on one node by manual cleaning, and return it to its
-    state; the row's result, read back from ironic's cache, where each
-    setting of ``governed`` (the configs' settings) must now be
-    writable."""
-    label, start = tagging.node_label(node), node['provision_state']
-    uuid = node['uuid']
-    if start == 'available':
-        say('%s: manage' % label)
-        api.set_provision_state(uuid, 'manage')
-        settle(api, node, 'manageable', waiter)
-    say('%s: clean, setting %s' % (label, settings_text(todo)))
-    api.clean(uuid, bios_prepare.clean_steps(todo))
-    state = settle(api, node, 'manageable', waiter, failed='clean failed')
-    if state['provision_state'] == 'clean failed':
-        held = recover(api, node, start, waiter)['maintenance']
-        raise exceptions.CommandError(
-            'ironic failed to set %s on %s: %s; the node is %s again%s' % (
-                settings_text(todo), label, state.get('last_error'), start,
-                ', and ironic holds it in maintenance for the failed clean: '
-                'check its BIOS, then openstack baremetal node maintenance '
-                'unset %s' % label if held else ''))
-    if start == 'available':
-        say('%s: provide' % label)
-        api.set_provision_state(uuid, 'provide')
-        settle(api, node, 'available', waiter, failed='clean failed')
-    registry = api.bios_registry(uuid)
-    left = bios_prepare.pending(todo, registry)
-    if left:
-        raise exceptions.CommandError(
-            'ironic reports the clean done, but its cache of %s\'s BIOS '
-            'does not show %s' % (label, settings_text(left)))
-    stale = bios_profiles.stale_read_only(governed, registry)
-    if stale:
-        raise exceptions.CommandError('set %s, but %s' % (
-            settings_text(todo), bios_profiles.describe_stale(stale)))
-    return 'set %s' % settings_text(todo)
+class Preparation:
+    """One node's preparation by manual cleaning, from ``available``
+    (marked in its extra until it is available again, so that a rerun
+    after an interruption provides it) or ``manageable``.
+    ``waiter_of(seconds)``: a new ``waits.Waiter``, each wait its own
+    bound (None: the command's)."""
+
+    def __init__(self, api, node, waiter_of, say):
+        self.api, self.node, self.say = api, node, say
+        self.waiter_of = waiter_of
+        self.label, self.uuid = tagging.node_label(node), node['uuid']
+        self.start = start_of(node)
+
+    def run(self, todo, governed=()):
+        """Set ``todo``; the row's result, read back from ironic's cache,
+        where each setting of ``governed`` (the configs' settings) must
+        now be writable."""
+        if self.node['provision_state'] == 'available':
+            self.api.patch_node(self.uuid, [{'op': 'add', 'path': '/extra/'
+                                             + FROM, 'value': 'available'}])
+            self.move('manage', 'manageable')
+        if todo:
+            self.clean(todo)
+        if self.start == 'available':
+            state = self.move('provide', 'available', failed='clean failed')
+            if state['provision_state'] != 'available':
+                raise exceptions.CommandError(
+                    'set %s, but the automated cleaning of "provide" failed: '
+                    '%s; %s is in "clean failed"' % (
+                        settings_text(todo), state.get('last_error'),
+                        self.label))
+            self.api.patch_node(self.uuid, [{'op': 'remove',
+                                             'path': '/extra/' + FROM}])
+        return self.read_back(todo, governed)
+
+    def move(self, target, wanted, failed=None, seconds=None):
+        self.say('%s: %s' % (self.label, target))
+        self.api.set_provision_state(self.uuid, target)
+        return settle(self.api, self.node, wanted, self.waiter_of(seconds),
+                      failed)
+
+    def clean(self, todo):
+        """The clean steps; a failure leaves the node manageable (ironic
+        holds it in maintenance then: the operator looks at the BIOS
+        before it goes back to nova)."""
+        self.say('%s: clean, setting %s' % (self.label, settings_text(todo)))
+        try:
+            self.api.clean(self.uuid, bios_prepare.clean_steps(todo))
+        except sdk_exceptions.HttpException as exc:
+            raise exceptions.CommandError(
+                'ironic refused to clean %s: %s; it is manageable%s' % (
+                    self.label, exc.details or exc, self.advice(
+                        False))) from None
+        state = settle(self.api, self.node, 'manageable', self.waiter_of(
+            None), failed='clean failed')
+        if state['provision_state'] == 'clean failed':
+            held = self.move('manage', 'manageable',
+                             seconds=RECOVERY_SECONDS)['maintenance']
+            raise exceptions.CommandError(
+                'ironic failed to set %s on %s: %s; it is manageable%s' % (
+                    settings_text(todo), self.label,
+                    state.get('last_error'), self.advice(held)))
+
+    def advice(self, held):
+        """What to do with a node a failed clean left manageable."""
+        then = (', then rerun (it provides the node)'
+                if self.start == 'available' else '')
+        if held:
+            return (', and ironic holds it in maintenance for the failed '
+                    'clean: check its BIOS, then openstack baremetal node '
+                    'maintenance unset %s%s' % (self.label, then))
+        return then and ': check it%s' % then
+
+    def read_back(self, todo, governed):
+        registry = self.api.bios_registry(self.uuid)
+        left = bios_prepare.pending(todo, registry)
+        if left:
+            raise exceptions.CommandError(
+                'ironic reports the clean done, but its cache of %s\'s BIOS '
+                'does not show %s' % (self.label, settings_text(left)))
+        stale = bios_profiles.stale_read_only(governed, registry)
+        if stale:
+            raise exceptions.CommandError('set %s, but %s' % (
+                settings_text(todo), bios_profiles.describe_stale(stale)))
+        return 'set %s' % settings_text(todo) if todo else (
+            'provided again')
 
 
-def recover(api, node, start, waiter):
-    """After a failed clean, the node back to manageable, then to where
-    it was: its state then.  Ironic's hold (maintenance, for the failed
-    clean) stays: the operator looks at the BIOS first."""
-    api.set_provision_state(node['uuid'], 'manage')
-    state = settle(api, node, 'manageable', waiter)
-    if start == 'available':
-        api.set_provision_state(node['uuid'], 'provide')
-        state = settle(api, node, 'available', waiter, failed='clean failed')
-    return state
+def start_of(node):
+    """Where a node's preparation started: ``available``, marked in its
+    extra by a run that an interruption stopped, or its state."""
+    return (node.get('extra') or {}).get(FROM) or node['provision_state']
 
 
 def settle(api, node, wanted, waiter, failed=None):

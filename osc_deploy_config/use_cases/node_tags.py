@@ -138,11 +138,8 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
     same_step_unlocks = not found.ironic.validates_bios_steps()
     changes = tagging.plan_sync(found.nodes, chosen, registries,
                                 found.templates, same_step_unlocks)
-    for change in tagging.left_out(found.nodes, chosen, registries,
-                                   found.templates, same_step_unlocks):
-        say('%s is not offered %s: %s' % (change.node, change.template,
-                                          change.reason))
-        changes.append(change)
+    changes += tagging.left_out(found.nodes, chosen, registries,
+                                found.templates, same_step_unlocks)
     if not names:
         changes += tagging.plan_prune(found.nodes, found.template_names,
                                       prune)

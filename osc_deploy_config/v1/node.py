@@ -20,6 +20,8 @@ from osc_deploy_config.v1 import cli
 # How long sync waits for placement by default: nova's ironic compute
 # copies node traits every 60 s by default, and a run may take as long.
 WAIT_TIMEOUT = 300
+# a real server's BIOS step takes a reboot or two: minutes
+PREPARE_TIMEOUT = 1800
 
 
 def _node_tags():
@@ -138,9 +140,10 @@ Examples::
                  'placement to show them.')
         parser.add_argument(
             '--wait-timeout', metavar='<seconds>', type=int,
-            default=WAIT_TIMEOUT,
-            help='Bound of each wait, for ironic and then placement '
-                 '(default %d).' % WAIT_TIMEOUT)
+            default=PREPARE_TIMEOUT,
+            help='Bound of each wait, for ironic (a clean reboots the node '
+                 'once a profile) and then placement (default %d).'
+                 % PREPARE_TIMEOUT)
         return parser
 
     # the error to raise once the rows are out (``run``)

@@ -164,9 +164,9 @@ class TestRedfish(RedfishTestCase):
 
     def test_an_hpe_prepared_booted_toggled_and_refused(self):
         """bm-6's default WorkloadProfile locks ProcAMDBoost only in its
-        Dependencies: not offered until prepared; then a server boots with
-        turbo off, toggles it on and hyperthreading (ProcSMT) off, all read
-        from the BMC.  A setting the BMC refuses at its reset (the profile
+        Dependencies: not offered until prepared, while hyperthreading
+        (ProcSMT) deploys; once prepared a server boots with turbo off and
+        toggles it on, all read from the BMC.  A setting the BMC refuses at its reset (the profile
         changed at the iLO behind ironic's back) ends the toggle in one
         line; ironic goes on once the BMC has it."""
         self.at_factory('bm-6')
@@ -178,6 +178,17 @@ class TestRedfish(RedfishTestCase):
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
         self.assertIn('locked by WorkloadProfile=GeneralPowerEfficientCompute',
                       self.not_offered(synced, 'bm-6', turbo))
+        # hyperthreading, which its second profile leaves alone: one server
+        # asks for one BIOS config (ironic refuses two BIOS steps at deploy)
+        flavor = self.create_baremetal_flavor(resource_class=BRONZE)
+        self.openstack('flavor', 'deploy-config', 'set', flavor,
+                       'hyperthreading=disabled')
+        self.wait_schedulable('bm-6')
+        first = self.create_server(flavor, cli=True)['id']
+        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcSMT'])
+        self._delete_server(first)
+        self.wait_for('bm-6 available', lambda: self.node('bm-6')[
+            'provision_state'] == 'available', 120, 0.25)
 
         rows = self.openstack('baremetal', 'node', 'deploy-config',
                               'prepare', 'bm-6')
@@ -189,12 +200,11 @@ class TestRedfish(RedfishTestCase):
         flavor = self.create_baremetal_flavor(resource_class=BRONZE)
         self.openstack('flavor', 'deploy-config', 'set', flavor,
                        'turbo=disabled')
+        self.wait_schedulable('bm-6')
         server = self.create_server(flavor, cli=True)['id']
         self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
         self.toggle(server, 'turbo=enabled')
         self.assertEqual('Enabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
-        self.toggle(server, 'hyperthreading=disabled')
-        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcSMT'])
 
         self.set_at_the_bmc('bm-6', FACTORY['bm-6'])
         refused = self.toggle(server, 'turbo=disabled', '--wait-timeout',

@@ -186,6 +186,8 @@ class FakeIronic(FakeService):
         self.project_roles = set()
         self.runbooks = {}
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
+        self.provide_fails = set()      # their automated cleaning fails
+        self.clean_http_errors = {}     # {name: the status a clean gets}
         # {setting: (profile, value)}: the setting is read-only in a
         # node's registry unless its profile has that value (as a Dell's)
         self.locked_by = {}
@@ -564,10 +566,16 @@ class FakeIronic(FakeService):
     def _clean(self, node, body):
         """manage, manual cleaning (its BIOS steps' effect at once, or
         the failure of a failing node) and provide, each done at once."""
+        if body['target'] == 'provide' and node['name'] in self.provide_fails:
+            self.set_state(node, 'clean failed', last_error='agent lost')
+            return response(202)
         if body['target'] != 'clean':
             self.set_state(node, 'manageable' if body['target'] == 'manage'
                            else 'available', last_error=None)
             return response(202)
+        if node['name'] in self.clean_http_errors:
+            return error(self.clean_http_errors[node['name']],
+                         'Failed to validate power driver interface')
         self.cleaned.append((node['name'], body['clean_steps'],
                              body.get('disable_ramdisk')))
         if node['name'] in self.failing_nodes:

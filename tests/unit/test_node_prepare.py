@@ -81,8 +81,6 @@ class TestHonestOffer(PrepareTestCase):
         self.assertIn('ProcTurboMode=Disabled', rows[0]['Reason'])
         self.assertIn('openstack baremetal node deploy-config prepare bm-5 '
                       '(SysProfile=Custom)', rows[0]['Reason'])
-        self.assertIn('bm-5 is not offered %s' % TURBO_OFF,
-                      self.fake_stderr.getvalue())
         self.assertEqual([], self.bm5['traits'])
         self.assertEqual([], self.ironic.writes)
 
@@ -179,9 +177,53 @@ class TestPrepare(PrepareTestCase):
                       self.results()['bm-5'])
         self.assertIn('ironic holds it in maintenance for the failed clean: '
                       'check its BIOS, then openstack baremetal node '
-                      'maintenance unset bm-5', self.results()['bm-5'])
-        self.assertEqual(('available', True), (self.bm5['provision_state'],
-                                               self.bm5['maintenance']))
+                      'maintenance unset bm-5, then rerun (it provides the '
+                      'node)', self.results()['bm-5'])
+        self.assertEqual(('manageable', True), (self.bm5['provision_state'],
+                                                self.bm5['maintenance']))
+        # the operator looked: the rerun cleans again, and provides it
+        self.ironic.failing_nodes.clear()
+        self.bm5['maintenance'] = False
+        self.assertEqual('set SysProfile=Custom',
+                         self.prepare('bm-5')[0]['Result'])
+        self.assertEqual('available', self.bm5['provision_state'])
+        self.assertNotIn('deploy_config_prepare_from', self.bm5['extra'])
+
+    def test_a_refused_clean_leaves_the_node_manageable_and_says_so(self):
+        self.ironic.clean_http_errors['bm-5'] = 400
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
+        self.assertIn('failed: ironic refused to clean bm-5: Failed to '
+                      'validate power driver interface; it is manageable: '
+                      'check it, then rerun', self.results()['bm-5'])
+        self.assertEqual('manageable', self.bm5['provision_state'])
+
+    def test_a_failed_provide_is_no_success(self):
+        self.ironic.provide_fails.add('bm-5')
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
+        self.assertIn('set SysProfile=Custom, but the automated cleaning of '
+                      '"provide" failed: agent lost', self.results()['bm-5'])
+        self.assertEqual([], self.bm5['traits'])
+
+    def test_a_rerun_after_an_interruption_provides_the_node(self):
+        # an earlier run was stopped between its clean and its provide
+        self.bm5.update(provision_state='manageable', extra={
+            'deploy_config_prepare_from': 'available'})
+        self.bm5['bios']['SysProfile'] = 'Custom'
+        self.ironic.bios_registries[self.bm5['uuid']]['ProcTurboMode'][
+            'read_only'] = False
+        self.assertEqual('provided again', self.prepare('bm-5')[0]['Result'])
+        self.assertEqual([('bm-5', 'provide')],
+                         self.ironic.provision_requests)
+        self.assertEqual(('available', {}), (self.bm5['provision_state'],
+                                             self.bm5['extra']))
+
+    def test_an_ironic_before_35_is_refused_before_any_write(self):
+        self.ironic.max_version = (1, 109)
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-5')
+        self.assertIn('BIOS steps finished without the agent need 1.111',
+                      str(exc))
+        self.assertEqual([], self.ironic.writes)
         self.assertEqual('PerfPerWattOptimizedDapc',
                          self.bm5['bios']['SysProfile'])
 

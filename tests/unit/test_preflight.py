@@ -259,3 +259,15 @@ class TestRefusedSteps(CreateHookCase):
         self.ironic.forbidden = True
         said = self.before('bm.gold', 'tiny')
         self.assertIn('pre-flight without', said)
+
+    def test_candidates_it_did_not_judge_never_let_it_block(self):
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.boot_preflight.PREFLIGHT_NODES', 1))
+        other = self.ironic.add_node('bm-6', [HT, ON_T],
+                                     resource_class='baremetal-gold')
+        self.ironic.bios_registries[other['uuid']] = self.registry
+        self.placement.add_provider('bm-6', traits=[HT, ON_T],
+                                    uuid_=other['uuid'],
+                                    resource_class='CUSTOM_BAREMETAL_GOLD')
+        said = self.before('bm.gold', 'tiny')
+        self.assertIn('would fail this deploy', said)
