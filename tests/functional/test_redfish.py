@@ -166,9 +166,9 @@ class TestRedfish(RedfishTestCase):
         """bm-6's default WorkloadProfile locks ProcAMDBoost only in its
         Dependencies: not offered until prepared, while hyperthreading
         (ProcSMT) deploys; once prepared a server boots with turbo off and
-        toggles it on, all read from the BMC.  A setting the BMC refuses at its reset (the profile
-        changed at the iLO behind ironic's back) ends the toggle in one
-        line; ironic goes on once the BMC has it."""
+        toggles it on, all read from the BMC.  A setting the BMC refuses
+        at its reset (the profile changed at the iLO behind ironic's back)
+        ends the toggle in one line; ironic goes on once the BMC has it."""
         self.at_factory('bm-6')
         self.addCleanup(self.at_factory, 'bm-6')
         turbo = self.made_per_class('turbo=disabled')['templates'][
