@@ -65,15 +65,20 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
             self.sdk(base.SYSTEM_ADMIN).baremetal,
             '/nodes/%s/bios?detail=True' % node, self.ironic_api)['bios']}
 
-    def set_at_the_bmc(self, node, settings):
+    def set_at_the_bmc(self, node, settings=None):
         """Change the BIOS at the BMC, behind ironic's back (an operator at
-        the iLO's console): the settings, then a reset, until it shows
-        them."""
-        self.bmc(node, '/BIOS/Settings', 'PATCH', {'Attributes': settings})
+        the iLO's console): the settings (None: its factory reset), then a
+        reset, until it shows them."""
+        if settings is None:
+            self.bmc(node, '/BIOS/Actions/Bios.ResetBios', 'POST', {})
+        else:
+            self.bmc(node, '/BIOS/Settings', 'PATCH',
+                     {'Attributes': settings})
         self.bmc(node, '/Actions/ComputerSystem.Reset', 'POST',
                  {'ResetType': 'ForceRestart'})
-        self.wait_for('%s shows %s' % (node, settings), lambda: all(
-            self.bmc_bios(node).get(k) == v for k, v in settings.items()),
+        shown = settings or FACTORY[node]
+        self.wait_for('%s shows %s' % (node, shown), lambda: all(
+            self.bmc_bios(node).get(k) == v for k, v in shown.items()),
             60, 0.25)
 
     def at_factory(self, node):
@@ -91,8 +96,7 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
             cached = self.cached(node)
             if all(cached[k]['value'] == v for k, v in factory.items()):
                 return
-        self.bmc(node, '/BIOS/Actions/Bios.ResetBios', 'POST', {})
-        self.set_at_the_bmc(node, factory)
+        self.set_at_the_bmc(node)
         self.provision(node, ('manage', 'manageable'),
                        ('provide', 'available'))
 
@@ -206,7 +210,8 @@ class TestRedfish(RedfishTestCase):
         self.toggle(server, 'turbo=enabled')
         self.assertEqual('Enabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
 
-        self.set_at_the_bmc('bm-6', FACTORY['bm-6'])
+        self.set_at_the_bmc('bm-6', {
+            'WorkloadProfile': 'GeneralPowerEfficientCompute'})
         refused = self.toggle(server, 'turbo=disabled', '--wait-timeout',
                               '20', fail_ok=True)
         self.assertEqual(1, refused.returncode, refused.stderr)
