@@ -1040,6 +1040,74 @@ def project_toggle(cloud, counter, server, made, runs, current):
         os.unlink(f.name)
 
 
+def redfish_toggle(counter, runs):
+    """A toggle through ironic's redfish BIOS interface (bm-6, behind the
+    mini cloud's emulated iLO: a PATCH, a reboot and the BMC's boot
+    progress) against one through the fake-steps BIOS (bm-0, at once):
+    requests and wall time of each, ``runs`` toggles each.  Makes its own
+    templates, flavors and servers, and removes them."""
+    made = {'turbo': 'ProcAMDBoost', 'benchrf': 'BenchFleet'}
+    names, servers, flavors = [], [], []
+    try:
+        for config, setting in made.items():
+            for value, set_to in (('enabled', 'Enabled'),
+                                  ('disabled', 'Disabled')):
+                kind = (('--resource-class', 'baremetal-bronze')
+                        if config == 'turbo' else
+                        ('--requires-trait', 'HW_CPU_HYPERTHREADING'))
+                counter.run('baremetal', 'deploy', 'template', 'create',
+                            '--config', '%s=%s' % (config, value), *kind,
+                            '--bios-setting', '%s=%s' % (setting, set_to),
+                            cloud=SYSTEM)
+                names.append(_template_of(counter, config, value))
+        counter.run('baremetal', 'node', 'deploy-config', 'prepare', 'bm-6',
+                    '--config', 'turbo=disabled', cloud=SYSTEM)
+        counter.run('baremetal', 'node', 'deploy-config', 'sync', *names,
+                    cloud=SYSTEM)
+        for config, base in (('turbo', 'bm.bronze'), ('benchrf', 'bm.gold')):
+            flavor = '%s+bench' % base
+            counter.run('flavor', 'create', '--vcpus', '4', '--ram', '8192',
+                        '--disk', '40', '--property', 'resources:'
+                        'CUSTOM_BAREMETAL_%s=1' % base[3:].upper(),
+                        *[arg for r in ('VCPU', 'MEMORY_MB', 'DISK_GB')
+                          for arg in ('--property', 'resources:%s=0' % r)],
+                        flavor)
+            flavors.append(flavor)
+            counter.run('flavor', 'deploy-config', 'set', flavor,
+                        '%s=disabled' % config)
+            counter.run('server', 'create', '--flavor', flavor, '--image',
+                        'tiny', '--nic', 'none', '--wait', flavor)
+            servers.append((config, flavor))
+        found = {}
+        for config, server in servers:
+            found[config] = []
+            for number in range(runs):
+                value = ('enabled', 'disabled')[number % 2]
+                counts, took = counter.run(
+                    'server', 'resize', '--deploy-config',
+                    '%s=%s' % (config, value), server)
+                found[config].append({'requests': counts, 's': took})
+        return {'redfish': found['turbo'], 'fake-steps': found['benchrf']}
+    finally:
+        for _, server in servers:
+            counter.run('server', 'delete', '--wait', server)
+        for flavor in flavors:
+            counter.run('flavor', 'delete', flavor)
+        for name in names:
+            counter.run('baremetal', 'deploy', 'template', 'delete', name,
+                        cloud=SYSTEM)
+
+
+def _template_of(counter, config, value):
+    """The name of the template of a config (``show --config``)."""
+    with tempfile.NamedTemporaryFile('r', suffix='.json') as out:
+        subprocess.run(['openstack', '--os-cloud', SYSTEM, 'baremetal',
+                        'deploy', 'template', 'show', '--config',
+                        '%s=%s' % (config, value), '-f', 'value', '-c',
+                        'name'], env=counter.env, check=True, stdout=out)
+        return open(out.name).read().strip()
+
+
 def _tag_fake_compute(cloud, traits, remove=False):
     host = cloud.call(cloud.placement, 'GET',
                       '/resource_providers?name=fake-compute',
@@ -1215,9 +1283,10 @@ def main(argv):
     parser.add_argument('--runs-load', type=int, default=21)
     parser.add_argument('--runs-complete', type=int, default=15,
                         help='pairs of `openstack complete` runs')
-    parser.add_argument('--only', choices=['complete'],
+    parser.add_argument('--only', choices=['complete', 'redfish'],
                         help='run only this section (complete: no mini '
-                             'cloud)')
+                             'cloud; redfish: a toggle through ironic\'s '
+                             'redfish BIOS against a fake-steps one)')
     parser.add_argument('--output', default=os.path.join(CHECKOUT, '.bench'))
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(','))
@@ -1251,6 +1320,11 @@ def main(argv):
                    stdout=subprocess.DEVNULL)
     cloud = Cloud()
     report['versions'] = versions(cloud)
+    if args.only == 'redfish':
+        log('a toggle through ironic\'s redfish BIOS, and a fake-steps one')
+        report.update(redfish=redfish_toggle(Counter(cloud, env), args.runs),
+                      seconds=time.monotonic() - start)
+        return write_report(args.output, report, 'report-redfish')
 
     log('plugin load')
     report['plugin_load'] = plugin_load(args.runs_load, env)

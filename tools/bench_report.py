@@ -38,6 +38,8 @@ def markdown(report):
              '## Machine and versions', '']
     lines += ['- %s: %s' % item for item in report['machine'].items()]
     lines += ['- %s: %s' % item for item in report['versions'].items()]
+    if 'redfish' in report:             # --only redfish
+        return '\n'.join(lines + _redfish(report['redfish'])) + '\n'
     if 'plugin_load' not in report:     # --only complete
         return '\n'.join(lines + _complete(report['complete'])) + '\n'
 
@@ -143,6 +145,28 @@ def markdown(report):
     if 'fleet' in report:
         lines += _fleet(report['fleet'])
     return '\n'.join(lines) + '\n'
+
+
+def _redfish(found):
+    lines = ['', '## A toggle through ironic\'s redfish BIOS', '',
+             '`openstack server resize --deploy-config` of a server on bm-6 '
+             '(ironic\'s redfish BIOS interface, the emulated iLO: a PATCH, '
+             'a reboot of about 2 s and the BMC\'s boot progress, polled '
+             'every 2 s) and of one on bm-0 (the fake-steps BIOS, at once); '
+             'medians of %d toggles each.' % len(found['redfish']), '',
+             '| BIOS | requests | ironic | nova | placement | s |',
+             '|---|---:|---:|---:|---:|---:|']
+    for kind in ('redfish', 'fake-steps'):
+        runs = found[kind]
+
+        def mid(key, runs=runs):
+            return statistics.median([r['requests'].get(key, 0)
+                                      for r in runs])
+
+        lines.append('| %s | %s | %s | %s | %s | %.1f |' % (
+            kind, mid('total'), mid('baremetal'), mid('compute'),
+            mid('placement'), statistics.median([r['s'] for r in runs])))
+    return lines
 
 
 def _complete(complete):
