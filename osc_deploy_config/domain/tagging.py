@@ -251,8 +251,10 @@ def plan_sync(nodes, templates, registries=None, every=None,
                         '%s, but instance %s uses it'
                         % (why, node['instance_uuid'])))
                 else:
-                    changes.append(Change(node_label(node), node['uuid'],
-                                          name, REMOVE, why))
+                    changes.append(Change(
+                        node_label(node), node['uuid'], name, REMOVE,
+                        why + remedy(node, template, registries.get(
+                            node['uuid']))))
     return changes
 
 
@@ -278,17 +280,37 @@ def left_out(nodes, templates, registries=None, every=None,
                                    for p in problems):
                 continue
             why = bios_refusal(node, template, registry, same_step_unlocks)
-            needs = preparable(template, registry)
-            stale = bios_profiles.stale_read_only(bios_settings(template),
-                                                  registry)
-            if stale:
-                why += '; %s' % bios_profiles.describe_stale(stale)
-            elif needs:
-                why += '; prepare it: %s' % prepare_command(
-                    node_label(node), needs)
             found.append(Change(node_label(node), node['uuid'],
-                                template['name'], LEFT_OUT, why))
+                                template['name'], LEFT_OUT, why + remedy(
+                                    node, template, registry)))
     return found
+
+
+def remedy(node, template, registry):
+    """What makes the node take a template its BIOS refuses now, as the
+    end of its reason ('' when nothing of ours does): ``prepare`` for a
+    node a vendor profile locks, the toggle where a server runs on it
+    (it sets the profile first, where ironic has not cached the setting
+    read-only), or why ironic's cache keeps it refused."""
+    wanted = bios_settings(template)
+    stale = bios_profiles.stale_read_only(wanted, registry or ())
+    if stale:
+        return '; %s' % bios_profiles.describe_stale(stale)
+    needs = preparable(template, registry)
+    if not needs:
+        return ''
+    if not node.get('instance_uuid'):
+        return '; prepare it: %s' % prepare_command(node_label(node), needs)
+    cached = [e['name'] for e in registry
+              if e['name'] in wanted and e.get('read_only')]
+    if cached:
+        return ('; ironic caches %s read-only: prepare the node once its '
+                'server is gone' % ', '.join(sorted(cached)))
+    return ('; its server\'s toggle sets %s first (openstack server resize '
+            '--deploy-config %s %s)' % (
+                ', '.join('%s=%s' % n for n in needs),
+                deploy_config.config_of(template['extra']),
+                node['instance_uuid']))
 
 
 def prepare_command(node, needs):

@@ -84,6 +84,17 @@ class TestHonestOffer(PrepareTestCase):
         self.assertEqual([], self.bm5['traits'])
         self.assertEqual([], self.ironic.writes)
 
+    def test_a_running_server_s_node_is_told_what_ironic_allows(self):
+        self.dell('bm-7', instance_uuid='srv-7')
+        rows = {r['Node']: r['Reason'] for r in self.rows(
+            cmds.SyncNodeDeployConfig, '--no-wait')}
+        # a Dell reports turbo read-only, which ironic caches: no toggle
+        # can set the profile first there
+        self.assertIn('ironic caches ProcTurboMode read-only: prepare the '
+                      'node once its server is gone', rows['bm-7'])
+        self.assertIn('prepare it: openstack baremetal node deploy-config '
+                      'prepare bm-5', rows['bm-5'])
+
     def test_an_older_ironic_takes_the_profile_in_the_same_step(self):
         # before 37.0 (API 1.112) ironic lets the BMC judge the step, and a
         # Dell takes SysProfile=Custom beside the setting it unlocks: a

@@ -265,6 +265,7 @@ class TestRefusedSteps(CreateHookCase):
             'osc_deploy_config.use_cases.boot_preflight.PREFLIGHT_NODES', 1))
         other = self.ironic.add_node('bm-6', [HT, ON_T],
                                      resource_class='baremetal-gold')
+        other['bios'] = {'ProcTurboMode': 'Enabled'}
         self.ironic.bios_registries[other['uuid']] = self.registry
         self.placement.add_provider('bm-6', traits=[HT, ON_T],
                                     uuid_=other['uuid'],
