@@ -73,6 +73,7 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
     if work:
         api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
         api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
+
     def waiter_of(seconds):
         return waits.Waiter(say, sleep, seconds=seconds or wait_timeout)
 
@@ -80,13 +81,19 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
             if carry_out(api, node, todo, row, waiter_of, say, governed)]
     failed += [row[0] for _, _, row, _ in work
                if row[3].startswith('failed')]
+    problems = ['%d of %d node(s) not prepared: %s' % (
+        len(failed), len(rows), ', '.join(failed))] if failed else []
     if done:
-        for change in sync_nodes(clients, done, wait, wait_timeout, say):
-            say('%s: %s %s (%s)' % change)
+        try:
+            for change in sync_nodes(clients, done, wait, wait_timeout, say):
+                say('%s: %s %s (%s)' % change)
+        except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+            problems.append('the prepared nodes\' tags were not synced: %s; '
+                            'rerun openstack baremetal node deploy-config '
+                            'sync' % (getattr(exc, 'details', None) or exc))
     rows = [tuple(r) for r in rows]
-    if failed:
-        error = NotPrepared('%d of %d node(s) not prepared: %s' % (
-            len(failed), len(rows), ', '.join(failed)))
+    if problems:
+        error = NotPrepared('; '.join(problems))
         error.rows = (COLUMNS, rows)
         raise error
     return COLUMNS, rows
