@@ -459,6 +459,12 @@ def governs(profile, setting):
                                     setting, named)
 
 
+# The profiles whose BMC reports what they lock ReadOnly live (Dell's
+# iDRAC), so that ironic may have cached it so; HPE's static ReadOnly
+# stays false, and a setting read-only there is so for another reason.
+LIVE_READ_ONLY = frozenset({'SysProfile'})
+
+
 def stale_read_only(wanted, entries):
     """The settings of ``wanted`` that ironic's cache (``entries``: the
     node's detailed BIOS settings) holds read-only though no profile locks
@@ -473,7 +479,8 @@ def stale_read_only(wanted, entries):
     return sorted(name for name in wanted
                   if (by_name.get(name) or {}).get('read_only')
                   and name not in locked and profile_of(name) is not None
-                  and profile_of(name).setting in by_name)
+                  and profile_of(name).setting in by_name
+                  and profile_of(name).setting in LIVE_READ_ONLY)
 
 
 def describe_stale(found):

@@ -106,6 +106,16 @@ class TestHpeToggle(RedfishToggleCase):
         self.assertEqual([], self.ironic.writes)
         self.assertEqual([], self.nova.locks(self.server))
 
+    def test_a_setting_the_bios_reports_read_only_is_refused(self):
+        self.node['bios']['WorkloadProfile'] = 'Custom'
+        self.ironic.bios_registries[self.node['uuid']]['ProcAMDBoost'][
+            'read_only'] = True
+        exc = self.assertRaises(exceptions.CommandError, self.toggle, OFF)
+        self.assertIn('ironic caches ProcAMDBoost read-only on node bm-5 '
+                      'and refuses it before any write; the BIOS reports it '
+                      'read-only', str(exc))
+        self.assertEqual([], self.ironic.writes)
+
     def test_a_project_cannot_set_the_profile_through_its_runbooks(self):
         self.run_command(project_deploy_config.SetProjectDeployConfig,
                          ['demo', 'turbo=disabled'])

@@ -122,11 +122,12 @@ def refuse_cached_read_only(servicing, prepared, wanted, registry):
         return
     stale = bios_profiles.stale_read_only(wanted, registry)
     locked = bios_profiles.locks_now(registry)
+    profiles = ['%s=%s' % locked[n] for n in cached if n in locked]
     why = bios_profiles.describe_stale(stale) if stale else (
         'its profile locks it (%s), and ironic keeps it read-only after a '
         'profile step too: it writes a setting\'s read_only again only when '
-        'its value changes' % ', '.join(
-            '%s=%s' % locked[n] for n in cached if n in locked))
+        'its value changes' % ', '.join(profiles) if profiles
+        else 'the BIOS reports it read-only')
     raise exceptions.CommandError(
         'Server %s cannot take %s: ironic caches %s read-only on node %s and '
         'refuses it before any write; %s. Nothing was changed.' % (
