@@ -1046,26 +1046,32 @@ def redfish_toggle(counter, runs):
     progress) against one through the fake-steps BIOS (bm-0, at once):
     requests and wall time of each, ``runs`` toggles each.  Makes its own
     templates, flavors and servers, and removes them."""
-    made = {'turbo': 'ProcAMDBoost', 'benchrf': 'BenchFleet'}
+    made = {'turbo': ('ProcAMDBoost', ('--resource-class',
+                                       'baremetal-bronze')),
+            'benchrf': ('BenchFleet', ())}
     names, servers, flavors = [], [], []
     try:
-        for config, setting in made.items():
+        for config, (setting, kind) in made.items():
             for value, set_to in (('enabled', 'Enabled'),
                                   ('disabled', 'Disabled')):
-                kind = (('--resource-class', 'baremetal-bronze')
-                        if config == 'turbo' else
-                        ('--requires-trait', 'HW_CPU_HYPERTHREADING'))
+                left = _template_of(counter, config, value, kind)
+                if left:        # an interrupted bench's
+                    counter.run('baremetal', 'deploy', 'template', 'delete',
+                                left, cloud=SYSTEM)
                 counter.run('baremetal', 'deploy', 'template', 'create',
-                            '--config', '%s=%s' % (config, value), *kind,
+                            '--config', '%s=%s' % (config, value), *(
+                                kind or ('--requires-trait',
+                                         'HW_CPU_HYPERTHREADING')),
                             '--bios-setting', '%s=%s' % (setting, set_to),
                             cloud=SYSTEM)
-                names.append(_template_of(counter, config, value))
+                names.append(_template_of(counter, config, value, kind))
         counter.run('baremetal', 'node', 'deploy-config', 'prepare', 'bm-6',
                     '--config', 'turbo=disabled', cloud=SYSTEM)
         counter.run('baremetal', 'node', 'deploy-config', 'sync', *names,
                     cloud=SYSTEM)
         for config, base in (('turbo', 'bm.bronze'), ('benchrf', 'bm.gold')):
-            flavor = '%s+bench' % base
+            # no '+' in the name: OSC finds a server by name with a regex
+            flavor = 'bench.%s' % base[3:]
             counter.run('flavor', 'create', '--vcpus', '4', '--ram', '8192',
                         '--disk', '40', '--property', 'resources:'
                         'CUSTOM_BAREMETAL_%s=1' % base[3:].upper(),
@@ -1089,23 +1095,33 @@ def redfish_toggle(counter, runs):
                 found[config].append({'requests': counts, 's': took})
         return {'redfish': found['turbo'], 'fake-steps': found['benchrf']}
     finally:
-        for _, server in servers:
-            counter.run('server', 'delete', '--wait', server)
-        for flavor in flavors:
-            counter.run('flavor', 'delete', flavor)
-        for name in names:
-            counter.run('baremetal', 'deploy', 'template', 'delete', name,
-                        cloud=SYSTEM)
+        for args in ([('server', 'delete', '--wait', server)
+                      for _, server in servers]
+                     + [('flavor', 'delete', flavor) for flavor in flavors]
+                     + [('baremetal', 'deploy', 'template', 'delete', name,
+                         '--os-cloud', SYSTEM) for name in names]):
+            _tidy(counter, args)
 
 
-def _template_of(counter, config, value):
-    """The name of the template of a config (``show --config``)."""
-    with tempfile.NamedTemporaryFile('r', suffix='.json') as out:
-        subprocess.run(['openstack', '--os-cloud', SYSTEM, 'baremetal',
-                        'deploy', 'template', 'show', '--config',
-                        '%s=%s' % (config, value), '-f', 'value', '-c',
-                        'name'], env=counter.env, check=True, stdout=out)
-        return open(out.name).read().strip()
+def _tidy(counter, args):
+    """A clean-up command, whose failure is logged and does not hide the
+    error that led here."""
+    try:
+        counter.run(*args)
+    except SystemExit as exc:
+        log('clean-up: %s' % exc)
+
+
+def _template_of(counter, config, value, kind=()):
+    """The name of the template of a config (``show --config``, of a
+    resource class with ``kind``), or an empty string when there is
+    none."""
+    done = subprocess.run(['openstack', '--os-cloud', SYSTEM, 'baremetal',
+                           'deploy', 'template', 'show', '--config',
+                           '%s=%s' % (config, value), *kind, '-f', 'value',
+                           '-c', 'name'], env=counter.env,
+                          capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else ''
 
 
 def _tag_fake_compute(cloud, traits, remove=False):
