@@ -85,6 +85,11 @@ def plan(node, templates, registry, own, configs=None):
                 sorted(wanted), unpreparable, settings_of)
 
 
+def settings_text(needs):
+    """``A=1, B=2`` of settings ([(name, value)])."""
+    return ', '.join('%s=%s' % pair for pair in needs)
+
+
 def pending(needs, registry):
     """The settings of ``needs`` the node's BIOS does not have yet."""
     have = {e['name']: str(e.get('value')) for e in registry or ()}

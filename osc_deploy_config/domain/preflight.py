@@ -28,8 +28,7 @@ from osc_lib import exceptions
 from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import config_specs
 from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain import tagging
 
 # A config a boot asks for, and where it comes from ("flavor bm.gold").
 Asked = collections.namedtuple('Asked', ['config', 'source'])
@@ -111,9 +110,8 @@ def bios_settings(found, templates_by_config):
     wanted = {}
     for asked in found:
         template = templates_by_config.get(asked.config)
-        if template and 'steps' in template:
-            wanted.update(effects.bios_settings(step_safety.enabled(
-                template['steps'])))
+        if template:
+            wanted.update(tagging.bios_settings(template))
     return wanted
 
 

@@ -43,6 +43,8 @@ POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
 # What a report reads of a node: the hardware, and the toggle record.
 HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties', 'extra',
                    'resource_class')
+# How many nodes' BIOS registries are read at once.
+READERS = 8
 # What deciding about a template's config and steps reads of it.
 TEMPLATE_STEP_FIELDS = ('uuid', 'name', 'steps')
 # Why ironic refuses a project-scoped token under its default policy, and
@@ -237,6 +239,19 @@ class Ironic(Runbooks, rest.Api):
         of each (``attribute_type``, ``allowable_values``, ...)."""
         return self._request('GET', '/nodes/%s/bios?detail=True' % node,
                              versions.NODE_BIOS_REGISTRY)['bios']
+
+    def bios_registries(self, nodes):
+        """{node: its detailed BIOS settings} of these nodes (UUIDs or
+        names), READERS at a time."""
+        import concurrent.futures
+
+        nodes = list(nodes)
+        if not nodes:
+            return {}
+        with concurrent.futures.ThreadPoolExecutor(
+                min(READERS, len(nodes))) as pool:
+            return dict(zip(nodes, pool.map(self.bios_registry, nodes),
+                            strict=True))
 
     def node_history(self, node, limit=20):
         """The node's latest history events, in detail, newest first."""

@@ -24,7 +24,6 @@ where nova filters flavors by name (2.102), and the version discovery OSC
 makes for the boot anyway.
 """
 
-import concurrent.futures
 import logging
 
 from osc_lib import exceptions
@@ -74,9 +73,7 @@ def _refuse_refused_steps(clients, found, by_config, candidates):
     try:
         api = clients.ironic(versions.NODE_BIOS_REGISTRY)
         api.require()
-        with concurrent.futures.ThreadPoolExecutor(len(judged)) as pool:
-            registries = dict(zip(judged, pool.map(api.bios_registry,
-                                                   judged), strict=True))
+        registries = api.bios_registries(judged)
         same_step_unlocks = not api.validates_bios_steps()
     except Exception as exc:    # noqa: BLE001 - never block a boot
         LOG.debug('deploy-config pre-flight without BIOS caches: %s', exc)

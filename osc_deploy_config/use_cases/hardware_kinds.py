@@ -21,7 +21,6 @@ with the command that covers it.  Nodes without a resource class, and
 nodes of a matched class that report no registry, are named in a warning.
 """
 
-import concurrent.futures
 import logging
 
 from openstack import exceptions as sdk_exceptions
@@ -38,8 +37,6 @@ from osc_deploy_config.domain import templates
 from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)
-# How many nodes' BIOS registries are read at once.
-READERS = 8
 # What each node's BIOS interface says of the hardware without a registry.
 NODE_FIELDS = ('uuid', 'name', 'traits', 'retired', 'resource_class',
                'bios_interface')
@@ -237,10 +234,5 @@ def capable_registries(clients, extra):
                          versions.NODE_RETIREMENT)
     capable = [n for n in api.nodes(NODE_FIELDS)
                if tagging.capable(n, {'extra': extra})]
-    with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
-        return dict(zip(
-            [tagging.node_label(n) for n in capable],
-            zip(capable, pool.map(api.bios_registry,
-                                  [n['uuid'] for n in capable]),
-                strict=True),
-            strict=True))
+    read = api.bios_registries(n['uuid'] for n in capable)
+    return {tagging.node_label(n): (n, read[n['uuid']]) for n in capable}

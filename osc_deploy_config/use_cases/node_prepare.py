@@ -22,7 +22,6 @@ error.  A rerun finds what is done from ironic's cache of the BIOS, and
 does the rest.
 """
 
-import concurrent.futures
 
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
@@ -46,6 +45,7 @@ _UNDER_WAY = ('cleaning', 'clean wait', 'verifying')
 FROM = 'deploy_config_prepare_from'
 # The bound of the move back to manageable after a failed clean.
 RECOVERY_SECONDS = 120
+settings_text = bios_prepare.settings_text
 
 
 class NotPrepared(exceptions.CommandError):
@@ -68,8 +68,8 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
             % ', '.join(unknown))
     api = found.ironic
     api.require_feature(versions.NODE_BIOS_REGISTRY)
-    rows, failed, work = judge(with_marks(api, nodes), found.templates,
-                               read_registries(api, nodes), configs, dry_run)
+    rows, failed, work = judge(with_marks(api, nodes), found.templates, (
+        api.bios_registries(n['uuid'] for n in nodes)), configs, dry_run)
     if work:
         api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
         api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
@@ -182,18 +182,6 @@ def with_marks(api, nodes):
     preparation an interruption stopped (``FROM``)."""
     return [dict(n, extra=api.node(n['uuid'], ('uuid', 'extra'))['extra'])
             if n['provision_state'] == 'manageable' else n for n in nodes]
-
-
-def read_registries(api, nodes):
-    """{node UUID: its detailed BIOS settings}, read concurrently."""
-    uuids = [n['uuid'] for n in nodes]
-    with concurrent.futures.ThreadPoolExecutor(node_tags.READERS) as pool:
-        return dict(zip(uuids, pool.map(api.bios_registry, uuids),
-                        strict=True))
-
-
-def settings_text(needs):
-    return ', '.join('%s=%s' % pair for pair in needs)
 
 
 class Preparation:
@@ -319,7 +307,7 @@ def sync_nodes(clients, uuids, wait, wait_timeout, say):
     placement: the rows as sync prints them."""
     found = node_tags.read_inventory(clients)
     nodes = [n for n in found.nodes if n['uuid'] in uuids]
-    registries = read_registries(found.ironic, nodes)
+    registries = found.ironic.bios_registries(n['uuid'] for n in nodes)
     changes = tagging.plan_sync(
         nodes, found.templates, registries, found.templates,
         not found.ironic.validates_bios_steps())

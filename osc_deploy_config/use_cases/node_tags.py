@@ -24,7 +24,6 @@ wherever it disagreed with ironic.  Nodes that are not resource providers
 """
 
 import collections
-import concurrent.futures
 import logging
 import time
 
@@ -43,8 +42,6 @@ STATUS_COLUMNS = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
                   'Reason')
 SYNC_COLUMNS = ('Node', 'Template', 'Action', 'Reason')
 POLL_SECONDS = 1
-# How many nodes' BIOS registries are read at once.
-READERS = 8
 
 # What both commands read of ironic: the config templates (by name), the
 # names of every template, every node, and the wrapper that read them.
@@ -80,9 +77,7 @@ def read_registries(found, templates):
         LOG.warning('BIOS settings not checked against the nodes\' BIOS '
                     'registry: %s', exc)
         return {}
-    with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
-        return dict(zip([n['uuid'] for n in wanted], pool.map(
-            api.bios_registry, [n['uuid'] for n in wanted]), strict=True))
+    return api.bios_registries(n['uuid'] for n in wanted)
 
 
 def statuses(clients, node=None, config=None):

@@ -90,8 +90,8 @@ def refuse(servicing, prepared):
             '(%s needed first), which a project\'s runbook cannot set. '
             'Nothing was changed; the operator\'s toggle of this server sets '
             'it (or the operator prepares the node).' % (
-                prepared.server['name'], configs, label, ', '.join(
-                    '%s=%s' % n for n in needs)))
+                prepared.server['name'], configs, label,
+                bios_prepare.settings_text(needs)))
     found = bios_registry.problems(
         dict(needs, **wanted), {label: registry}, same_step_unlocks=bool(
             needs) or not servicing.ironic.validates_bios_steps())
@@ -104,7 +104,7 @@ def refuse(servicing, prepared):
     if needs:
         prepared.unlocking = bios_prepare.clean_steps(needs)
         servicing.say('  node %s: %s first (%s)' % (
-            label, ', '.join('%s=%s' % n for n in needs),
+            label, bios_prepare.settings_text(needs),
             bios_prepare.governs(needs) or 'its vendor profile'))
 
 
