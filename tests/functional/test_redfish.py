@@ -112,6 +112,14 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
                 self.node(node)['provision_state'] == s), 120, 0.25)
         self.wait_schedulable(node)
 
+    def boot_asking(self, config, resource_class=BRONZE, node='bm-6'):
+        """A server of a flavor of the class that asks for ``config``,
+        booted through OSC once the node is schedulable: its ID."""
+        flavor = self.create_baremetal_flavor(resource_class=resource_class)
+        self.openstack('flavor', 'deploy-config', 'set', flavor, config)
+        self.wait_schedulable(node)
+        return self.create_server(flavor, cli=True)['id']
+
     def not_offered(self, synced, node, template):
         (row,) = [r for r in synced
                   if (r['Node'], r['Template']) == (node, template)]
@@ -157,13 +165,9 @@ class TestRedfish(RedfishTestCase):
         self.assertTrue(self.cached('bm-5')['ProcTurboMode']['read_only'])
         self.assertNotIn(turbo, self.node('bm-5')['traits'])
 
-        flavor = self.create_baremetal_flavor(resource_class=COPPER)
-        self.openstack('flavor', 'deploy-config', 'set', flavor,
-                       'hyperthreading=disabled')
-        self.wait_schedulable('bm-5')
-        server = self.create_server(flavor, cli=True)
-        self.assertEqual('bm-5', self.node(self.server_details(server[
-            'id'])['OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
+        server = self.boot_asking('hyperthreading=disabled', COPPER, 'bm-5')
+        self.assertEqual('bm-5', self.node(self.server_details(server)[
+            'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
         self.assertEqual('Disabled', self.bmc_bios('bm-5')['LogicalProc'])
 
     def test_an_hpe_prepared_booted_toggled_and_refused(self):
@@ -184,11 +188,7 @@ class TestRedfish(RedfishTestCase):
                       self.not_offered(synced, 'bm-6', turbo))
         # hyperthreading, which its second profile leaves alone: one server
         # asks for one BIOS config (ironic refuses two BIOS steps at deploy)
-        flavor = self.create_baremetal_flavor(resource_class=BRONZE)
-        self.openstack('flavor', 'deploy-config', 'set', flavor,
-                       'hyperthreading=disabled')
-        self.wait_schedulable('bm-6')
-        first = self.create_server(flavor, cli=True)['id']
+        first = self.boot_asking('hyperthreading=disabled')
         self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcSMT'])
         self._delete_server(first)
         self.wait_for('bm-6 available', lambda: self.node('bm-6')[
@@ -201,11 +201,7 @@ class TestRedfish(RedfishTestCase):
         self.assertEqual('Custom', self.bmc_bios('bm-6')['WorkloadProfile'])
         self.assertIn(turbo, self.node('bm-6')['traits'])
 
-        flavor = self.create_baremetal_flavor(resource_class=BRONZE)
-        self.openstack('flavor', 'deploy-config', 'set', flavor,
-                       'turbo=disabled')
-        self.wait_schedulable('bm-6')
-        server = self.create_server(flavor, cli=True)['id']
+        server = self.boot_asking('turbo=disabled')
         self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
         self.toggle(server, 'turbo=enabled')
         self.assertEqual('Enabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
