@@ -139,6 +139,36 @@ def validate_template_name(name):
     return name
 
 
+def refuse_standard_name(name):
+    """A config's template may not be named as a standard trait: its name
+    is the trait sync tags capable nodes with, and a grant's runbook runs
+    on every node carrying it, which for a standard trait an inspection
+    may set on nodes never checked."""
+    if name in _standard_traits():
+        raise exceptions.CommandError(
+            'Deploy template %s cannot realise a deploy config: its name is '
+            'a standard trait (os-traits), which nodes may carry without '
+            'being capable; name it CUSTOM_..., or leave --config out' % name)
+    return name
+
+
+def refuse_alike_classes(resource_class, node_classes):
+    """One line when nodes carry another spelling of ``resource_class``
+    that placement names alike (``baremetal-gold``, ``baremetal_gold``):
+    nova schedules them as one kind, so a template for one would reach
+    the other's hardware."""
+    wanted = placement_class(resource_class)
+    alike = sorted({c for c in node_classes if c and c != resource_class
+                    and placement_class(c) == wanted})
+    if alike:
+        raise exceptions.CommandError(
+            'Resource class %s is %s in placement, as the nodes\' %s: nova '
+            'schedules them as one kind, so a template for one reaches the '
+            'other. Give the nodes one spelling (openstack baremetal node set '
+            '--resource-class), then create the template.' % (
+                resource_class, wanted, ', '.join(alike)))
+
+
 @functools.cache
 def _standard_traits():
     import os_traits

@@ -87,7 +87,8 @@ def needed(servers, configs, templates, listed, access, project_id):
                     made.append(_as_listed(need))
                 if need.action or need.open:
                     needs.setdefault(need.name, need)
-                frontier.append((need.name, plan.target_specs))
+                if need.action != SKIP:
+                    frontier.append((need.name, plan.target_specs))
     return sorted(needs.values(), key=lambda n: (n.name, str(n.config)))
 
 
@@ -95,6 +96,13 @@ def _need(plan, config, embedded, listed, access, project_id):
     """The Need of one switch's target flavor."""
     sizes = toggle_plan.sizes_of(embedded)
     target = plan.target_flavor
+    if target is not None and not toggle_plan.is_public(target) and not (
+            target.get('description') or '').startswith(
+                toggle_plan.DERIVED_MARK):
+        return Need(SKIP, config, target['name'], target, sizes,
+                    plan.target_specs, None, False, 'a private flavor of '
+                    'that name that a toggle or a grant did not derive: '
+                    'never opened by a grant')
     if target is not None:
         private = not toggle_plan.is_public(target)
         return Need(None, config, target['name'], target, sizes,

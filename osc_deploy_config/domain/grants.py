@@ -27,9 +27,14 @@ run exactly those steps, and only on the nodes tagged capable
 not take (``step_safety``: RAID, erase, a BIOS reset) is never granted.
 
 The grant itself is recorded where only the operator writes: in each
-serving template's ``extra`` (``GRANTED``: the projects), which ironic
-shows to a system role only.  A project's manager may create and change
-runbooks of its own, so a runbook proves nothing: the operator's tools
+serving template's ``extra`` (``GRANTED``: each project, with the digest
+of the template's content it was granted: name, config, resource class
+and steps), which ironic shows to a system role only.  A grant counts
+only while the template still has that content (``granted_projects``):
+a template changed behind the grant's back (ironic's own API) carries no
+grant to its new steps, and ``set`` refuses to change a granted one.
+A project's manager may create and change runbooks of its own, so a
+runbook proves nothing: the operator's tools
 trust a project's record of a toggle only for what the templates say was
 granted (``granted``).  A runbook published for a grant says so in its
 ``extra`` (``EXTRA_GRANT``: the template's name, with the config's
@@ -118,24 +123,82 @@ def serving(config, known):
     return found
 
 
-def granted_projects(template):
-    """The projects the operator granted the template to."""
+def content_digest(template):
+    """The digest of what a grant of the template lets a project run: its
+    name (the trait), config, resource class and steps."""
+    extra = template.get('extra') or {}
+    content = {
+        'name': template['name'],
+        'config': str(deploy_config.config_of(extra)),
+        'resource_class': extra.get(deploy_config.EXTRA_CLASS),
+        'steps': [(s['interface'], s['step'], s.get('args') or {},
+                   s.get('priority')) for s in template.get('steps') or ()]}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode(
+    )).hexdigest()[:16]
+
+
+def recorded(template):
+    """{project ID: the content digest it was granted} of the template's
+    record (an earlier release's list of projects: no digest)."""
     found = (template.get('extra') or {}).get(GRANTED)
-    return [p for p in found if isinstance(p, str)] \
-        if isinstance(found, list) else []
+    if isinstance(found, list):
+        return {p: None for p in found if isinstance(p, str)}
+    if isinstance(found, dict):
+        return {p: d for p, d in found.items() if isinstance(p, str)}
+    return {}
+
+
+def granted_projects(template):
+    """The projects the operator granted the template to, as it is now:
+    a grant of other content counts for nothing."""
+    digest = content_digest(template)
+    return sorted(p for p, d in recorded(template).items() if d == digest)
+
+
+def stale_projects(template):
+    """The projects whose recorded grant is of other content than the
+    template's now (changed through ironic's own API, or recorded by an
+    earlier release): nothing until ``set`` grants it again."""
+    digest = content_digest(template)
+    return sorted(p for p, d in recorded(template).items() if d != digest)
 
 
 def record_patch(template, project_id, grant=True):
-    """The JSON patch that records (``grant``) or drops the project in
-    the template's grants; [] when nothing changes."""
-    projects = granted_projects(template)
-    if (project_id in projects) == grant:
+    """The JSON patch that records (``grant``: with the template's content
+    digest) or drops the project in the template's grants; [] when
+    nothing changes."""
+    found = recorded(template)
+    digest = content_digest(template)
+    if grant and found.get(project_id) == digest or (
+            not grant and project_id not in found):
         return []
-    kept = sorted(set(projects) | {project_id}) if grant else sorted(
-        set(projects) - {project_id})
+    kept = dict(found)
+    if grant:
+        kept[project_id] = digest
+    else:
+        del kept[project_id]
     if not kept:
         return [{'op': 'remove', 'path': '/extra/%s' % GRANTED}]
-    return [{'op': 'add', 'path': '/extra/%s' % GRANTED, 'value': kept}]
+    return [{'op': 'add', 'path': '/extra/%s' % GRANTED,
+             'value': dict(sorted(kept.items()))}]
+
+
+def refuse_granted_change(template, doing):
+    """One line when the operator would change or delete a template that
+    projects are granted (``doing``: what, in words): its grant would
+    carry to other content; withdraw it first."""
+    projects = sorted(recorded(template))
+    if projects:
+        raise exceptions.CommandError(
+            'Deploy template %s is granted to project%s %s: %s would change '
+            'what the grant lets them run. Nothing was changed; withdraw it '
+            'first (%s), then grant again.' % (
+                template['name'], 's' if len(projects) > 1 else '',
+                ', '.join(projects), doing, '; '.join(
+                    'openstack project deploy-config unset %s %s' % (
+                        p, deploy_config.config_of(template.get('extra')
+                                                   or {}))
+                    for p in projects)))
 
 
 def wanted(project_id, config, resource_class, template):
@@ -208,7 +271,9 @@ def plan(project_id, configs, known, runbooks):
             changes += _record(config, resource_class, template, project_id)
             want = wanted(project_id, config, resource_class, template)
             found = by_name.pop(want['name'], None)
-            _refuse_taken(found, want, project_id, config)
+            if found is not None and found.get('owner') != project_id:
+                changes.append(_delete(found, _squatted(found, project_id)))
+                found = None
             changes.append(_change(config, resource_class, want, found))
         changes += [_delete(r, 'its template %s no longer serves %s' % (
             r['extra'][EXTRA_GRANT], config)) for r in sorted(
@@ -225,15 +290,13 @@ def _record(config, resource_class, template, project_id):
             ] if patch else []
 
 
-def _refuse_taken(found, want, project_id, config):
-    if found is not None and found.get('owner') != project_id:
-        raise exceptions.CommandError(
-            'Runbook %s, the name of the grant of %s to project %s, is '
-            'taken by %s. Nothing was changed; delete it if it is not '
-            'theirs to keep (openstack baremetal runbook delete %s), then '
-            'rerun.' % (want['name'], config, project_id, 'project %s' % (
-                found['owner']) if found.get('owner') else 'the system',
-                want['name']))
+def _squatted(runbook, project_id):
+    """Why a runbook that has the name of the project's grant, owned by
+    another, is deleted: the name is the grant's, and the grant's name
+    space is the operator's."""
+    return ('its name is the grant\'s to project %s, but %s made it' % (
+        project_id, 'project %s' % runbook['owner']
+        if runbook.get('owner') else 'the system'))
 
 
 def _delete(runbook, why):
@@ -257,11 +320,19 @@ def _change(config, resource_class, want, found):
 def withdraw(project_id, configs, known, runbooks):
     """[Change] withdrawing ``configs`` (None: every config) from the
     project: its runbooks deleted first (the project stops), then the
-    templates' records of the grant."""
+    templates' records of the grant.  A runbook goes whatever its
+    annotation says (the project's managers may change it): every one the
+    project owns under the grant's name prefix, or, for some configs only,
+    those of their templates' names or traits, or annotated so."""
+    names = {t['name'] for config in configs or () for _, t in serving(
+        config, known)}
     changes = [_delete(r, 'withdrawn') for r in sorted(
         runbooks, key=lambda r: r['name'])
-        if r.get('owner') == project_id and granted_config(r)
-        and (configs is None or granted_config(r) in configs)]
+        if r.get('owner') == project_id
+        and r['name'].startswith(NAME_PREFIX + project_id + '.')
+        and (configs is None or granted_config(r) in configs
+             or set(r.get('traits') or ()) & names
+             or r['name'] in {runbook_name(project_id, n) for n in names})]
     for template in known.every():
         config = deploy_config.config_of(template['extra'])
         patch = record_patch(template, project_id, grant=False)
@@ -274,10 +345,10 @@ def withdraw(project_id, configs, known, runbooks):
 
 def by_project(known):
     """{project ID: [the configs the templates record as granted to it]},
-    the operator's record of every grant."""
+    the operator's record of every grant (stale ones included)."""
     found = {}
     for template in known.every():
-        for project_id in granted_projects(template):
+        for project_id in recorded(template):
             config = deploy_config.config_of(template['extra'])
             found.setdefault(project_id, [])
             if config not in found[project_id]:
@@ -316,3 +387,14 @@ def granted(project_id, templates_by_config):
     toggle counts for."""
     return {config for config, template in templates_by_config.items()
             if project_id in granted_projects(template)}
+
+
+def runnable(runbooks, known, project_id):
+    """The runbooks the project may run that ironic would run on a node
+    tagged for a template (``known``), whatever their annotation says:
+    those it owns, and the public ones, whose traits name a template.
+    What a grant lets a project do is these, not what they claim."""
+    names = {t['name'] for t in known.every()}
+    return [r for r in sorted(runbooks, key=lambda r: r['name'])
+            if (r.get('owner') == project_id or r.get('public'))
+            and set(r.get('traits') or ()) & names]

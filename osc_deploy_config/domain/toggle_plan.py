@@ -116,12 +116,21 @@ def is_public(flavor):
     return bool(flavor and flavor.get('os-flavor-access:is_public', True))
 
 
-def derived_access(original, original_access, server):
-    """The projects a private derived flavor is open to: those of the
-    original, or, when the original is gone, the server's own."""
-    if original is not None:
-        return sorted(original_access)
-    return [server['tenant_id']] if server.get('tenant_id') else []
+def derived_access(server, granted):
+    """The projects a derived flavor is open to: the server's own, and
+    those granted every config it switches to (``granted``: the projects
+    granted each, one list a config)."""
+    found = [set(projects) for projects in granted]
+    projects = set.intersection(*found) if found else set()
+    if server.get('tenant_id'):
+        projects.add(server['tenant_id'])
+    return sorted(projects)
+
+
+def is_derived_private(flavor):
+    """Whether a listed flavor is a private one a toggle derived."""
+    return not is_public(flavor) and (
+        flavor.get('description') or '').startswith(DERIVED_MARK)
 
 
 def derived_description(original_name):

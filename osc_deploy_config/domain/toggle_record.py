@@ -81,9 +81,10 @@ def applied(node, instance_uuid, granted=None):
     """{type: Config} a toggle applied to the instance on the node: the
     operator's record, and over it the project's, which is newer (an
     operator's toggle drops the project's record of its types).  The
-    project's counts only for the configs ``granted`` to it on that node;
-    a type it records otherwise is not known: left out, so that the
-    hardware and the flavor decide."""
+    project's counts only for the configs ``granted`` to it on that node
+    (and, for the operator's readers, proven run: ``serviced_with``); a
+    record that does not count changes nothing, the operator's own
+    included."""
     found = _configs((_of_instance(node, APPLIED, instance_uuid) or {}).get(
         'configs'))
     project = _configs((_of_instance(
@@ -91,9 +92,14 @@ def applied(node, instance_uuid, granted=None):
     for config_type, config in project.items():
         if config in (granted or ()):
             found[config_type] = config
-        else:
-            found.pop(config_type, None)
     return found
+
+
+def project_configs(node, instance_uuid):
+    """{Config} the project's record of the instance names."""
+    return set(_configs((_of_instance(
+        node, PROJECT_APPLIED, instance_uuid, 'extra') or {}).get(
+            'configs')).values())
 
 
 def project_recorded(node, instance_uuid):
@@ -159,6 +165,31 @@ def servicing_outcome(history, since, steps):
                                     for theirs in listed)
                                 for ours in steps) else OTHER_STEPS
     return None
+
+
+def serviced_with(history, since, steps):
+    """Whether the node's history (API 1.78, in detail, newest first)
+    shows a servicing that listed ``steps`` and ran to its end strictly
+    after ``since`` (the instance's creation): what proves a project's
+    record of a toggle, which its members could write by hand."""
+    after = _when(since)
+    if after is None:
+        return False
+    ended = False
+    for entry in history:
+        if _when(entry.get('created_at')) <= after:
+            break
+        kind = entry.get('event_type')
+        if kind == 'servicing_end':
+            ended = (entry.get('severity') or '').upper() != 'ERROR'
+        elif kind == 'servicing_start':
+            listed = started_steps(entry.get('event') or '')
+            if ended and listed is not None and all(
+                    any(_same_step(ours, theirs) for theirs in listed)
+                    for ours in steps):
+                return True
+            ended = False
+    return False
 
 
 def started_steps(event):

@@ -36,7 +36,7 @@ PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'target_provision_state', 'provision_updated_at',
                     'maintenance', 'maintenance_reason', 'last_error',
                     'traits', 'properties', 'extra', 'owner',
-                    'resource_class', 'raid_config')
+                    'resource_class', 'raid_config', 'lessee')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'provision_updated_at', 'last_error')
@@ -149,17 +149,21 @@ class Ironic(Runbooks, rest.Api):
                         "under ironic's default policy only a system-scoped "
                         'one sees them all.')
 
+    def reaches(self, feature):
+        """Whether this ironic's range reaches a feature's version; None
+        when discovery does not tell."""
+        try:
+            endpoint = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - not known
+            endpoint = None
+        return versions.reaches(endpoint, feature)
+
     def validates_bios_steps(self):
         """Whether this ironic refuses, before any write, a BIOS setting
         its cache holds read-only or a value its cached registry does not
         allow, whatever else the step sets (37.0 and later).  Where its
         range is unknown, it is taken to: the careful reading."""
-        try:
-            endpoint = self.proxy.get_endpoint_data()
-        except Exception:   # noqa: BLE001 - unknown: the careful reading
-            endpoint = None
-        return versions.reaches(endpoint,
-                                versions.BIOS_STEPS_VALIDATED) is not False
+        return self.reaches(versions.BIOS_STEPS_VALIDATED) is not False
 
     def retriable_writes(self, method, path):
         """A node write refused with 409 found the node locked by the

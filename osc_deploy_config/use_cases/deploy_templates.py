@@ -29,9 +29,11 @@ from osc_deploy_config.domain import bios_registry
 from osc_deploy_config.domain import bios_vocabulary
 from osc_deploy_config.domain import deploy_config
 from osc_deploy_config.domain import effects
+from osc_deploy_config.domain import grants
 from osc_deploy_config.domain import step_safety
 from osc_deploy_config.domain import tagging
 from osc_deploy_config.domain import templates
+from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import hardware_kinds
 
 LOG = logging.getLogger(__name__)
@@ -65,8 +67,13 @@ def create(clients, given, dry_run=False):
         given.uuid, given.resource_class)
     ironic = clients.ironic()
     if config:
+        deploy_config.refuse_standard_name(name)
         templates.refuse_second_template(ironic.config_templates(), config,
                                          name, given.resource_class)
+    if given.resource_class:
+        deploy_config.refuse_alike_classes(given.resource_class, [
+            n.get('resource_class') for n in ironic.nodes(
+                ('uuid', 'resource_class'))])
     warnings = check_bios_registry(clients, body['steps'], body.get('extra'))
     if dry_run:
         _warn(warnings)
@@ -95,7 +102,12 @@ def update(clients, ident, given):
         return False
     ironic = clients.ironic()
     current = find(ironic, ident)
+    if given.name or steps or annotating:
+        grants.refuse_granted_change(current, 'changing its %s' % ', '.join(
+            w for w, on in (('name', given.name), ('steps', steps),
+                            ('config', annotating)) if on))
     if annotating:
+        deploy_config.refuse_standard_name(given.name or current['name'])
         config, traits = templates.annotation_for_set(
             current, config, given.requires_traits, given.no_requires_trait)
         resource_class = given.resource_class or (
@@ -135,17 +147,30 @@ def unset(clients, ident, keys, config=False):
         templates.extra_path(key)
     ironic = clients.ironic()
     current = find(ironic, ident)
+    if config:
+        grants.refuse_granted_change(current, 'removing its config')
     ironic.patch_deploy_template(current['uuid'], templates.unset_patch(
         current, keys, config))
 
 
 def delete(clients, idents):
-    """Delete each template; (the deleted ones, a line per failure)."""
-    ironic = clients.ironic()
+    """Delete each template, with what lets ironic run its steps: the
+    runbooks that carry its trait, then its trait on the nodes, the
+    template last (a rerun after a failure finds it and finishes); a
+    granted template is refused.  (The deleted ones, a line per
+    failure.)"""
+    ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS)
     deleted, failures = [], []
     for ident in idents:
         try:
-            ironic.delete_deploy_template(ident)
+            template = find(ironic, ident)
+            grants.refuse_granted_change(template, 'deleting it')
+            _cascade(ironic, template['name'])
+            ironic.delete_deploy_template(template['uuid'])
+        except exceptions.CommandError as exc:
+            failures.append('Failed to delete deploy template %s: %s' % (
+                ident, 'not found' if str(exc).endswith(' not found')
+                else exc))
         except sdk_exceptions.NotFoundException:
             failures.append('Failed to delete deploy template %s: not found'
                             % ident)
@@ -155,6 +180,21 @@ def delete(clients, idents):
         else:
             deleted.append(ident)
     return deleted, failures
+
+
+def _cascade(ironic, trait):
+    """Delete every runbook that carries the template's trait (ironic
+    would run it on the nodes tagged), then the trait on every node."""
+    if ironic.reaches(versions.PROJECT_RUNBOOKS) is not False:
+        for runbook in ironic.runbooks():
+            if trait in (runbook.get('traits') or ()):
+                LOG.warning('Deleting runbook %s (project %s), which runs '
+                            'on the nodes tagged %s', runbook['name'],
+                            runbook.get('owner') or '-', trait)
+                ironic.delete_runbook(runbook['uuid'])
+    for node in ironic.nodes(('uuid', 'traits')):
+        if trait in (node.get('traits') or ()):
+            ironic.remove_node_trait(node['uuid'], trait)
 
 
 def show(clients, ident=None, config=None, fields=(), resource_class=None):

@@ -41,6 +41,7 @@ from osc_lib.test import base
 import requests
 
 from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import grants
 from osc_deploy_config.domain import steps
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import versions
@@ -682,6 +683,7 @@ class FakeNova(FakeService):
                   'locked': False, 'locked_reason': None, 'locked_by': None,
                   'OS-EXT-SRV-ATTR:hypervisor_hostname': hypervisor,
                   'metadata': dict(metadata or {}),
+                  'created': '2026-12-01T09:00:00Z',
                   'flavor': self.embedded(flavor)}
         self.servers[server['id']] = server
         return server
@@ -1023,32 +1025,49 @@ class FakeGlance(FakeService):
         return response(200, copy.deepcopy(image))
 
 
-class FakeKeystone:
-    """The projects keystone has, behind an autospec'd identity proxy."""
+def grant(template, *projects):
+    """Record, as ``project deploy-config set`` does, the template's grant
+    to these projects, of its content now."""
+    template['extra'][grants.GRANTED] = {
+        p: grants.content_digest(template) for p in projects}
 
-    def __init__(self, projects):
-        self.projects = dict(projects)      # {ID: name}
-        self.proxy = proxy_double(identity_proxy.Proxy,
-                                  ('find_project', 'projects'))
-        self.proxy.find_project.side_effect = self.find_project
+
+class FakeKeystone:
+    """The projects and domains keystone has, behind an autospec'd
+    identity proxy."""
+
+    def __init__(self, projects, domains=None):
+        # {ID: name, or (name, domain ID)}
+        self.projects = {i: p if isinstance(p, tuple) else (p, 'default')
+                         for i, p in projects.items()}
+        self.domains = dict(domains or {'default': 'Default'})
+        self.proxy = proxy_double(identity_proxy.Proxy, (
+            'get_project', 'projects', 'find_domain'))
+        self.proxy.get_project.side_effect = self.get_project
         self.proxy.projects.side_effect = self.listed
+        self.proxy.find_domain.side_effect = self.find_domain
 
     def project(self, project_id):
-        found = mock.Mock(spec=['id', 'name'], id=project_id)
-        found.name = self.projects[project_id]      # not the mock's name
+        found = mock.Mock(spec=['id', 'name', 'domain_id'], id=project_id)
+        # not the mock's name
+        found.name, found.domain_id = self.projects[project_id]
         return found
 
-    def find_project(self, name_or_id, ignore_missing=True, **kwargs):
-        for project_id, name in self.projects.items():
-            if name_or_id in (project_id, name):
-                return self.project(project_id)
-        if ignore_missing:
-            return None
-        raise sdk_exceptions.ResourceNotFound('No Project found for %s'
-                                              % name_or_id)
+    def get_project(self, project_id):
+        if project_id not in self.projects:
+            raise sdk_exceptions.NotFoundException('No Project %s'
+                                                   % project_id)
+        return self.project(project_id)
 
-    def listed(self, **kwargs):
-        return [self.project(i) for i in self.projects]
+    def find_domain(self, name_or_id, ignore_missing=True):
+        for domain_id, name in self.domains.items():
+            if name_or_id in (domain_id, name):
+                return mock.Mock(spec=['id', 'name'], id=domain_id)
+        raise sdk_exceptions.ResourceNotFound('No Domain %s' % name_or_id)
+
+    def listed(self, name=None, domain_id=None, **kwargs):
+        return [self.project(i) for i, (n, d) in self.projects.items()
+                if name in (None, n) and domain_id in (None, d)]
 
 
 class TestCommand(base.TestCommand):

@@ -22,7 +22,6 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.domain import toggle_states
 from osc_deploy_config.use_cases.toggle import claim
@@ -488,7 +487,7 @@ class TestTrust(FleetTestCase):
             'project_id': 'project-1',
             'configs': {'hyperthreading': 'disabled'}}
         for template in self.ironic.templates.values():
-            template['extra'][grants.GRANTED] = ['project-1']
+            fakes.grant(template, 'project-1')
         status, rows, _, _ = self.roll('db-0', *DISABLED)
         self.assertEqual((0, 'done'), (status, rows['db-0']['Outcome']))
         self.assertEqual([('bm-0', 'service')],

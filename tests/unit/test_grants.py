@@ -73,7 +73,8 @@ class TestPlan(testtools.TestCase):
               'deploy-config.p1.' + SILVER_OFF)],
             [(c.action, c.resource_class, c.name) for c in changes])
         self.assertEqual([{'op': 'add', 'path': '/extra/%s' % grants.GRANTED,
-                           'value': ['p1']}], changes[0].wanted)
+                           'value': {'p1': grants.content_digest(
+                               known()[OFF])}}], changes[0].wanted)
         runbook = changes[3].wanted
         self.assertEqual(('p1', False, [SILVER_OFF]), (
             runbook['owner'], runbook['public'], runbook['traits']))
@@ -120,7 +121,7 @@ class TestPlan(testtools.TestCase):
         granted = known()
         for template in (granted[OFF], granted.per_class[OFF][
                 'CUSTOM_BAREMETAL_SILVER']):
-            template['extra'][grants.GRANTED] = ['p1']
+            fakes.grant(template, 'p1')
         self.assertEqual([grants.KEEP, grants.KEEP], [
             c.action for c in grants.plan('p1', [OFF], granted, made)])
         made[0]['steps'][0]['args']['settings'][0]['value'] = 'Enabled'
@@ -147,12 +148,21 @@ class TestPlan(testtools.TestCase):
         self.assertEqual([grants.RECORD, grants.KEEP, grants.DELETE],
                          [c.action for c in changes])
 
-    def test_a_name_another_project_took_is_refused_first(self):
+    def test_a_name_another_project_took_is_deleted_first(self):
+        # the grant's name space is the operator's: another project's
+        # runbook under it blocks nothing
         squat = dict(grants.wanted('p2', OFF, None, known()[OFF]),
                      name='deploy-config.p1.' + OFF_T, owner='p2', uuid='x')
-        self.assertIn('is taken by project p2', str(self.assertRaises(
-            exceptions.CommandError, grants.plan, 'p1', [OFF], known(),
-            [squat])))
+        changes = grants.plan('p1', [OFF], known(), [squat])
+        self.assertEqual(
+            [(grants.RECORD, OFF_T, None),
+             (grants.DELETE, 'deploy-config.p1.' + OFF_T,
+              "its name is the grant's to project p1, but project p2 made "
+              "it"),
+             (grants.CREATE, 'deploy-config.p1.' + OFF_T, 'no runbook yet')],
+            [(c.action, c.name, c.why if c.action != grants.RECORD else None)
+             for c in changes[:3]])
+        self.assertIs(squat, changes[1].found)
 
     def test_another_projects_runbooks_are_not_its(self):
         theirs = runbooks(grants.plan('p2', [ON], known(), []))
@@ -162,13 +172,14 @@ class TestPlan(testtools.TestCase):
 
     def test_withdrawn_runbooks_first_then_the_templates_records(self):
         granted = known()
-        granted[OFF]['extra'][grants.GRANTED] = ['p1', 'p2']
+        fakes.grant(granted[OFF], 'p1', 'p2')
         made = runbooks(grants.plan('p1', [OFF], granted, []))
         changes = grants.withdraw('p1', [OFF], granted, made)
         self.assertEqual([grants.DELETE, grants.DELETE, grants.UNRECORD],
                          [c.action for c in changes])
         self.assertEqual([{'op': 'add', 'path': '/extra/%s' % grants.GRANTED,
-                           'value': ['p2']}], changes[-1].wanted)
+                           'value': {'p2': grants.content_digest(
+                               granted[OFF])}}], changes[-1].wanted)
 
     def test_a_long_name_stays_within_ironics_255(self):
         name = grants.runbook_name('p' * 32, 'CUSTOM_' + 'X' * 250)
@@ -207,12 +218,14 @@ class TestTrust(testtools.TestCase):
         self.assertEqual({'hyperthreading': OFF},
                          toggle_record.applied(node, 'i1', {OFF}))
 
-    def test_a_record_of_what_was_not_granted_leaves_the_type_unknown(self):
-        # newer than the operator's, not to be believed: neither counts
+    def test_a_record_that_does_not_count_never_removes_the_operators(self):
         node = self.node({'hyperthreading': 'disabled'},
                          {'hyperthreading': 'enabled'})
         for granted in (None, set(), {ON}):
-            self.assertEqual({}, toggle_record.applied(node, 'i1', granted))
+            self.assertEqual({'hyperthreading': ON},
+                             toggle_record.applied(node, 'i1', granted))
+        node = self.node({'hyperthreading': 'disabled'})
+        self.assertEqual({}, toggle_record.applied(node, 'i1', {ON}))
 
     def test_a_record_of_the_wrong_shape_is_none(self):
         for configs in (['x'], {'hyperthreading': 1}, 'disabled'):
@@ -223,7 +236,7 @@ class TestTrust(testtools.TestCase):
 
     def test_granted_means_the_templates_record_on_that_hardware(self):
         found = known()
-        found[OFF]['extra'][grants.GRANTED] = ['p1']
+        fakes.grant(found[OFF], 'p1')
         self.assertEqual({OFF}, grants.granted('p1', found.for_class(
             'CUSTOM_BAREMETAL_GOLD')))
         # silver nodes take their own template, not granted to p1
@@ -273,7 +286,7 @@ class TestGrant(GrantTestCase):
             runbook['owner'], runbook['public'], runbook['traits']))
         (template,) = [t for t in self.ironic.templates.values()
                        if t['name'] == OFF_T]
-        self.assertEqual(['project-1'], template['extra'][grants.GRANTED])
+        self.assertEqual(['project-1'], grants.granted_projects(template))
         # a rerun writes nothing
         writes = len(self.ironic.writes)
         self.assertEqual(['keep'], [r['Action'] for r in self.grant(
@@ -289,8 +302,11 @@ class TestGrant(GrantTestCase):
         columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
                                          ['demo'])
         self.assertEqual(1, len(rows))
-        self.assertIn('not a grant: the operator has not granted '
-                      'hyperthreading=disabled', rows[0][-1])
+        self.assertEqual(
+            'published and runnable on nodes tagged %s, but not a grant: '
+            'the operator has not granted it to the project (openstack '
+            'baremetal runbook delete %s)' % (OFF_T, forged['name']),
+            rows[0][-1])
 
     def test_drift_is_shown_and_repaired_by_a_rerun(self):
         self.grant('demo', 'hyperthreading=disabled')

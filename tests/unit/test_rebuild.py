@@ -165,16 +165,31 @@ class TestBaremetal(RebuildTestCase):
         self.node['extra'][toggle_record.PROJECT_APPLIED] = {
             'instance_uuid': self.db['id'], 'project_id': 'project-1',
             'configs': {'hyperthreading': 'disabled'}}
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
         if granted:
-            (template,) = [t for t in self.ironic.templates.values()
-                           if t['name'] == OFF_T]
-            template['extra'][grants.GRANTED] = ['project-1']
+            fakes.grant(template, 'project-1')
+        return template
+
+    def runbook_ran(self, template):
+        """The node's history shows the grant's runbook run."""
+        self.ironic.set_state(self.node, 'active')
+        self.ironic.record_start(self.node, grants.runbook_steps(template))
+        self.ironic.record(self.node, 'servicing_end')
 
     def test_a_projects_record_of_what_it_was_granted_is_applied_again(self):
-        self.project_recorded(granted=True)
+        self.runbook_ran(self.project_recorded(granted=True))
         self.rebuild(self.db)
         self.assertEqual(({'HyperThreading': 'Disabled'},
                           [('bm-0', 'service')]), (
+            self.node['bios'], self.ironic.provision_requests))
+
+    def test_a_forged_record_of_a_granted_config_is_applied_by_no_one(self):
+        # a member may write the record; only a manager may run the
+        # grant's runbook, which the node's history would show
+        self.project_recorded(granted=True)
+        self.rebuild(self.db)
+        self.assertEqual(({'HyperThreading': 'Enabled'}, []), (
             self.node['bios'], self.ironic.provision_requests))
 
     def test_a_record_of_what_was_never_granted_is_applied_by_no_one(self):

@@ -93,7 +93,9 @@ class TestVirtual(ToggleTestCase):
                     if f['name'] == DERIVED)
         self.assertTrue(made['description'].startswith(
             toggle_plan.DERIVED_MARK))
-        self.assertTrue(made['os-flavor-access:is_public'])
+        # private, open to the server's project only
+        self.assertEqual((False, ['project-1']), (
+            made['os-flavor-access:is_public'], self.nova.access[made['id']]))
         self.assertEqual([
             'Server web-1: deploy configs none -> hyperthreading=disabled: '
             'resize to flavor %s (to be created).' % DERIVED,
@@ -103,15 +105,32 @@ class TestVirtual(ToggleTestCase):
                          actions)
         self.assertFalse(server['locked'])
 
-    def test_a_private_flavor_gets_a_private_derivative_open_alike(self):
+    def test_a_derived_flavor_is_open_to_the_project_and_the_grantees(self):
+        # not to every project that may use the original
         private = self.nova.add_flavor('m1.secret', public=False)
         self.nova.access[private['id']] = ['project-1', 'project-2']
         self.server['flavor'] = self.nova.embedded(private)
         self.nova.servers[self.server['id']]['flavor'] = self.server['flavor']
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        fakes.grant(template, 'project-7')
         self.toggle(self.server, OFF, auto_confirm=True)
         made = next(f for f in self.nova.flavors.values()
                     if f['name'] == 'm1.secret+hyperthreading=disabled')
         self.assertFalse(made['os-flavor-access:is_public'])
+        self.assertEqual(['project-1', 'project-7'],
+                         self.nova.access[made['id']])
+
+    def test_a_derived_flavor_found_is_opened_to_the_servers_project(self):
+        # derived for project-1's server, then used for project-2's
+        self.toggle(self.server, OFF, auto_confirm=True)
+        other = self.nova.add_server('web-2', self.nova.flavors[next(
+            i for i, f in self.nova.flavors.items()
+            if f['name'] == 'm1.tiny')])
+        other['tenant_id'] = 'project-2'
+        self.toggle(other, OFF, auto_confirm=True)
+        made = next(f for f in self.nova.flavors.values()
+                    if f['name'] == DERIVED)
         self.assertEqual(['project-1', 'project-2'],
                          self.nova.access[made['id']])
 
@@ -130,7 +149,7 @@ class TestVirtual(ToggleTestCase):
             'm1.secret+hyperthreading=disabled', public=False,
             description=toggle_plan.derived_description('m1.secret'))
         self.toggle(self.server, OFF, auto_confirm=True)
-        self.assertEqual(['project-2'], self.nova.access[half['id']])
+        self.assertEqual(['project-1'], self.nova.access[half['id']])
         self.assertEqual(OFF_SPECS, half['extra_specs'])
 
     def test_rerun_after_success_does_nothing(self):

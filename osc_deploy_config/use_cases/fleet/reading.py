@@ -84,7 +84,8 @@ class FleetReading:
         self.templates_by_config = templates_by_config
         self.nova = clients.nova(versions.SERVER_LOCKS)
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
-                                     versions.NODE_TRAITS)
+                                     versions.NODE_TRAITS,
+                                     versions.NODE_LESSEE)
         self.nodes = self.read_nodes()
         self.granted = authority.Operator().granted_each(
             self.ironic, self.servers, self.nodes, templates_by_config)

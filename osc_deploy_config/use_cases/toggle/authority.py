@@ -84,11 +84,22 @@ class Operator:
     def granted(self, ironic, server, node, templates_by_config):
         """The configs a project's record on the node counts for: those
         the templates say were granted to the server's project on its
-        hardware (no request: the templates are read)."""
+        hardware, and whose grant's steps the node's history shows run
+        since the server was created (a member may write the record by
+        hand; only a manager may run the runbook).  One request, the
+        node's history, and only when such a record names a granted
+        config."""
         project = toggle_record.project_recorded(node, server['id'])
         if project is None or project != server.get('tenant_id'):
             return set()
-        return grants.granted(project, templates_by_config)
+        recorded = toggle_record.project_configs(node, server['id']) & (
+            grants.granted(project, templates_by_config))
+        if not recorded:
+            return set()
+        history = ironic.node_history(node['uuid'])
+        return {c for c in recorded if toggle_record.serviced_with(
+            history, server.get('created'),
+            grants.runbook_steps(templates_by_config[c]))}
 
     def granted_each(self, ironic, servers, nodes, known):
         """{server ID: what its project's record counts for} of many
@@ -168,6 +179,17 @@ class Project:
                 'its node to its project: is the project its lessee '
                 '([conductor]automatic_lessee_source)? Nothing was '
                 'changed.' % server['name'])
+        if node.get('lessee') != server.get('tenant_id', self.project_id):
+            raise exceptions.CommandError(
+                'Server %s runs on node %s, whose lessee is %s, not the '
+                'server\'s project %s: a project services only the nodes '
+                'it leases for its own servers. Nothing was changed; the '
+                'operator may set it right (openstack baremetal node set %s '
+                '--lessee %s).' % (
+                    server['name'], node.get('name') or node['uuid'],
+                    node.get('lessee') or 'no project',
+                    server.get('tenant_id', self.project_id), node['uuid'],
+                    server.get('tenant_id', self.project_id)))
 
     def refuse_ungranted(self, server, configs, templates_by_config,
                          allowed_steps=()):

@@ -131,7 +131,8 @@ class ServerToggle:
         self.allowed_steps = set(allowed_steps)
         self.nova = clients.nova(versions.SERVER_LOCKS)
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
-                                     versions.NODE_TRAITS)
+                                     versions.NODE_TRAITS,
+                                     versions.NODE_LESSEE)
         self.waits = waits.Waits(
             waits.Waiter(say, sleep, wait_seconds, until=wait_until),
             self.nova, self.ironic)
