@@ -19,9 +19,11 @@ from osc_lib import exceptions
 import testtools
 
 from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain import grant_flavors
 from osc_deploy_config.domain import grants
 from osc_deploy_config.domain import steps
 from osc_deploy_config.domain import templates
+from osc_deploy_config.domain import toggle_plan
 from osc_deploy_config.domain import toggle_record
 from osc_deploy_config.v1 import project_deploy_config as cmds
 from tests.unit import fakes
@@ -322,6 +324,51 @@ class TestGrant(GrantTestCase):
         self.assertEqual([('demo', 'hyperthreading=disabled', 1, 'ok')],
                          rows)
 
+    def test_unset_takes_every_runbook_under_the_grants_name(self):
+        # whatever its annotation says: its managers may rewrite it
+        self.grant('demo', 'hyperthreading=disabled')
+        (runbook,) = self.ironic.runbooks.values()
+        runbook['extra'] = {}
+        self.run_command(cmds.UnsetProjectDeployConfig,
+                         ['demo', 'hyperthreading=disabled'])
+        self.assertEqual({}, self.ironic.runbooks)
+        self.grant('demo', 'hyperthreading=disabled')
+        (runbook,) = self.ironic.runbooks.values()
+        runbook.update(extra={}, traits=['CUSTOM_ELSEWHERE'])
+        self.run_command(cmds.UnsetProjectDeployConfig, ['demo', '--all'])
+        self.assertEqual({}, self.ironic.runbooks)
+
+    def test_a_template_changed_since_the_grant_shows_it_stale(self):
+        self.grant('demo', 'hyperthreading=disabled')
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        template['steps'][0]['args']['settings'][0]['value'] = 'Enabled'
+        columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
+                                         ['demo'])
+        self.assertEqual(1, len(rows))
+        self.assertIn('stale: template %s changed since the grant, which '
+                      'counts for nothing until granted again (openstack '
+                      'project deploy-config set project-1 '
+                      'hyperthreading=disabled)' % OFF_T, rows[0][-1])
+        # set grants it again, of the content now
+        self.grant('demo', 'hyperthreading=disabled')
+        self.assertEqual(['project-1'], grants.granted_projects(template))
+
+    def test_a_recorded_grant_with_no_runbook_is_shown(self):
+        # a template no longer grantable, its runbook gone: one row, no
+        # crash
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        template['steps'].append({'interface': 'raid',
+                                  'step': 'delete_configuration',
+                                  'args': {}, 'priority': 10})
+        fakes.grant(template, 'project-1')
+        columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
+                                         ['demo'])
+        self.assertEqual([('hyperthreading=disabled', None, None, None)],
+                         [r[:4] for r in rows])
+        self.assertIn('cannot be granted', rows[0][-1])
+
     def test_bad_input_changes_nothing(self):
         for args, why in (
                 (('nowhere', 'hyperthreading=disabled'), 'No project'),
@@ -387,3 +434,31 @@ class TestGrant(GrantTestCase):
         self.assertNotIn(grants.GRANTED, next(
             t for t in self.ironic.templates.values()
             if t['name'] == OFF_T)['extra'])
+
+
+class TestGrantFlavors(testtools.TestCase):
+    def test_a_private_flavor_a_toggle_did_not_derive_is_never_opened(self):
+        flavor = {'id': 'f1', 'name': 'm1.tiny', 'vcpus': 1, 'ram': 512,
+                  'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
+                  'os-flavor-access:is_public': True, 'extra_specs': {},
+                  'description': None}
+        server = {'id': 's1', 'flavor': {
+            'original_name': 'm1.tiny', 'vcpus': 1, 'ram': 512, 'disk': 1,
+            'ephemeral': 0, 'swap': 0, 'extra_specs': {}}}
+        specs = {'deploy-config:hyperthreading': 'disabled',
+                 'trait:' + OFF_T: 'required'}
+        theirs = dict(flavor, id='f2', description='mine', extra_specs=specs,
+                      name='m1.tiny+hyperthreading=disabled',
+                      **{'os-flavor-access:is_public': False})
+        (need,) = grant_flavors.needed(
+            [server], [OFF], known().for_class(None), [flavor, theirs],
+            {'f2': []}, 'p1')
+        self.assertEqual((grant_flavors.SKIP, False), (need.action,
+                                                       need.open))
+        self.assertIn('never opened by a grant', need.why)
+        ours = dict(theirs, description=toggle_plan.derived_description(
+            'm1.tiny'))
+        (need,) = grant_flavors.needed(
+            [server], [OFF], known().for_class(None), [flavor, ours],
+            {'f2': []}, 'p1')
+        self.assertEqual((None, True), (need.action, need.open))

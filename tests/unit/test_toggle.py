@@ -1094,6 +1094,21 @@ class TestProject(ToggleTestCase):
         self.toggle(self.server, OFF)
         self.assertIn('already runs', self.said[-1])
 
+    def test_a_node_leased_to_another_project_is_refused(self):
+        # its lessee set by hand (the project owns the node, so ironic
+        # still shows it): the project may not service it
+        self.grant('hyperthreading=disabled')
+        self.node.update(owner='project-1', lessee='project-2')
+        self.as_project('manager', 'member', 'reader')
+        self.assertEqual(
+            "Server db-1 runs on node bm-0, whose lessee is project-2, not "
+            "the server's project project-1: a project services only the "
+            "nodes it leases for its own servers. Nothing was changed; the "
+            "operator may set it right (openstack baremetal node set %s "
+            "--lessee project-1)." % self.node['uuid'],
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.written())
+
     def test_what_was_not_granted_is_refused_with_nothing_changed(self):
         self.grant('hyperthreading=enabled')
         self.as_project('manager', 'member', 'reader')

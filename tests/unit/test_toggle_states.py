@@ -259,6 +259,37 @@ class TestServicingOutcome(testtools.TestCase):
             event('servicing_end', '2026-12-01T10:00:02'), since=None))
 
 
+class TestServicedWith(testtools.TestCase):
+    """What proves a project's record: its steps run to their end on
+    the node since the instance was created."""
+
+    def ran(self, *newest_first, since='2026-12-01T10:00:00Z'):
+        return toggle_record.serviced_with(list(newest_first), since,
+                                           [BIOS_STEP])
+
+    def test_any_successful_servicing_of_the_steps_since_counts(self):
+        other = STARTED.replace('apply_configuration', 'factory_reset')
+        self.assertTrue(self.ran(
+            event('servicing_end', '2026-12-01T10:00:04'),
+            event('servicing_start', '2026-12-01T10:00:03', text=other),
+            event('servicing_end', '2026-12-01T10:00:02'),
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+
+    def test_a_failed_an_unfinished_or_an_older_one_does_not(self):
+        self.assertFalse(self.ran(
+            event('servicing_end', '2026-12-01T10:00:02', error=True),
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+        self.assertFalse(self.ran(
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+        self.assertFalse(self.ran(
+            event('servicing_end', '2026-12-01T09:59:02'),
+            event('servicing_start', '2026-12-01T09:59:01', text=STARTED)))
+        self.assertFalse(self.ran(
+            event('servicing_end', '2026-12-01T10:00:02'),
+            event('servicing_start', '2026-12-01T10:00:01', text=STARTED),
+            since=None))
+
+
 class TestStillServicing(testtools.TestCase):
     def test_a_bios_step_names_what_ironic_waits_for_at_the_bmc(self):
         state = {'provision_state': 'service wait', 'driver_internal_info': {
