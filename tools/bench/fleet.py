@@ -45,7 +45,8 @@ import tempfile
 import time
 import urllib.parse
 
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(CHECKOUT, 'tools', 'minicloud'))
 sys.path.insert(0, os.path.join(CHECKOUT, 'tools'))
 import bench_report  # noqa: E402
