@@ -10,7 +10,7 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""The benchmarks' report in markdown, from the JSON that tools/bench.py
+"""The benchmarks' report in markdown, from the JSON that the sections
 measured: figures, targets and verdicts, nothing measured here."""
 
 import statistics
@@ -40,6 +40,8 @@ def markdown(report):
     lines += ['- %s: %s' % item for item in report['versions'].items()]
     if 'redfish' in report:             # --only redfish
         return '\n'.join(lines + _redfish(report['redfish'])) + '\n'
+    if 'requests' not in report and 'complete' not in report:
+        return '\n'.join(lines + _fleets(report)) + '\n'  # --only fleet
     if 'plugin_load' not in report:     # --only complete
         return '\n'.join(lines + _complete(report['complete'])) + '\n'
 
@@ -142,9 +144,17 @@ def markdown(report):
         '', '## 4. `node deploy-config sync`: not run (`--sync-nodes 0`)']
     lines += _server_list(report)
     lines += _hooks(report)
-    if 'fleet' in report:
-        lines += _fleet(report['fleet'])
+    lines += _fleets(report)
     return '\n'.join(lines) + '\n'
+
+
+def _fleets(report):
+    """Section 7: the rollout at no time a servicing, then at the
+    hardware's speed, each if it ran."""
+    lines = _fleet(report['fleet']) if 'fleet' in report else []
+    if 'fleet_slow' in report:
+        lines += _fleet_slow(report['fleet_slow'])
+    return lines
 
 
 def _redfish(found):
@@ -302,6 +312,41 @@ def _fleet(fleet):
     if fleet.get('project'):
         lines += _project_toggle(fleet['project'])
     return lines
+
+
+def _fleet_slow(fleet):
+    import math
+
+    lines = [
+        '', '## 7b. A rollout at the hardware\'s speed: %d servers, %g s a '
+        'servicing' % (fleet['servers'], fleet['step_s']), '',
+        'The rollout of section 7, each servicing taking %g s in the fake '
+        'BIOS (on real hardware, a BMC job and a reboot: minutes), against '
+        'the raw floor at that speed. Section 7, where a servicing takes no '
+        'time, gives the API\'s overhead; this is the time an operator '
+        'waits. The servicings alone: ceil(N/M) x %g s.'
+        % (fleet['step_s'], fleet['step_s']), '',
+        '| --max-unavailable | wall (s) | raw floor (s) | ratio to floor | '
+        'servicings alone (s) | requests | planning (a dry run) | per '
+        'toggled server | floor per server |',
+        '|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
+    met = True
+    for found in fleet['rounds']:
+        counts, planning = found['requests'], found['planning']['total']
+        raw = found['floor']
+        ratio = found['s'] / raw['s']
+        per_server = (counts['total'] - planning) / fleet['servers']
+        met &= ratio <= 1.10 and per_server <= 10
+        lines.append('| %d | %.1f | %.1f | %.2f | %.1f | %d | %d | %.1f | '
+                     '%.1f |' % (
+                         found['max_unavailable'], found['s'], raw['s'],
+                         ratio, math.ceil(fleet['servers'] / found[
+                             'max_unavailable']) * fleet['step_s'],
+                         counts['total'], planning, per_server,
+                         raw['requests'] / fleet['servers']))
+    return lines + [
+        '', 'Goal: at most 1.10x the floor, at most 10 requests per toggled '
+        'server, at each --max-unavailable: %s.' % verdict(met)]
 
 
 def _project_toggle(found):
