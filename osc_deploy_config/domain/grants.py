@@ -183,13 +183,17 @@ def record_patch(template, project_id, grant=True):
              'value': dict(sorted(kept.items()))}]
 
 
+class GrantedTemplate(exceptions.CommandError):
+    """A change of a template that projects are granted, refused."""
+
+
 def refuse_granted_change(template, doing):
     """One line when the operator would change or delete a template that
     projects are granted (``doing``: what, in words): its grant would
     carry to other content; withdraw it first."""
     projects = sorted(recorded(template))
     if projects:
-        raise exceptions.CommandError(
+        raise GrantedTemplate(
             'Deploy template %s is granted to project%s %s: %s would change '
             'what the grant lets them run. Nothing was changed; withdraw it '
             'first (%s), then grant again.' % (

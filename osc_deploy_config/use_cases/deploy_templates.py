@@ -162,24 +162,29 @@ def delete(clients, idents):
     ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS)
     deleted, failures = [], []
     for ident in idents:
-        try:
-            template = find(ironic, ident)
-            grants.refuse_granted_change(template, 'deleting it')
-            _cascade(ironic, template['name'])
-            ironic.delete_deploy_template(template['uuid'])
-        except exceptions.CommandError as exc:
-            failures.append('Failed to delete deploy template %s: %s' % (
-                ident, 'not found' if str(exc).endswith(' not found')
-                else exc))
-        except sdk_exceptions.NotFoundException:
-            failures.append('Failed to delete deploy template %s: not found'
-                            % ident)
-        except sdk_exceptions.HttpException as exc:
+        failure = _delete_one(ironic, ident)
+        if failure:
             failures.append('Failed to delete deploy template %s: %s'
-                            % (ident, exc.details or exc))
+                            % (ident, failure))
         else:
             deleted.append(ident)
     return deleted, failures
+
+
+def _delete_one(ironic, ident):
+    """Delete one template and what runs its steps; why not, or None."""
+    try:
+        template = ironic.deploy_template(ident)
+        grants.refuse_granted_change(template, 'deleting it')
+        _cascade(ironic, template['name'])
+        ironic.delete_deploy_template(template['uuid'])
+    except grants.GrantedTemplate as exc:
+        return str(exc)
+    except sdk_exceptions.NotFoundException:
+        return 'not found'
+    except sdk_exceptions.HttpException as exc:
+        return exc.details or exc
+    return None
 
 
 def _cascade(ironic, trait):
