@@ -230,14 +230,14 @@ def parallel(function, items):
 # ---------------------------------------------------------------- objects
 
 def bench_config(number):
-    from osc_deploy_config.domain import deploy_config
+    from osc_deploy_config.domain.configs import deploy_config
 
     return deploy_config.Config(BENCH_TYPE, 'v%04d' % number)
 
 
 def template_body(config, capability_traits):
-    from osc_deploy_config.domain import deploy_config
-    from osc_deploy_config.domain import steps
+    from osc_deploy_config.domain.configs import deploy_config
+    from osc_deploy_config.domain.configs import steps
 
     return {
         'name': deploy_config.template_trait(config),
@@ -248,7 +248,7 @@ def template_body(config, capability_traits):
 
 def grow(cloud, size, have):
     """Bench templates, nodes and flavors up to ``size`` of each."""
-    from osc_deploy_config.domain import config_specs
+    from osc_deploy_config.domain.configs import config_specs
 
     numbers = range(have + 1, size + 1)
 
@@ -585,7 +585,7 @@ def sync_vs_floor(cloud, counter, nodes, rounds, nova_log):
     copy is there); ``sync --no-wait`` against the writes alone; and the
     alternative design, writing the providers' traits ourselves, for its
     time and what nova's log says of it."""
-    from osc_deploy_config.domain import deploy_config
+    from osc_deploy_config.domain.configs import deploy_config
 
     sync_config = deploy_config.Config('benchsync', 'on')
     cloud.ironic_call('POST', '/deploy_templates',
@@ -876,8 +876,8 @@ def fleet_rollout(cloud, counter, servers, unavailable, singles):
     services it through ironic (the fake BIOS), reads it back and records
     it, as for a server nova deployed there.  nova's ironic compute is
     stopped meanwhile, so it leaves the pairing alone."""
-    from osc_deploy_config.domain import config_specs
-    from osc_deploy_config.domain import deploy_config
+    from osc_deploy_config.domain.configs import config_specs
+    from osc_deploy_config.domain.configs import deploy_config
 
     configs = {v: deploy_config.Config('benchfleet', v) for v in ('on',
                                                                   'off')}

@@ -26,9 +26,9 @@ import logging
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

@@ -34,13 +34,13 @@ ironic's API.
 
 import collections
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import templates as dtemplates
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import effects
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',

@@ -31,7 +31,7 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import deploy_config
 
 SPEC_PREFIX = 'deploy-config:'
 REQUIRED = 'required'

@@ -19,9 +19,9 @@ import re
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps as dsteps
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps as dsteps
 
 # python-ironicclient's columns, in its order: listed, and in detail.
 LIST_FIELDS = ('uuid', 'name')
