@@ -12,7 +12,8 @@
 
 """``baremetal node deploy-config prepare``: set the vendor profiles that
 the configs of a node's kind need, once, by manual cleaning
-(``domain.bios_prepare``), then tag the node for what it can take now.
+(``domain.hardware.bios_prepare``), then tag the node for what it can take
+now.
 
 Every node is read and judged before the first write; a node in a state
 prepare does not take gets its row and changes nothing.  Each wait ends on
