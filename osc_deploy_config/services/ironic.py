@@ -192,7 +192,7 @@ class Ironic(Runbooks, rest.Api):
         """templates.ConfigTemplates of every template that realises a
         deploy config: one listing of every page, with these fields and
         ``extra`` (``fields=None``: every field)."""
-        from osc_deploy_config.domain import templates
+        from osc_deploy_config.domain.configs import templates
 
         if fields is not None:
             fields = list(dict.fromkeys([*fields, 'extra']))

@@ -24,9 +24,9 @@ flavor match what is wanted.
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import grant_flavors
-from osc_deploy_config.domain import grants
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.grants import grant_flavors
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

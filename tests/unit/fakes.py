@@ -40,9 +40,9 @@ from openstack.placement.v1 import _proxy as placement_proxy
 from osc_lib.test import base
 import requests
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import versions
 

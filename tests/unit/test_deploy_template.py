@@ -19,8 +19,8 @@ import fixtures
 from osc_lib import exceptions
 from osc_lib.test import base as osc_base
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import templates
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.v1 import deploy_template as cmds
 from tests.unit import fakes
 from tests.unit.fakes import HT

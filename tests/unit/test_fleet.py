@@ -22,8 +22,8 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import claim
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes

@@ -18,13 +18,13 @@ record's trust rule."""
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import grant_flavors
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import templates
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.grants import grant_flavors
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.v1 import project_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import HT

@@ -22,8 +22,8 @@ from openstack.image.v2 import image as sdk_image
 from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_record
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT

@@ -18,11 +18,11 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import claim
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
 from osc_deploy_config.use_cases.toggle import waits

@@ -15,9 +15,9 @@ record on the node: plain functions over the APIs' dicts."""
 
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 
 OFF = deploy_config.Config('hyperthreading', 'disabled')
 

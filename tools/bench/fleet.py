@@ -67,8 +67,8 @@ def _fleet(cloud, kind, servers, seconds=0):
     templates of on and off made), each on an adopted node whose BIOS
     steps take ``seconds``: (the servers, {value: template}, the nodes'
     UUIDs)."""
-    from osc_deploy_config.domain import config_specs
-    from osc_deploy_config.domain import deploy_config
+    from osc_deploy_config.domain.configs import config_specs
+    from osc_deploy_config.domain.configs import deploy_config
 
     configs = {v: deploy_config.Config(kind, v) for v in ('on', 'off')}
     made = {}

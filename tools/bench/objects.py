@@ -25,14 +25,14 @@ SERVER = 'bench-server'
 
 
 def bench_config(number):
-    from osc_deploy_config.domain import deploy_config
+    from osc_deploy_config.domain.configs import deploy_config
 
     return deploy_config.Config(BENCH_TYPE, 'v%04d' % number)
 
 
 def template_body(config, capability_traits):
-    from osc_deploy_config.domain import deploy_config
-    from osc_deploy_config.domain import steps
+    from osc_deploy_config.domain.configs import deploy_config
+    from osc_deploy_config.domain.configs import steps
 
     return {
         'name': deploy_config.template_trait(config),
@@ -43,7 +43,7 @@ def template_body(config, capability_traits):
 
 def grow(cloud, size, have):
     """Bench templates, nodes and flavors up to ``size`` of each."""
-    from osc_deploy_config.domain import config_specs
+    from osc_deploy_config.domain.configs import config_specs
 
     numbers = range(have + 1, size + 1)
 

@@ -35,7 +35,7 @@ def sync_vs_floor(cloud, counter, nodes, rounds, nova_log):
     copy is there); ``sync --no-wait`` against the writes alone; and the
     alternative design, writing the providers' traits ourselves, for its
     time and what nova's log says of it."""
-    from osc_deploy_config.domain import deploy_config
+    from osc_deploy_config.domain.configs import deploy_config
 
     sync_config = deploy_config.Config('benchsync', 'on')
     cloud.ironic_call('POST', '/deploy_templates',

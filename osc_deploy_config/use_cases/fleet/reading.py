@@ -23,10 +23,10 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import fleet_plan
-from osc_deploy_config.domain import rebuild_plan
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.domain.servers import rebuild_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority

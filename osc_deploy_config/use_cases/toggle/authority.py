@@ -29,10 +29,10 @@ one made on the fly.
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import server_configs
-from osc_deploy_config.domain import templates as dtemplates
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.servers import server_configs
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

@@ -25,7 +25,7 @@ once more.  The holder unlocks when it ends, however it ends.
 import os
 import socket
 
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 
 

@@ -17,9 +17,9 @@ keeps the original's access), and the resize is followed to its end."""
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 
 # What the finishing of an interrupted toggle does: wait for its resize,

@@ -27,10 +27,10 @@ interrupted anywhere completes when run again.
 
 import dataclasses
 
-from osc_deploy_config.domain import rebuild_plan
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.servers import rebuild_plan
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority as authorities

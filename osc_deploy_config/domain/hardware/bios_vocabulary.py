@@ -46,8 +46,8 @@ import re
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
 
 # One name of a config's setting: the attribute, whose it is, for which
 # CPUs, where the name comes from, and whether a registry's name matches

@@ -42,7 +42,7 @@ import ast
 import collections
 import datetime
 
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import deploy_config
 
 APPLIED = 'deploy_config_applied'
 PENDING = 'deploy_config_pending'

@@ -28,8 +28,8 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.toggle import toggle_plan
 
 CREATE, FINISH, OPEN, SKIP = 'create', 'finish', 'open', 'skip'
 # One derived flavor a grant gives: what to do, the config it switches

@@ -32,7 +32,7 @@ import uuid
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import server_configs
+from osc_deploy_config.domain.servers import server_configs
 
 # The highest compute microversion nova's ironic driver can rebuild at.
 IRONIC_REBUILD_MAX = (2, 92)

@@ -34,7 +34,7 @@ over the dicts of ironic's API.
 
 import collections
 
-from osc_deploy_config.domain import bios_profiles
+from osc_deploy_config.domain.hardware import bios_profiles
 
 # One refusal: a setting (name=value), why, and the nodes that refuse it.
 Problem = collections.namedtuple('Problem', ['setting', 'reason', 'nodes'])

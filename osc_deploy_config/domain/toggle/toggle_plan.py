@@ -25,8 +25,8 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import step_safety
 
 # The description of the flavors a toggle makes: how a rerun tells one
 # that an interrupted toggle left half-made (without all its extra specs)

@@ -27,10 +27,10 @@ sets the profile there.  Plain functions over ironic's dicts.
 
 import collections
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import tagging
 
 # What prepare does with a node, by its provision state: manual cleaning
 # from manageable, after a "manage" (and followed by a "provide") from

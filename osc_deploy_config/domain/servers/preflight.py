@@ -25,10 +25,10 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import tagging
 
 # A config a boot asks for, and where it comes from ("flavor bm.gold").
 Asked = collections.namedtuple('Asked', ['config', 'source'])

@@ -24,10 +24,10 @@ and why, never ``yes``.  Plain functions over the APIs' dicts.
 
 import collections
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.hardware import effects
+from osc_deploy_config.domain.toggle import toggle_record
 
 FLAVOR, IMAGE, TOGGLE = 'flavor', 'image', 'toggle'
 # Why no node can be read, by the kind of server.

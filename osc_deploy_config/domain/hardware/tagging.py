@@ -26,23 +26,31 @@ where the scheduler matches flavors against them.  Maintenance does not
 untag: nova reports a node in maintenance as reserved inventory, so the
 scheduler skips it, and its tags are ready when it comes back.  Whether the
 scheduler can land on a node *now* is placement's answer (``schedulable``).
-Plain functions over the node and template dicts of ironic's API.
+A flavor's ``report`` (``flavor deploy-config show``) counts, for each of
+its configs, the nodes tagged and those placement offers, and says why the
+others are not.  Plain functions over the node and template dicts of
+ironic's API.
 """
 
 import collections
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import templates as dtemplates
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import effects
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',
     'maintenance', 'provision_state', 'schedulable', 'reason'])
 Change = collections.namedtuple('Change', [
     'node', 'node_uuid', 'template', 'action', 'reason'])
+# What ``flavor deploy-config show`` tells of a flavor.
+FlavorReport = collections.namedtuple('FlavorReport', [
+    'configs', 'templates', 'required_traits', 'tagged_nodes',
+    'schedulable_nodes', 'drift'])
 
 ADD, REMOVE, KEEP, STALE = 'add', 'remove', 'keep', 'stale'
 # a node that has a template's traits, but not the BIOS to take it now
@@ -355,3 +363,48 @@ def describe(change):
     """``bm-0 +CUSTOM_...`` or ``bm-0 -CUSTOM_...``."""
     return '%s %s%s' % (change.node, '+' if change.action == ADD else '-',
                         change.template)
+
+
+def report(flavor, templates_by_config, nodes, candidates=None, free=None):
+    """A flavor's configs, their templates and required traits, the nodes
+    tagged in ironic for each, the nodes the scheduler can land on now,
+    and the drift: extra specs that disagree with the templates, and tagged
+    nodes placement does not offer, each with the reason.
+
+    ``candidates``: {provider UUID: traits} of placement's allocation
+    candidates for the flavor (None: placement was not read); ``free``: the
+    same for the free providers of the flavor's resource classes.
+    """
+    specs = flavor['extra_specs']
+    configs = config_specs.configs_of(specs)
+    resources = config_specs.placement_request(flavor)[0]
+    usable = [n for n in nodes if resource_class(n) in resources]
+    templates, traits, tagged = {}, {}, {}
+    warnings = config_specs.drift(specs, templates_by_config)
+    for config in configs:
+        template = templates_by_config.get(config)
+        if template is None:
+            continue
+        templates[str(config)] = template['name']
+        traits[str(config)] = '%s=%s' % (
+            config_specs.trait_spec(template['name']), config_specs.REQUIRED)
+        carrying = [n for n in usable
+                    if template['name'] in (n.get('traits') or ())]
+        tagged[str(config)] = len(carrying)
+        offered = [n for n in carrying
+                   if candidates is None or n['uuid'] in candidates]
+        if len(offered) < len(carrying):
+            warnings.append('%s: %d node(s) tagged in ironic, %d '
+                            'schedulable: %s' % (
+                                config, len(carrying), len(offered),
+                                '; '.join('%s %s' % (
+                                    node_label(n),
+                                    why_not_offered(n, template, free))
+                                    for n in carrying if n not in offered)))
+    schedulable = None if candidates is None else len(candidates)
+    if configs and schedulable == 0:
+        warnings.append('no node is schedulable for this flavor: its '
+                        'servers will fail with NoValidHost (openstack '
+                        'baremetal node deploy-config sync)')
+    return FlavorReport([str(c) for c in configs], templates, traits,
+                        tagged, schedulable, warnings)

@@ -50,10 +50,10 @@ import json
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import templates as dtemplates
-from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.toggle import toggle_plan
 
 # In a runbook's extra: the name of the template it grants.
 EXTRA_GRANT = 'deploy_config_grant'

@@ -31,18 +31,13 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import deploy_config
 
 SPEC_PREFIX = 'deploy-config:'
 REQUIRED = 'required'
 FORBIDDEN = 'forbidden'
 
 SpecChange = collections.namedtuple('SpecChange', ['set', 'unset'])
-# What ``flavor deploy-config show`` tells of a flavor.
-FlavorReport = collections.namedtuple('FlavorReport', [
-    'configs', 'templates', 'required_traits', 'tagged_nodes',
-    'schedulable_nodes', 'drift'])
 
 
 def trait_spec(trait):
@@ -271,48 +266,3 @@ def placement_request(flavor, image=None):
     return ({rc: n for rc, n in resources.items() if n > 0},
             required_traits(specs) | required_traits(image), forbidden)
 
-
-def report(flavor, templates_by_config, nodes, candidates=None, free=None):
-    """A flavor's configs, their templates and required traits, the nodes
-    tagged in ironic for each, the nodes the scheduler can land on now,
-    and the drift: extra specs that disagree with the templates, and tagged
-    nodes placement does not offer, each with the reason.
-
-    ``candidates``: {provider UUID: traits} of placement's allocation
-    candidates for the flavor (None: placement was not read); ``free``: the
-    same for the free providers of the flavor's resource classes.
-    """
-    specs = flavor['extra_specs']
-    configs = configs_of(specs)
-    resources = placement_request(flavor)[0]
-    usable = [n for n in nodes if tagging.resource_class(n) in resources]
-    templates, traits, tagged = {}, {}, {}
-    warnings = drift(specs, templates_by_config)
-    for config in configs:
-        template = templates_by_config.get(config)
-        if template is None:
-            continue
-        templates[str(config)] = template['name']
-        traits[str(config)] = '%s=%s' % (trait_spec(template['name']),
-                                         REQUIRED)
-        carrying = [n for n in usable
-                    if template['name'] in (n.get('traits') or ())]
-        tagged[str(config)] = len(carrying)
-        offered = [n for n in carrying
-                   if candidates is None or n['uuid'] in candidates]
-        if len(offered) < len(carrying):
-            warnings.append('%s: %d node(s) tagged in ironic, %d '
-                            'schedulable: %s' % (
-                                config, len(carrying), len(offered),
-                                '; '.join('%s %s' % (
-                                    tagging.node_label(n),
-                                    tagging.why_not_offered(n, template,
-                                                            free))
-                                    for n in carrying if n not in offered)))
-    schedulable = None if candidates is None else len(candidates)
-    if configs and schedulable == 0:
-        warnings.append('no node is schedulable for this flavor: its '
-                        'servers will fail with NoValidHost (openstack '
-                        'baremetal node deploy-config sync)')
-    return FlavorReport([str(c) for c in configs], templates, traits,
-                        tagged, schedulable, warnings)

@@ -19,8 +19,9 @@ import re
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps as dsteps
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps as dsteps
 
 # python-ironicclient's columns, in its order: listed, and in detail.
 LIST_FIELDS = ('uuid', 'name')
@@ -138,8 +139,6 @@ class ConfigTemplates(dict):
     def for_hardware(self, node=None, flavor_specs=None):
         """{Config: template} on a server's hardware: its node's resource
         class, or (no node read) the one its flavor asks for."""
-        from osc_deploy_config.domain import config_specs
-
         if node is not None and node.get('resource_class'):
             return self.for_class(deploy_config.placement_class(
                 node['resource_class']))

@@ -24,8 +24,8 @@ import dataclasses
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import server_configs
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.servers import server_configs
 
 # What became of one server of a rollout: the Outcome column.
 DONE, UNCHANGED, FAILED = 'done', 'unchanged', 'failed'
