@@ -285,7 +285,7 @@ def list_columns(detail, fields, filtering):
     """The columns ``list`` shows, and the fields to ask ironic for (None
     for every field): only those shown, plus ``extra`` for ours; ironic
     answers a thousand templates in 40 % less time than its default
-    listing (tools/bench.py)."""
+    listing (tools/bench/)."""
     if detail:
         columns = FIELDS
     elif fields:
