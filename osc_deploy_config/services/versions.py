@@ -32,6 +32,7 @@ from osc_lib import exceptions
 DEPLOY_TEMPLATES = 'deploy templates'
 NODE_TRAITS = 'node traits'
 NODE_RETIREMENT = 'node retirement'
+NODE_LESSEE = 'node lessee'
 NODE_SERVICING = 'node servicing'
 NODE_BIOS = 'node BIOS settings'
 NODE_BIOS_REGISTRY = 'node BIOS registry'
@@ -65,6 +66,7 @@ NEEDS = {
     DEPLOY_TEMPLATES: ('baremetal', '1.55'),
     NODE_TRAITS: ('baremetal', '1.37'),
     NODE_RETIREMENT: ('baremetal', '1.61'),
+    NODE_LESSEE: ('baremetal', '1.65'),
     NODE_SERVICING: ('baremetal', '1.87'),
     NODE_BIOS: ('baremetal', '1.40'),
     NODE_BIOS_REGISTRY: ('baremetal', '1.74'),
