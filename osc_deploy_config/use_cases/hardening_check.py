@@ -52,11 +52,25 @@ def _as_operator(clients, project):
     users = [keystone.ProbeUser(identity, found, role) for role in ROLES]
     with _removed(users):
         for user in users:
-            user.create()
+            _create(user)
             rows += _probes(clients_api.ConnectionClients(
                 user.connect(clients.connection)), user.role, node,
                 'a short-lived %s user, removed' % user.role)
     return rows
+
+
+def _create(user):
+    from openstack import exceptions as sdk_exceptions
+
+    try:
+        user.create()
+    except sdk_exceptions.SDKException as exc:
+        raise exceptions.CommandError(
+            'Could not make the check\'s short-lived %s user in project %s '
+            '(keystone said: %s); the operator\'s check needs keystone\'s '
+            'admin' % (user.role, user.project.name,
+                       str(exc).splitlines()[0] if str(exc) else
+                       type(exc).__name__)) from None
 
 
 @contextlib.contextmanager
