@@ -96,8 +96,9 @@ class TestLegacyCloud(HardeningTestCase):
         instance_info = "node's instance_info (templates, boot mode)"
         self.assertEqual(
             {(instance_info, 'manager'): 'open',
-             # ironic's own default refuses a lessee's member
-             (instance_info, 'member'): 'closed',
+             # the legacy policy also lets a lessee's member (ironic's
+             # deprecated rule: baremetal:node:update)
+             (instance_info, 'member'): 'open',
              ('image property trait:', 'manager'): 'open',
              ('image property trait:', 'member'): 'open',
              ('image property deploy-config:', 'manager'): 'open',
