@@ -16,6 +16,8 @@ ironic's and glance's own commands, and are refused; ``project
 deploy-config check`` finds every door closed, and on the mini cloud
 switched to the legacy (open) policy names each open one."""
 
+import os
+
 from tests.functional import base
 
 DEMO_MANAGER = 'minicloud-demo-manager'
@@ -83,9 +85,14 @@ class TestHardened(HardeningTestCase):
 
 class TestLegacyCloud(HardeningTestCase):
     """The mini cloud without the hardening: ironic's legacy policy, no
-    property protections (``minicloud up --ironic-policy legacy``)."""
+    property protections (``minicloud up --ironic-policy legacy``).  Out
+    of the default run: switching ironic and glance there and back costs
+    about 17-27 s; ``FN_LEGACY=1`` runs it."""
 
     def setUp(self):
+        if not os.environ.get('FN_LEGACY'):
+            self.skipTest('switches the mini cloud to the legacy policy and '
+                          'back (17-27 s): set FN_LEGACY=1')
         super().setUp()
         self.minicloud('up', '--ironic-policy', 'legacy')
         self.addCleanup(self.minicloud, 'up', '--ironic-policy', 'secure')
