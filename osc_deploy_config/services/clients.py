@@ -140,6 +140,15 @@ class Clients:
         toggle's lock and a node's servicing by the operator take."""
         return 'admin' in self.roles()
 
+    def own_project_name(self):
+        """The name of the project the token is scoped to (no request)."""
+        conn = self.connection
+        try:
+            return conn.session.auth.get_access(conn.session).project_name
+        except Exception as exc:    # noqa: BLE001 - then not known
+            LOG.debug('no project name read from the token: %s', exc)
+            return None
+
     def own_project(self):
         """The ID of the project the token is scoped to (no request)."""
         return self.connection.current_project_id
@@ -214,3 +223,19 @@ class Clients:
             (system or conn).config.config['baremetal_api_version'] = '1'
             self._baremetal = proxy_of(system or conn, 'baremetal')
         return self._baremetal
+
+
+class ConnectionClients(Clients):
+    """``Clients`` over a connection of their own, not OSC's (the
+    short-lived users of ``project deploy-config check``)."""
+
+    def __init__(self, conn):
+        super().__init__(None)
+        self._conn = conn
+
+    @property
+    def connection(self):
+        return self._conn
+
+    def setting(self, name):
+        return self._conn.config.config.get(name)

@@ -154,7 +154,25 @@ class NodeHistory:
             % (node, limit), versions.NODE_HISTORY)['history']
 
 
-class Ironic(Runbooks, NodeHistory, rest.Api):
+class Leases:
+    """Which project each node with an instance is leased to (API 1.65),
+    and the probe of its ``instance_info`` that ``project deploy-config
+    check`` makes.  Part of ``Ironic``."""
+
+    def leases(self):
+        """Every node with an instance, its instance and lessee (API
+        1.65), in as few requests as the server allows."""
+        return [n for n in self._list('nodes', {
+            'fields': 'uuid,name,instance_uuid,lessee'}, limit=0,
+            feature=versions.NODE_LESSEE) if n.get('instance_uuid')]
+
+    def probe_instance_info(self, node, patch):
+        """The HTTP status of a node PATCH of ``instance_info`` (a probe
+        of ``domain.hardening``, built to write nothing)."""
+        return self.probe('PATCH', '/nodes/%s' % node, json=patch)
+
+
+class Ironic(Runbooks, NodeHistory, Leases, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 

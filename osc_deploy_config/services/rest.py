@@ -106,6 +106,21 @@ class Api:
         exceptions.raise_from_response(response)
         return response
 
+    def probe(self, method, path, **kwargs):
+        """A request whose answer is the point, refusals included: its
+        HTTP status, never retried, never raised."""
+        from keystoneauth1 import exceptions as ksa_exceptions
+
+        self._check_supported(self.features)
+        try:
+            return self.proxy.request(
+                path, method, microversion=self.version, raise_exc=False,
+                status_code_retries=0, connect_retries=0,
+                **kwargs).status_code
+        except ksa_exceptions.ConnectionError as exc:
+            raise unreachable(self.service_type, str(exc),
+                              _reason(exc)) from None
+
     def _retries(self, method, path):
         """Reads are retried on 503 and refused connections; a write only
         where the service says it is safe (``retriable_writes``)."""

@@ -115,3 +115,28 @@ class ListProjectDeployConfig(cli.OneLineErrors, command.Lister):
     def take_action(self, parsed_args):
         return _project_grants().list_grants(
             self.app.client_manager.deploy_config)
+
+
+class CheckProjectDeployConfig(cli.OneLineErrors, command.Lister):
+    _description = (
+        'Check whether a project can reach a deploy config around its '
+        'grant: probe each door (its nodes\' instance_info, image '
+        'properties that ask for a template, a node leased to another '
+        'project) with a manager\'s and a member\'s token of the project, '
+        'in requests that change nothing, and say whether it is open or '
+        'closed, with the line of the shipped hardening that closes it. '
+        'Run by the operator (an admin), the tokens are those of '
+        'short-lived users made in the project for the check and always '
+        'removed; run by a project\'s manager or member, its own.')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _project_argument(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.use_cases import hardening_check
+
+        return hardening_check.check(self.app.client_manager.deploy_config,
+                                     parsed_args.project,
+                                     parsed_args.project_domain)

@@ -185,6 +185,9 @@ class FakeIronic(FakeService):
         # default policy judges them (None: a system-scoped token)
         self.project = None
         self.project_roles = set()
+        # ironic's default policy: a lessee's manager writes instance_info
+        # (False: the shipped hardening's override refuses it)
+        self.instance_info_open = False
         self.runbooks = {}
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
         self.provide_fails = set()      # their automated cleaning fails
@@ -387,7 +390,7 @@ class FakeIronic(FakeService):
         if node is None or not self.leased(node):
             return error(404, 'Node %s could not be found.' % rest[0])
         refused = self._lessee_refuses(method, rest, body)
-        if refused:
+        if refused is not None:
             return refused
         if len(rest) == 1:
             self._servicing_goes_on(node)
@@ -396,6 +399,10 @@ class FakeIronic(FakeService):
                 self.patches.append((node['name'], body))
                 for op in body:
                     field, key = op['path'].strip('/').split('/', 1)
+                    if op['op'] == 'remove' and key not in node[field]:
+                        return error(400, "Couldn't apply patch '%s'. "
+                                     "Reason: can't remove a non-existent "
+                                     "object '%s'" % (op, key))
                     if op['op'] == 'remove':
                         del node[field][key]
                     else:
@@ -453,7 +460,9 @@ class FakeIronic(FakeService):
         manager = bool({'manager', 'admin'} & self.project_roles)
         if rest[1:] == ['history']:
             return error(403, 'Access was denied to this resource.')
-        if method == 'PATCH' and any(not op['path'].startswith('/extra/')
+        writable = ('/extra/', '/instance_info/') if (
+            manager and self.instance_info_open) else ('/extra/',)
+        if method == 'PATCH' and any(not op['path'].startswith(writable)
                                      for op in body):
             return error(403, 'Access was denied to this resource.')
         if rest[1:2] in (['states'], ['maintenance']) and not manager:
@@ -997,6 +1006,10 @@ class FakeGlance(FakeService):
                          PROXY_SURFACE + ('find_image',))
         self.discovered = False     # glance has no microversions
         self.images = {}
+        # property protections: the prefixes only an admin may create
+        # (the shipped hardening's), and the roles of the token
+        self.protected = ('trait:', 'deploy-config:')
+        self.roles = {'admin', 'member', 'reader'}
 
     def add_image(self, name, **properties):
         image = dict(properties, id=str(uuid.uuid4()), name=name)
@@ -1004,11 +1017,24 @@ class FakeGlance(FakeService):
         self.images[image['id']] = image
         return image
 
+    def _create(self, body):
+        """glance's order: property protections, then the store (a
+        duplicate ID)."""
+        if 'admin' not in self.roles and any(
+                key.startswith(self.protected) for key in body):
+            return error(403, 'Attribute is reserved.')
+        if body.get('id') in self.images:
+            return error(409, 'Image ID %s already exists!' % body['id'])
+        return response(201, self.add_image(body.pop('name', None), **body))
+
     def route(self, method, segments, query, json, microversion):
+        if segments == ['images'] and method == 'POST':
+            return self._create(dict(json))
         if segments == ['images']:
+            limit = int(query.get('limit', 0)) or None
             return response(200, {'images': copy.deepcopy(
                 [i for i in self.images.values()
-                 if query.get('name') in (None, i['name'])])})
+                 if query.get('name') in (None, i['name'])][:limit])})
         image = self.images.get(segments[1])
         if image is None:
             return error(404, 'No image found with ID %s' % segments[1])
@@ -1033,19 +1059,27 @@ def grant(template, *projects):
 
 
 class FakeKeystone:
-    """The projects and domains keystone has, behind an autospec'd
-    identity proxy."""
+    """The projects, domains, users and roles keystone has, behind an
+    autospec'd identity proxy."""
 
     def __init__(self, projects, domains=None):
         # {ID: name, or (name, domain ID)}
         self.projects = {i: p if isinstance(p, tuple) else (p, 'default')
                          for i, p in projects.items()}
         self.domains = dict(domains or {'default': 'Default'})
+        self.users = {}                     # {ID: (name, project, role)}
+        self.removed = []                   # the names of users deleted
+        self.refuse_assignment = False
         self.proxy = proxy_double(identity_proxy.Proxy, (
-            'get_project', 'projects', 'find_domain'))
+            'get_project', 'projects', 'find_domain', 'find_role',
+            'create_user', 'assign_project_role_to_user', 'delete_user'))
         self.proxy.get_project.side_effect = self.get_project
         self.proxy.projects.side_effect = self.listed
         self.proxy.find_domain.side_effect = self.find_domain
+        self.proxy.find_role.side_effect = self.find_role
+        self.proxy.create_user.side_effect = self.create_user
+        self.proxy.assign_project_role_to_user.side_effect = self.assign
+        self.proxy.delete_user.side_effect = self.delete_user
 
     def project(self, project_id):
         found = mock.Mock(spec=['id', 'name', 'domain_id'], id=project_id)
@@ -1068,6 +1102,28 @@ class FakeKeystone:
     def listed(self, name=None, domain_id=None, **kwargs):
         return [self.project(i) for i, (n, d) in self.projects.items()
                 if name in (None, n) and domain_id in (None, d)]
+
+    @staticmethod
+    def _named(kind, name):
+        found = mock.Mock(spec=['id', 'name'], id='%s-%s' % (kind, name))
+        found.name = name
+        return found
+
+    def find_role(self, name, ignore_missing=True):
+        return self._named('role', name)
+
+    def create_user(self, name, password, domain_id, description):
+        user = self._named('user', name)
+        self.users[user.id] = (name, None, None)
+        return user
+
+    def assign(self, project, user, role):
+        if self.refuse_assignment:
+            raise sdk_exceptions.ForbiddenException('role assignment')
+        self.users[user.id] = (user.name, project.id, role.name)
+
+    def delete_user(self, user, ignore_missing=True):
+        self.removed.append(self.users.pop(user.id)[0])
 
 
 class TestCommand(base.TestCommand):

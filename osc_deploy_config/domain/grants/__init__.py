@@ -13,7 +13,9 @@
 """A project's grant: the runbook of each template that serves a granted
 config, its name, its drift from its template, and the templates' list of
 projects granted (``grants``); the derived flavors the project's virtual
-servers need (``grant_flavors``).
+servers need (``grant_flavors``); the doors a cloud's policy may leave
+open around a grant, and how ``project deploy-config check`` judges each
+probe of them (``hardening``).
 
 May import: ``configs``, ``toggle``.
 """
