@@ -13,6 +13,7 @@
 """The declared file: read with line and column, written in a stable
 order, and its difference from the cloud (domain.declared)."""
 
+from osc_lib import exceptions
 import testtools
 
 from osc_deploy_config.domain.configs import deploy_config
@@ -178,7 +179,7 @@ class TestDiff(testtools.TestCase):
             self.current.flavors, other={'hyperthreading': 'disabled'}))
         found = changes.diff(dropped, current, prune=True)
         exc = self.assertRaises(
-            Exception, changes.refuse_pruning_asked, found, dropped,
+            exceptions.CommandError, changes.refuse_pruning_asked, found, dropped,
             current, [])
         self.assertIn('flavor other still asks for hyperthreading='
                       'disabled', str(exc))
@@ -196,7 +197,7 @@ class TestDiff(testtools.TestCase):
             'trait:CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED':
                 'required'}}}
         exc = self.assertRaises(
-            Exception, changes.refuse_pruning_asked, found, dropped,
+            exceptions.CommandError, changes.refuse_pruning_asked, found, dropped,
             self.current, [server])
         self.assertIn('server web-1 was deployed with it', str(exc))
 
