@@ -179,7 +179,8 @@ class TestDiff(testtools.TestCase):
             self.current.flavors, other={'hyperthreading': 'disabled'}))
         found = changes.diff(dropped, current, prune=True)
         exc = self.assertRaises(
-            exceptions.CommandError, changes.refuse_pruning_asked, found, dropped,
+            exceptions.CommandError, changes.refuse_pruning_asked, found,
+            dropped,
             current, [])
         self.assertIn('flavor other still asks for hyperthreading='
                       'disabled', str(exc))
@@ -197,7 +198,8 @@ class TestDiff(testtools.TestCase):
             'trait:CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED':
                 'required'}}}
         exc = self.assertRaises(
-            exceptions.CommandError, changes.refuse_pruning_asked, found, dropped,
+            exceptions.CommandError, changes.refuse_pruning_asked, found,
+            dropped,
             self.current, [server])
         self.assertIn('server web-1 was deployed with it', str(exc))
 
@@ -216,3 +218,14 @@ class TestDiff(testtools.TestCase):
             ['openstack server deploy-config set --flavor bm.gold '
              '--all-projects --max-unavailable 2'],
             changes.rollout_commands(outdated, 2))
+
+
+class TestSchema(testtools.TestCase):
+
+    def test_the_schema_in_the_docs_is_the_one_enforced(self):
+        import json
+        import pathlib
+
+        published = pathlib.Path(__file__).parents[2] / 'doc' / 'source' / \
+            'user' / 'declared-schema.json'
+        self.assertEqual(schema.SCHEMA, json.loads(published.read_text()))
