@@ -24,7 +24,9 @@ from osc_deploy_config.v1 import cli
 def _file_option(parser, required=True):
     """``-f FILE`` (as ``kubectl``), taking ``-f`` from cliff's
     ``--format``, which keeps its long form."""
-    parser.conflict_handler = 'resolve'
+    taken = parser._option_string_actions.pop('-f', None)
+    if taken is not None:
+        taken.option_strings.remove('-f')
     parser.add_argument('-f', '--file', metavar='<file>', dest='file',
                         required=required,
                         help='The declared state (YAML; see the format in '
