@@ -68,7 +68,7 @@ class TestDeclared(base.FunctionalTestCase):
                               cloud=cloud)
 
     def test_export_apply_edit_diff_prune(self):
-        """~15 s: the file applied, the cloud exported and applied to
+        """~5 s: the file applied, the cloud exported and applied to
         itself with no write, one edit diffed and applied, a prune made
         and one refused."""
         path = self.file('mine.yaml', self.declared())
@@ -114,7 +114,7 @@ class TestDeclared(base.FunctionalTestCase):
                          .returncode)
 
     def test_bad_files_give_one_line_and_change_nothing(self):
-        """~10 s: eight bad files, each refused at its line and column."""
+        """~5 s: eight bad files, each refused at its line and column."""
         before = self.cli('export').stdout
         good = self.declared()
         bad = {
@@ -154,7 +154,7 @@ class TestDeclared(base.FunctionalTestCase):
         self.assertEqual(before, self.cli('export').stdout)
 
     def test_killed_apply_rerun_ends_equal_to_the_file(self):
-        """~10 s: an apply killed while ironic holds its second template's
+        """~4 s: an apply killed while ironic holds its second template's
         create, then rerun: equal to the file, each template made once."""
         path = self.file('mine.yaml', self.declared())
         argv, env = self.openstack_argv('deploy-config', 'apply', '-f', path,
