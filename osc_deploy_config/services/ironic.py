@@ -113,7 +113,48 @@ class Runbooks:
                       json={'target': 'service', 'runbook': runbook})
 
 
-class Ironic(Runbooks, rest.Api):
+class NodeHistory:
+    """A node's history (API 1.78): what proves a servicing ran.  Part of
+    ``Ironic``."""
+
+    def history_since(self, node, since, page=50):
+        """The node's history events after ``since`` (and the first at or
+        before it), newest first: pages of ``page`` until one reaches
+        back to it, or the history ends."""
+        from osc_deploy_config.domain.toggle import toggle_record
+
+        found, marker = [], ''
+        while True:
+            events = self._request(
+                'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
+                '%s' % (node, page, marker), versions.NODE_HISTORY)['history']
+            found += events
+            if len(events) < page or not toggle_record.after(
+                    events[-1].get('created_at'), since):
+                return found
+            marker = '&marker=%s' % events[-1]['uuid']
+
+    def histories_since(self, since_by_node):
+        """{node: ``history_since``} of many nodes, READERS at a time."""
+        import concurrent.futures
+
+        nodes = list(since_by_node)
+        if not nodes:
+            return {}
+        with concurrent.futures.ThreadPoolExecutor(
+                min(READERS, len(nodes))) as pool:
+            return dict(zip(nodes, pool.map(
+                lambda n: self.history_since(n, since_by_node[n]), nodes),
+                strict=True))
+
+    def node_history(self, node, limit=20):
+        """The node's latest history events, in detail, newest first."""
+        return self._request(
+            'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
+            % (node, limit), versions.NODE_HISTORY)['history']
+
+
+class Ironic(Runbooks, NodeHistory, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 
@@ -256,12 +297,6 @@ class Ironic(Runbooks, rest.Api):
                 min(READERS, len(nodes))) as pool:
             return dict(zip(nodes, pool.map(self.bios_registry, nodes),
                             strict=True))
-
-    def node_history(self, node, limit=20):
-        """The node's latest history events, in detail, newest first."""
-        return self._request(
-            'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
-            % (node, limit), versions.NODE_HISTORY)['history']
 
     def service(self, node, steps):
         """Run service steps on an active node (ironic servicing)."""

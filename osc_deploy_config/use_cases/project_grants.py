@@ -118,9 +118,10 @@ def withdraw(clients, project, config_texts=(), every=False, domain=None):
     if bool(config_texts) == bool(every):
         raise exceptions.CommandError('Give the configs to withdraw, or --all')
     configs = None if every else _configs(config_texts)
-    project_id = clients.project_id(project, domain)
     ironic = _ironic(clients)
-    changes = grants.withdraw(project_id, configs, _known(ironic),
+    known = _known(ironic)
+    project_id = _withdrawn_project(clients, project, domain, known)
+    changes = grants.withdraw(project_id, configs, known,
                               ironic.runbooks(project=project_id))
     nova = clients.nova()
     listed = nova.flavors()
@@ -135,6 +136,18 @@ def withdraw(clients, project, config_texts=(), every=False, domain=None):
         (', '.join(str(c) for c in grant_flavors.configs_of(f)), None,
          f['name'], 'close', 'no longer open to the project')
         for f in closed]
+
+
+def _withdrawn_project(clients, project, domain, known):
+    """The project to withdraw from: as keystone finds it, or, for a
+    project keystone no longer knows, its ID as the templates record a
+    grant to it (a grant must be withdrawable after its project)."""
+    try:
+        return clients.project_id(project, domain)
+    except exceptions.CommandError:
+        if project in grants.by_project(known) and not domain:
+            return project
+        raise
 
 
 def show(clients, project, domain=None):

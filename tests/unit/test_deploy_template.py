@@ -522,9 +522,14 @@ class TestGrantedTemplates(fakes.TestCommand):
             self.assertIn('withdraw it first (openstack project '
                           'deploy-config unset project-1 '
                           'hyperthreading=enabled)', str(exc))
-        exc = self.assertRaises(exceptions.CommandError, self.run_command,
-                                cmds.UnsetDeployTemplate, [ON_T, '--config'])
-        self.assertIn('removing its config', str(exc))
+        for command, args in (
+                (cmds.UnsetDeployTemplate, ['--config']),
+                (cmds.UnsetDeployTemplate, ['--extra', 'deploy_config_type']),
+                (cmds.SetDeployTemplate, ['--extra',
+                                          'deploy_config_value=off'])):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    self.run_command, command, [ON_T, *args])
+            self.assertIn('changing its config', str(exc))
         exc = self.assertRaises(exceptions.CommandError, self.run_delete,
                                 ON_T)
         self.assertIn('Failed to delete deploy template %s: Deploy template '
@@ -532,8 +537,13 @@ class TestGrantedTemplates(fakes.TestCommand):
                       % (ON_T, ON_T), str(exc))
         self.assertEqual([], self.ironic.writes)
         # what the grant does not cover may change
-        self.run_command(cmds.SetDeployTemplate, [ON_T, '--extra', 'n=1'])
-        self.assertEqual(1, self.template['extra']['n'])
+        self.run_command(cmds.SetDeployTemplate, [ON_T, '--extra', 'n=1',
+                                                  '--requires-trait',
+                                                  'CUSTOM_FAST'])
+        self.assertEqual((1, 'CUSTOM_FAST', ['project-1']), (
+            self.template['extra']['n'],
+            self.template['extra']['deploy_config_requires_traits'],
+            grants.granted_projects(self.template)))
 
     def test_delete_cascades_to_runbooks_and_node_traits(self):
         self.ironic.runbooks['rb-1'] = {
@@ -542,9 +552,19 @@ class TestGrantedTemplates(fakes.TestCommand):
         self.ironic.runbooks['rb-2'] = {
             'uuid': 'rb-2', 'name': 'other', 'owner': 'project-2',
             'traits': ['CUSTOM_X'], 'steps': [], 'extra': {}, 'public': False}
+        self.ironic.runbooks['rb-3'] = {
+            'uuid': 'rb-3', 'name': 'both', 'owner': 'project-2',
+            'traits': [ON_T, 'CUSTOM_Y'], 'steps': [], 'extra': {},
+            'public': False}
+        # deployed with the trait: ironic would refuse its rebuild
+        used = self.ironic.add_node('bm-1', traits=[ON_T],
+                                    instance_uuid='i-1',
+                                    instance_traits=[ON_T])
         self.run_delete(ON_T)
-        self.assertEqual(['rb-2'], list(self.ironic.runbooks))
-        self.assertEqual(['CUSTOM_X'], self.node['traits'])
+        self.assertEqual(['rb-2', 'rb-3'], list(self.ironic.runbooks))
+        self.assertEqual(['CUSTOM_Y'], self.ironic.runbooks['rb-3']['traits'])
+        self.assertEqual((['CUSTOM_X'], [ON_T]), (self.node['traits'],
+                                                  used['traits']))
         self.assertEqual({}, self.ironic.templates)
         # a rerun finds nothing left, and says so
         exc = self.assertRaises(exceptions.CommandError, self.run_delete,

@@ -338,6 +338,17 @@ class TestGrant(GrantTestCase):
         self.run_command(cmds.UnsetProjectDeployConfig, ['demo', '--all'])
         self.assertEqual({}, self.ironic.runbooks)
 
+    def test_a_grant_outlives_no_deleted_project(self):
+        # keystone forgot the project: its grant is still withdrawn
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        fakes.grant(template, 'project-gone')
+        self.run_command(cmds.UnsetProjectDeployConfig,
+                         ['project-gone', '--all'])
+        self.assertEqual({}, grants.recorded(template))
+        self.assertIn('No project', self.refused(
+            cmds.UnsetProjectDeployConfig, 'project-never', '--all'))
+
     def test_a_template_changed_since_the_grant_shows_it_stale(self):
         self.grant('demo', 'hyperthreading=disabled')
         (template,) = [t for t in self.ironic.templates.values()

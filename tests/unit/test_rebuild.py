@@ -192,6 +192,17 @@ class TestBaremetal(RebuildTestCase):
         self.assertEqual(({'HyperThreading': 'Enabled'}, []), (
             self.node['bios'], self.ironic.provision_requests))
 
+    def test_a_forged_record_of_an_earlier_switch_is_applied_by_no_one(self):
+        # the manager switched off, then on again: a member's record of
+        # off is proven by no servicing, the last of its type ran on
+        off = self.project_recorded(granted=True)
+        self.runbook_ran(off)
+        self.runbook_ran(next(t for t in self.ironic.templates.values()
+                              if t['name'] == ON_T))
+        self.rebuild(self.db)
+        self.assertEqual(({'HyperThreading': 'Enabled'}, []), (
+            self.node['bios'], self.ironic.provision_requests))
+
     def test_a_record_of_what_was_never_granted_is_applied_by_no_one(self):
         # a manager may create a runbook that looks like a grant's: the
         # operator trusts only the templates' record

@@ -107,13 +107,15 @@ class TestVirtual(ToggleTestCase):
 
     def test_a_derived_flavor_is_open_to_the_project_and_the_grantees(self):
         # not to every project that may use the original
+        # granted and may use the original: project-7 only
         private = self.nova.add_flavor('m1.secret', public=False)
-        self.nova.access[private['id']] = ['project-1', 'project-2']
+        self.nova.access[private['id']] = ['project-1', 'project-2',
+                                           'project-7']
         self.server['flavor'] = self.nova.embedded(private)
         self.nova.servers[self.server['id']]['flavor'] = self.server['flavor']
         (template,) = [t for t in self.ironic.templates.values()
                        if t['name'] == OFF_T]
-        fakes.grant(template, 'project-7')
+        fakes.grant(template, 'project-7', 'project-9')
         self.toggle(self.server, OFF, auto_confirm=True)
         made = next(f for f in self.nova.flavors.values()
                     if f['name'] == 'm1.secret+hyperthreading=disabled')
@@ -1108,6 +1110,14 @@ class TestProject(ToggleTestCase):
             "--lessee project-1)." % self.node['uuid'],
             self.refused(self.server, OFF))
         self.assertEqual([], self.written())
+
+    def test_a_node_the_project_owns_and_nobody_leases_is_its_own(self):
+        # [conductor]automatic_lessee_source = none, the owner deploys
+        self.grant('hyperthreading=disabled')
+        self.node.update(owner='project-1', lessee=None)
+        self.as_project('manager', 'member', 'reader')
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
 
     def test_what_was_not_granted_is_refused_with_nothing_changed(self):
         self.grant('hyperthreading=enabled')

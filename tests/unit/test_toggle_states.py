@@ -259,35 +259,46 @@ class TestServicingOutcome(testtools.TestCase):
             event('servicing_end', '2026-12-01T10:00:02'), since=None))
 
 
-class TestServicedWith(testtools.TestCase):
-    """What proves a project's record: its steps run to their end on
-    the node since the instance was created."""
+class TestLastServiced(testtools.TestCase):
+    """What proves a project's record: the last servicing of its type on
+    the node since the instance was created ran its steps to their
+    end."""
 
-    def ran(self, *newest_first, since='2026-12-01T10:00:00Z'):
-        return toggle_record.serviced_with(list(newest_first), since,
-                                           [BIOS_STEP])
+    ON_STEP = dict(BIOS_STEP, args={'v': 'on'})
+    OFF_STEP = dict(BIOS_STEP, args={'v': 'off'})
 
-    def test_any_successful_servicing_of_the_steps_since_counts(self):
+    def started(self, step, at):
+        return event('servicing_start', at, text='Starting servicing with '
+                     'steps=%s' % ([dict(step, priority=0)],))
+
+    def last(self, *newest_first, since='2026-12-01T10:00:00Z'):
+        return toggle_record.last_serviced(list(newest_first), since, {
+            'on': [self.ON_STEP], 'off': [self.OFF_STEP]})
+
+    def test_the_last_servicing_of_the_type_decides(self):
         other = STARTED.replace('apply_configuration', 'factory_reset')
-        self.assertTrue(self.ran(
+        self.assertEqual('off', self.last(
+            event('servicing_end', '2026-12-01T10:00:06'),
+            event('servicing_start', '2026-12-01T10:00:05', text=other),
             event('servicing_end', '2026-12-01T10:00:04'),
-            event('servicing_start', '2026-12-01T10:00:03', text=other),
+            self.started(self.OFF_STEP, '2026-12-01T10:00:03'),
             event('servicing_end', '2026-12-01T10:00:02'),
-            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
+            self.started(self.ON_STEP, '2026-12-01T10:00:01')))
 
-    def test_a_failed_an_unfinished_or_an_older_one_does_not(self):
-        self.assertFalse(self.ran(
-            event('servicing_end', '2026-12-01T10:00:02', error=True),
-            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
-        self.assertFalse(self.ran(
-            event('servicing_start', '2026-12-01T10:00:01', text=STARTED)))
-        self.assertFalse(self.ran(
-            event('servicing_end', '2026-12-01T09:59:02'),
-            event('servicing_start', '2026-12-01T09:59:01', text=STARTED)))
-        self.assertFalse(self.ran(
+    def test_a_failed_an_unfinished_or_an_older_one_proves_nothing(self):
+        self.assertIsNone(self.last(
+            event('servicing_end', '2026-12-01T10:00:04', error=True),
+            self.started(self.OFF_STEP, '2026-12-01T10:00:03'),
             event('servicing_end', '2026-12-01T10:00:02'),
-            event('servicing_start', '2026-12-01T10:00:01', text=STARTED),
-            since=None))
+            self.started(self.ON_STEP, '2026-12-01T10:00:01')))
+        self.assertIsNone(self.last(
+            self.started(self.ON_STEP, '2026-12-01T10:00:01')))
+        self.assertIsNone(self.last(
+            event('servicing_end', '2026-12-01T09:59:02'),
+            self.started(self.ON_STEP, '2026-12-01T09:59:01')))
+        self.assertIsNone(self.last(
+            event('servicing_end', '2026-12-01T10:00:02'),
+            self.started(self.ON_STEP, '2026-12-01T10:00:01'), since=None))
 
 
 class TestStillServicing(testtools.TestCase):

@@ -130,7 +130,7 @@ def validate_template_name(name):
             % (name[:40], MAX_TRAIT_LENGTH)
         )
     if not _CUSTOM_TRAIT.fullmatch(name) and (
-            name not in _standard_traits()):
+            name not in standard_traits()):
         raise exceptions.CommandError(
             'Invalid deploy template name %r: it must be a standard trait '
             '(os-traits %s) or a custom trait, CUSTOM_ followed by A-Z, 0-9 '
@@ -144,7 +144,7 @@ def refuse_standard_name(name):
     is the trait sync tags capable nodes with, and a grant's runbook runs
     on every node carrying it, which for a standard trait an inspection
     may set on nodes never checked."""
-    if name in _standard_traits():
+    if name in standard_traits():
         raise exceptions.CommandError(
             'Deploy template %s cannot realise a deploy config: its name is '
             'a standard trait (os-traits), which nodes may carry without '
@@ -170,7 +170,8 @@ def refuse_alike_classes(resource_class, node_classes):
 
 
 @functools.cache
-def _standard_traits():
+def standard_traits():
+    """The standard traits os-traits knows."""
     import os_traits
 
     return frozenset(os_traits.get_traits())
@@ -188,7 +189,7 @@ def validate_traits(traits):
                 'Invalid trait %r: CUSTOM_ traits use A-Z, 0-9 and _, '
                 'up to %d characters' % (trait, MAX_TRAIT_LENGTH)
             )
-    known = _standard_traits()
+    known = standard_traits()
     unknown = [t for t in traits if t not in custom and t not in known]
     if unknown:
         raise exceptions.CommandError(

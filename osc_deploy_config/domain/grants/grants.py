@@ -59,6 +59,9 @@ from osc_deploy_config.domain.toggle import toggle_plan
 EXTRA_GRANT = 'deploy_config_grant'
 # In a template's extra: the projects it is granted to (the operator's).
 GRANTED = 'deploy_config_granted'
+# The keys of a template's extra that a grant is of, or records it.
+CONTENT_KEYS = frozenset((deploy_config.EXTRA_TYPE, deploy_config.EXTRA_VALUE,
+                          deploy_config.EXTRA_CLASS, GRANTED))
 NAME_PREFIX = 'deploy-config.'
 # ironic's runbook names: [A-Za-z0-9-._~], at most 255 characters
 _MAX_NAME = 255
@@ -96,6 +99,11 @@ def refuse_ungrantable(config, template):
     """One line for a config whose template a running server may not take
     whole (a grant lets a project run it on its running servers), or that
     has no step to run."""
+    if template['name'] in deploy_config.standard_traits():
+        raise exceptions.CommandError(
+            'Deploy config %s cannot be granted: its template %s is named as '
+            'a standard trait, which nodes may carry without being capable '
+            '(rename it CUSTOM_...)' % (config, template['name']))
     steps = step_safety.enabled(template['steps'])
     if not steps:
         raise exceptions.CommandError(
@@ -125,14 +133,18 @@ def serving(config, known):
 
 def content_digest(template):
     """The digest of what a grant of the template lets a project run: its
-    name (the trait), config, resource class and steps."""
+    name (the trait), config, resource class and enabled steps, in an
+    order of their own (ironic orders them by priority, not by list)."""
     extra = template.get('extra') or {}
     content = {
         'name': template['name'],
         'config': str(deploy_config.config_of(extra)),
         'resource_class': extra.get(deploy_config.EXTRA_CLASS),
-        'steps': [(s['interface'], s['step'], s.get('args') or {},
-                   s.get('priority')) for s in template.get('steps') or ()]}
+        'steps': sorted(json.dumps(
+            [s['interface'], s['step'], s.get('args') or {},
+             int(s.get('priority') or 0)], sort_keys=True)
+            for s in template.get('steps') or ()
+            if int(s.get('priority') or 0))}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode(
     )).hexdigest()[:16]
 
@@ -201,7 +213,7 @@ def refuse_granted_change(template, doing):
                 ', '.join(projects), doing, '; '.join(
                     'openstack project deploy-config unset %s %s' % (
                         p, deploy_config.config_of(template.get('extra')
-                                                   or {}))
+                                                   or {}) or '--all')
                     for p in projects)))
 
 

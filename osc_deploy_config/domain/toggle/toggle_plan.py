@@ -116,12 +116,17 @@ def is_public(flavor):
     return bool(flavor and flavor.get('os-flavor-access:is_public', True))
 
 
-def derived_access(server, granted):
+def derived_access(server, granted, original, original_access):
     """The projects a derived flavor is open to: the server's own, and
     those granted every config it switches to (``granted``: the projects
-    granted each, one list a config)."""
+    granted each, one list a config) that may use the original (all, for
+    a public one; none, when it is gone)."""
     found = [set(projects) for projects in granted]
     projects = set.intersection(*found) if found else set()
+    if original is None:
+        projects = set()
+    elif not is_public(original):
+        projects &= set(original_access or ())
     if server.get('tenant_id'):
         projects.add(server['tenant_id'])
     return sorted(projects)

@@ -167,29 +167,37 @@ def servicing_outcome(history, since, steps):
     return None
 
 
-def serviced_with(history, since, steps):
-    """Whether the node's history (API 1.78, in detail, newest first)
-    shows a servicing that listed ``steps`` and ran to its end strictly
-    after ``since`` (the instance's creation): what proves a project's
-    record of a toggle, which its members could write by hand."""
-    after = _when(since)
-    if after is None:
-        return False
-    ended = False
+def last_serviced(history, since, candidates):
+    """The config whose steps the node's last servicing of their type ran
+    to its end strictly after ``since`` (the instance's creation), or None
+    (none ran, or the last failed).  ``history``: API 1.78, in detail,
+    newest first; ``candidates``: {Config: its steps}, every config of one
+    type on the node's hardware.  What proves a project's record of a
+    toggle, which its members could write by hand: the last switch of
+    that type, an earlier one no longer counts."""
+    ended = None
     for entry in history:
-        if _when(entry.get('created_at')) <= after:
+        if not after(entry.get('created_at'), since):
             break
         kind = entry.get('event_type')
         if kind == 'servicing_end':
             ended = (entry.get('severity') or '').upper() != 'ERROR'
-        elif kind == 'servicing_start':
-            listed = started_steps(entry.get('event') or '')
-            if ended and listed is not None and all(
-                    any(_same_step(ours, theirs) for theirs in listed)
-                    for ours in steps):
-                return True
-            ended = False
-    return False
+        elif kind == 'servicing_start' and ended is not None:
+            listed = started_steps(entry.get('event') or '') or []
+            ran = [c for c, steps in candidates.items() if all(
+                any(_same_step(ours, theirs) for theirs in listed)
+                for ours in steps)]
+            if ran:
+                return ran[0] if ended and len(ran) == 1 else None
+            ended = None
+    return None
+
+
+def after(stamp, since):
+    """Whether a time ironic wrote is strictly after ``since`` (None:
+    nothing is)."""
+    when, limit = _when(stamp), _when(since)
+    return when is not None and limit is not None and when > limit
 
 
 def started_steps(event):

@@ -65,6 +65,37 @@ def catalog(authority, ironic):
         return dtemplates.ConfigTemplates()
 
 
+def _proven(ironic, servers):
+    """{server ID: the configs its project's record counts for} of
+    ``servers`` ({ID: (server, node, its templates by config)}): each the
+    last of its type its node's history shows run since the server was
+    created."""
+    claims = {i: (server, node, by_config, _claimed(server, node,
+                                                    by_config))
+              for i, (server, node, by_config) in servers.items()}
+    histories = ironic.histories_since({
+        node['uuid']: server.get('created')
+        for server, node, _, claimed in claims.values() if claimed})
+    return {i: {c for c in claimed if toggle_record.last_serviced(
+        histories[node['uuid']], server.get('created'), {
+            other: grants.runbook_steps(t)
+            for other, t in by_config.items() if other.type == c.type}) == c}
+        for i, (server, node, by_config, claimed) in claims.items()}
+
+
+def _claimed(server, node, templates_by_config):
+    """The granted configs a project's record on the node names that the
+    operator's record does not say already: what the history must
+    prove."""
+    project = toggle_record.project_recorded(node, server['id'])
+    if project is None or project != server.get('tenant_id'):
+        return set()
+    operators = toggle_record.applied(node, server['id'])
+    return {c for c in toggle_record.project_configs(node, server['id'])
+            & grants.granted(project, templates_by_config)
+            if operators.get(c.type) != c}
+
+
 class Operator:
     """The cloud's operator (``templates``: the config templates, when
     read already)."""
@@ -84,29 +115,20 @@ class Operator:
     def granted(self, ironic, server, node, templates_by_config):
         """The configs a project's record on the node counts for: those
         the templates say were granted to the server's project on its
-        hardware, and whose grant's steps the node's history shows run
+        hardware, each the last of its type the node's history shows run
         since the server was created (a member may write the record by
-        hand; only a manager may run the runbook).  One request, the
-        node's history, and only when such a record names a granted
-        config."""
-        project = toggle_record.project_recorded(node, server['id'])
-        if project is None or project != server.get('tenant_id'):
-            return set()
-        recorded = toggle_record.project_configs(node, server['id']) & (
-            grants.granted(project, templates_by_config))
-        if not recorded:
-            return set()
-        history = ironic.node_history(node['uuid'])
-        return {c for c in recorded if toggle_record.serviced_with(
-            history, server.get('created'),
-            grants.runbook_steps(templates_by_config[c]))}
+        hand; only a manager may run the runbook).  The history is read
+        only where the record would change what the operator's says."""
+        return _proven(ironic, {server['id']: (
+            server, node, templates_by_config)})[server['id']]
 
     def granted_each(self, ironic, servers, nodes, known):
         """{server ID: what its project's record counts for} of many
-        servers (``nodes``: by instance; ``known``: ConfigTemplates)."""
-        return {s['id']: self.granted(ironic, s, nodes[s['id']],
-                                      known.for_hardware(nodes[s['id']]))
-                for s in servers if s['id'] in nodes}
+        servers (``nodes``: by instance; ``known``: ConfigTemplates),
+        their nodes' histories read READERS at a time."""
+        return _proven(ironic, {
+            s['id']: (s, nodes[s['id']], known.for_hardware(nodes[s['id']]))
+            for s in servers if s['id'] in nodes})
 
     def refuse_unserviceable(self, server, node, configs, ironic):
         """A node ironic does not show: one line, why."""
@@ -179,7 +201,9 @@ class Project:
                 'its node to its project: is the project its lessee '
                 '([conductor]automatic_lessee_source)? Nothing was '
                 'changed.' % server['name'])
-        if node.get('lessee') != server.get('tenant_id', self.project_id):
+        project = server.get('tenant_id', self.project_id)
+        if node.get('lessee') != project and (
+                node.get('lessee') or node.get('owner') != project):
             raise exceptions.CommandError(
                 'Server %s runs on node %s, whose lessee is %s, not the '
                 'server\'s project %s: a project services only the nodes '

@@ -148,7 +148,8 @@ class Resize:
         if plan.target_flavor:
             if toggle_plan.is_derived_private(plan.target_flavor) and (
                     self.toggle.authority.project_id is None):
-                self.open_to(plan.target_flavor, self.access(prepared))
+                self.open_to(plan.target_flavor,
+                             access(self.toggle, prepared))
             return plan.target_flavor
         listed = prepared.reading.flavors
         sizes = toggle_plan.sizes_of(server['flavor'])
@@ -156,16 +157,8 @@ class Resize:
         if flavor is None:
             flavor = self.create(plan, server, sizes, listed)
         if not toggle_plan.is_public(flavor):     # an earlier release's
-            self.open_to(flavor, self.access(prepared))
+            self.open_to(flavor, access(self.toggle, prepared))
         return self.nova.finish_flavor(flavor, plan.target_specs)
-
-    def access(self, prepared):
-        """The projects a derived flavor is open to."""
-        every_kind = self.toggle.authority.templates(
-            self.toggle.ironic).for_class(None)
-        return toggle_plan.derived_access(prepared.server, [
-            grants.granted_projects(every_kind[c]) if c in every_kind else []
-            for c in prepared.changed])
 
     def create(self, plan, server, sizes, listed):
         """The derived flavor, made (and added to ``listed``, which a
@@ -244,3 +237,19 @@ def resize_error(nova, server, request_id):
     return toggle_states.failed_event(action) or (
         'the server is %s on flavor %s' % (
             server['status'], server['flavor']['original_name']))
+
+
+def access(toggle, prepared):
+    """The projects a flavor a toggle derives is open to: the server's,
+    and those granted the configs it switches to (on every kind: a
+    template per resource class grants no virtual server) that may use
+    the original."""
+    every_kind = toggle.authority.templates(toggle.ironic).for_class(None)
+    original = toggle_plan.original_flavor(prepared.server,
+                                           prepared.reading.flavors)
+    return toggle_plan.derived_access(
+        prepared.server, [grants.granted_projects(every_kind[c])
+                          if c in every_kind else []
+                          for c in prepared.changed],
+        original, original and not toggle_plan.is_public(original)
+        and toggle.nova.flavor_access(original['id']))
