@@ -139,4 +139,9 @@ class Counter:
                 kind = service
             counts[kind] = counts.get(kind, 0) + 1
         counts['total'] = len(sent)
+        # writes: to a service, not keystone's token requests
+        counts['writes'] = sum(
+            1 for method, url in sent if method not in ('GET', 'HEAD')
+            and self.cloud.services.get(urllib.parse.urlsplit(
+                url).netloc) != 'identity')
         return counts

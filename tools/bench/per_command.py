@@ -13,6 +13,7 @@
 """Section 2: the requests of every command at each size of the
 cloud."""
 
+from bench import declared
 from bench import measure
 from bench import objects
 
@@ -49,6 +50,8 @@ def requests_per_size(cloud, counter, sizes):
             server = objects.boot_server(cloud)
         for name, args in COMMANDS:
             counts, _ = counter.run(*args)
+            table.setdefault(name, {})[size] = counts
+        for name, counts in declared.requests(counter).items():
             table.setdefault(name, {})[size] = counts
         objects[size] = {
             'templates': len(cloud.ironic_list('deploy_templates', 'uuid')),
