@@ -161,6 +161,24 @@ def set_configs(clients, kind, ref, configs, dry_run=False):
                    by_config, dry_run)
 
 
+def set_exact(clients, kind, ref, configs, dry_run=False):
+    """Leave a flavor or an image asking for exactly ``configs``, with the
+    traits of the templates that serve them now (a declared state's
+    write): one change, its unsets and sets together, so that switching
+    between two configs that share a step is never refused half-way."""
+    owners = OWNERS[kind](clients)
+    owned = owners.find(ref)
+    known = templates_by_config(clients)
+    by_config = owners.served(owned, known, configs)
+    change = config_specs.plan_exact(
+        owned.specs, configs, by_config,
+        {config_specs.trait_spec(t['name']) for t in known.every()})
+    wanted = {c.type: c.value for c in configs}
+    wanted.update((c.type, None) for c in config_specs.configs_of(
+        owned.specs) if c.type not in wanted)
+    return _change(owners, owned, change, wanted, by_config, dry_run)
+
+
 def unset_configs(clients, kind, ref, config_types, dry_run=False):
     """Remove from a flavor or an image exactly what ``set`` added for
     these types: (columns, rows)."""

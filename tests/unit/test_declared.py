@@ -13,13 +13,18 @@
 """The declared file: read with line and column, written in a stable
 order, and its difference from the cloud (domain.declared)."""
 
+import fixtures
 from osc_lib import exceptions
 import testtools
 
 from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.declared import changes
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.declared import schema
+from osc_deploy_config.use_cases import owner_configs
+from osc_deploy_config.use_cases.declared import planning
+from tests.unit import fakes
 
 GOOD = """\
 version: 1
@@ -229,3 +234,73 @@ class TestSchema(testtools.TestCase):
         published = pathlib.Path(__file__).parents[2] / 'doc' / 'source' / \
             'user' / 'declared-schema.json'
         self.assertEqual(schema.SCHEMA, json.loads(published.read_text()))
+
+
+PER_CLASS = """\
+version: 1
+configs:
+  hyperthreading:
+    disabled:
+      bios: {HyperThreading: Disabled}
+      resource_classes:
+        baremetal-gold:
+          bios: {LogicalProc: Disabled}
+flavors:
+  bm.gold: {hyperthreading: disabled}
+"""
+GOLD_OFF_T = OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+GOLD_OFF_T += '_FOR_BAREMETAL_GOLD'
+
+
+class TestAgainstTheCloud(fakes.TestCommand):
+    """Planning and writing against the fake cloud."""
+
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_template(OFF_T, steps=[steps.bios_step(
+            [('HyperThreading', 'Disabled')])],
+            extra=deploy_config.template_extra(HT, ['HW_CPU_HYPERTHREADING']))
+        self.flavor = self.nova.add_flavor('bm.gold', dict(
+            fakes.GOLD, **{'deploy-config:hyperthreading': 'disabled',
+                           'trait:' + OFF_T: 'required'}))
+        self.clients = self.app.client_manager.deploy_config
+
+    def plan(self, text, prune=False):
+        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
+        with open(path, 'w') as f:
+            f.write(text)
+        return planning.plan(self.clients, path, prune)
+
+    def test_a_template_per_class_added_makes_the_flavors_trait_drift(self):
+        found = self.plan(PER_CLASS).changes
+        self.assertIn(('flavor', 'bm.gold', 'update', changes.TRAITS,
+                       ['trait:' + OFF_T], ['trait:' + GOLD_OFF_T]),
+                      [c[:6] for c in found])
+
+    def test_set_exact_requires_the_serving_templates_trait_alone(self):
+        self.ironic.add_template(GOLD_OFF_T, steps=[steps.bios_step(
+            [('LogicalProc', 'Disabled')])],
+            extra=deploy_config.template_extra(
+                HT, ['HW_CPU_HYPERTHREADING'], 'baremetal-gold'))
+        owner_configs.set_exact(self.clients, 'flavor', 'bm.gold', [HT])
+        specs = self.nova.flavors[self.flavor['id']]['extra_specs']
+        self.assertEqual('required', specs['trait:' + GOLD_OFF_T])
+        self.assertNotIn('trait:' + OFF_T, specs)
+        # and the flavor no longer drifts
+        self.assertEqual([], [c for c in self.plan(PER_CLASS).changes
+                              if c.kind == 'flavor'])
+
+    def test_switching_between_two_types_that_share_a_step(self):
+        turbo = deploy_config.Config('turbo', 'on')
+        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_ON', steps=[
+            steps.bios_step([('Turbo', 'Enabled')])],
+            extra=deploy_config.template_extra(turbo, []))
+        # set_configs checks both (a shared BIOS step): refused half-way
+        self.assertRaises(exceptions.CommandError, owner_configs.set_configs,
+                          self.clients, 'flavor', 'bm.gold', [turbo])
+        owner_configs.set_exact(self.clients, 'flavor', 'bm.gold', [turbo])
+        specs = self.nova.flavors[self.flavor['id']]['extra_specs']
+        self.assertEqual(
+            {'deploy-config:turbo': 'on',
+             'trait:CUSTOM_DEPLOY_CONFIG_TURBO_ON': 'required'},
+            {k: v for k, v in specs.items() if not k.startswith('res')})

@@ -143,6 +143,35 @@ def plan_set(specs, configs, templates_by_config):
     return SpecChange(to_set, [k for k in to_unset if k not in to_set])
 
 
+def template_traits(specs, known_traits=()):
+    """The ``trait:...=required`` keys of ``specs`` that name a deploy
+    config template (by the plugin's prefix, or in ``known_traits``)."""
+    return sorted(k for k, v in (specs or {}).items() if v == REQUIRED and (
+        k.startswith('trait:' + deploy_config.TEMPLATE_PREFIX)
+        or k in known_traits))
+
+
+def plan_exact(specs, configs, templates_by_config, known_traits=()):
+    """The one change that leaves a flavor (or image) asking for exactly
+    ``configs``, each with its serving template's trait required, and no
+    other config or template trait (another type's, or the trait of a
+    template that no longer serves its kind): what a declared state
+    writes, unset and set together, checking only the configs wanted."""
+    specs = specs or {}
+    refuse_doubled_types(configs)
+    refuse_missing_templates(configs, templates_by_config)
+    refuse_step_conflicts(sorted(configs, key=lambda c: c.type),
+                          templates_by_config)
+    wanted = {config_spec(c.type): c.value for c in configs}
+    wanted.update((trait_spec(templates_by_config[c]['name']), REQUIRED)
+                  for c in configs)
+    to_set = {k: v for k, v in sorted(wanted.items()) if specs.get(k) != v}
+    to_unset = [k for k in sorted(specs) if k not in wanted and (
+        k.startswith(SPEC_PREFIX)
+        or k in template_traits(specs, known_traits))]
+    return SpecChange(to_set, to_unset)
+
+
 def refuse_doubled_types(configs):
     """One value per config type in one call."""
     types = collections.Counter(c.type for c in configs)

@@ -36,6 +36,8 @@ TEMPLATE, FLAVOR, IMAGE, PROJECT = 'template', 'flavor', 'image', 'project'
 COLUMNS = ('Kind', 'Name', 'Action', 'Field', 'Before', 'After')
 FROM_VOCABULARY = '(from the vocabulary, per resource class)'
 GRANTED = 'granted'
+# The field of a flavor's or an image's required template traits.
+TRAITS = 'required traits'
 # ``key``: what identifies the object to write: (Config, class) of a
 # template, the name of a flavor, an image or a project.
 Change = collections.namedtuple('Change', [
@@ -94,6 +96,35 @@ def _asks(kind, declared, current):
                 found.append(Change(kind, name, UPDATE, config_type, before,
                                     after, name))
     return found
+
+
+def trait_changes(owners, declared, current, after, found):
+    """[Change] of the flavors and images (``owners``: [(kind, name, specs
+    or properties, placement class or None)] as listed) whose asks do not
+    change but whose required template traits are not those of the
+    templates that serve their configs after this apply (``after``:
+    ConfigTemplates): a template per class added or dropped changes
+    which template serves a flavor's class, and its trait goes stale."""
+    changing = {(c.kind, c.name) for c in found}
+    known = {config_specs.trait_spec(t['name']) for t in after.every()}
+    known |= {config_specs.trait_spec(t.name)
+              for t in current.templates.values()}
+    result = []
+    for kind, name, specs, placement_class in owners:
+        section = 'flavors' if kind == FLAVOR else 'images'
+        asks = getattr(declared, section).get(
+            name, getattr(current, section).get(name, {}))
+        served = after.for_class(placement_class)
+        configs = [deploy_config.Config(t, v) for t, v in asks.items()]
+        if (kind, name) in changing or not all(c in served for c in configs):
+            continue
+        have = config_specs.template_traits(specs, known)
+        want = sorted(config_specs.trait_spec(served[c]['name'])
+                      for c in configs)
+        if have != want:
+            result.append(Change(kind, name, UPDATE, TRAITS, have, want,
+                                 name))
+    return result
 
 
 def _grants(declared, current, prune):
@@ -227,8 +258,10 @@ def outdated_servers(changes, servers, declared, image_names):
     running servers whose flavor (as booted) or image asks for other
     configs than the file now gives that flavor or image."""
     found = []
-    flavors = {c.name for c in changes if c.kind == FLAVOR}
-    images = {c.name for c in changes if c.kind == IMAGE}
+    flavors = {c.name for c in changes if c.kind == FLAVOR
+               and c.field != TRAITS}
+    images = {c.name for c in changes if c.kind == IMAGE
+              and c.field != TRAITS}
     for server in sorted(servers, key=lambda s: s['name']):
         flavor = server.get('flavor') or {}
         name = flavor.get('original_name')

@@ -66,6 +66,8 @@ def plan(clients, path, prune=False):
     at = _Places(path, declared.marks)
     _check_owners(declared, cloud, at)
     found = dchanges.diff(declared, cloud.current, prune)
+    found += dchanges.trait_changes(_owners(cloud), declared, cloud.current,
+                                    _after(declared, cloud, found), found)
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
     for kind, key, fields in dchanges.objects(found):
@@ -84,6 +86,34 @@ def plan(clients, path, prune=False):
     dchanges.refuse_pruning_asked(found, declared, cloud.current, servers)
     _check_hardware(clients, declared, found, at)
     return Plan(declared, cloud, found, path, servers)
+
+
+def _owners(cloud):
+    """[(kind, name, specs, placement class)] of the listed flavors and
+    images (an image lands on any kind)."""
+    return [(dchanges.FLAVOR, f['name'], f.get('extra_specs') or {},
+             config_specs.resource_class_of(f.get('extra_specs')))
+            for f in cloud.flavors if f.get('name')] + [
+        (dchanges.IMAGE, i['name'], i, None) for i in cloud.images
+        if i.get('name')]
+
+
+def _after(declared, cloud, found):
+    """The ConfigTemplates the cloud holds after this apply: the file's
+    templates, the vocabulary's as they are, the others as they are
+    unless pruned."""
+    pruned = {c.name for c in found if c.kind == dchanges.TEMPLATE
+              and c.action == dchanges.DELETE}
+    kept = {}
+    for template in cloud.templates:
+        extra = template.get('extra') or {}
+        config = deploy_config.config_of(extra)
+        if config is not None and template['name'] not in pruned:
+            kept[config, extra.get(deploy_config.EXTRA_CLASS) or None] = \
+                template
+    kept.update((key, document.as_dict(t)) for key, t in
+                declared.templates.items() if t.steps is not None)
+    return dtemplates.by_config(kept.values())
 
 
 class _Places:

@@ -19,7 +19,9 @@ cases, in dependency order:
    pending a sync in the same request;
 3. node sync (``node_tags.sync``), which returns once placement, the
    scheduler's view, shows the tags; then the marks are removed;
-4. flavors' and images' asks (``owner_configs``);
+4. flavors' and images' asks, each in one change with the traits of the
+   templates serving them now (``owner_configs.set_exact``), also of a
+   flavor or image whose serving template this apply changed;
 5. grants made (``project_grants``);
 6. with ``--prune``, the templates the file dropped (``deploy_templates
    .delete``: their runbooks and node traits first).
@@ -84,8 +86,10 @@ class Apply:
             f[0].name for _, _, f in made})
         if pending:
             self.sync(pending)
-        for kind, key, fields in owners:
-            self.owner(kind, key, fields)
+        for kind, key, _fields in owners:
+            section = 'flavors' if kind == dchanges.FLAVOR else 'images'
+            self.owner(kind, key, getattr(plan.declared, section).get(
+                key, getattr(plan.cloud.current, section).get(key, {})))
         for _kind, key, fields in granted:
             self.grants(key, fields)
         if deleted:
@@ -145,17 +149,13 @@ class Apply:
                 LOG.debug('%s carries no sync mark (the vocabulary made '
                           'it)', name)
 
-    def owner(self, kind, name, fields):
-        """A flavor's or an image's asks, as ``deploy-config set|unset``
-        make them."""
-        setting = [deploy_config.Config(f.field, f.after) for f in fields
-                   if f.after is not None]
-        unsetting = [f.field for f in fields if f.after is None]
+    def owner(self, kind, name, asks):
+        """A flavor's or an image's asks (``asks``: {type: value}), in one
+        change with the traits of the templates serving them now, as
+        ``deploy-config set|unset`` make them."""
         self.say('Updating %s %s' % (kind, name))
-        if setting:
-            owner_configs.set_configs(self.clients, kind, name, setting)
-        if unsetting:
-            owner_configs.unset_configs(self.clients, kind, name, unsetting)
+        owner_configs.set_exact(self.clients, kind, name, [
+            deploy_config.Config(t, v) for t, v in sorted(asks.items())])
 
     def grants(self, project, fields):
         """A project's grants, as ``project deploy-config set|unset``
