@@ -13,6 +13,8 @@
 """The declared file: read with line and column, written in a stable
 order, and its difference from the cloud (domain.declared)."""
 
+from unittest import mock
+
 import fixtures
 from osc_lib import exceptions
 import testtools
@@ -22,8 +24,11 @@ from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.declared import changes
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.declared import schema
+from osc_deploy_config.use_cases import deploy_templates
 from osc_deploy_config.use_cases import owner_configs
 from osc_deploy_config.use_cases.declared import planning
+from osc_deploy_config.use_cases.declared import reading
+from osc_deploy_config.use_cases.declared import writing
 from tests.unit import fakes
 
 GOOD = """\
@@ -304,3 +309,27 @@ class TestAgainstTheCloud(fakes.TestCommand):
             {'deploy-config:turbo': 'on',
              'trait:CUSTOM_DEPLOY_CONFIG_TURBO_ON': 'required'},
             {k: v for k, v in specs.items() if not k.startswith('res')})
+
+    def test_a_pending_sync_mark_is_a_change(self):
+        template = next(iter(self.ironic.templates.values()))
+        template['extra'][reading.SYNC_PENDING] = 'true'
+        found = self.plan(PER_CLASS.replace(
+            '      resource_classes:\n        baremetal-gold:\n'
+            '          bios: {LogicalProc: Disabled}\n', '')).changes
+        self.assertEqual([('node sync', OFF_T, 'update', 'node tags',
+                           'pending', 'synced')], [c[:6] for c in found])
+
+    def test_the_vocabulary_marks_the_templates_it_made(self):
+        apply = writing.Apply(self.clients, lambda text: None)
+        want = document.Template(HT, None, None, None, None)
+        fields = [changes.Change('template', str(HT), 'create', 'steps',
+                                 None, changes.FROM_VOCABULARY, (HT, None))]
+        with mock.patch.object(deploy_templates, 'create', autospec=True,
+                               return_value={'created': [GOLD_OFF_T]}):
+            self.assertEqual([GOLD_OFF_T], apply.template(want, fields, {}))
+        refused = exceptions.CommandError('No node can take it')
+        with mock.patch.object(deploy_templates, 'create', autospec=True,
+                               side_effect=refused):
+            exc = self.assertRaises(exceptions.CommandError, apply.template,
+                                    want, fields, {})
+        self.assertIs(refused, exc)

@@ -33,6 +33,8 @@ from osc_deploy_config.domain.grants import grants
 
 CREATE, UPDATE, DELETE = 'create', 'update', 'delete'
 TEMPLATE, FLAVOR, IMAGE, PROJECT = 'template', 'flavor', 'image', 'project'
+# A template an interrupted apply left marked pending its nodes' sync.
+SYNC = 'node sync'
 COLUMNS = ('Kind', 'Name', 'Action', 'Field', 'Before', 'After')
 FROM_VOCABULARY = '(from the vocabulary, per resource class)'
 GRANTED = 'granted'
@@ -149,6 +151,13 @@ def _pruned_templates(declared, current):
             for key, have in sorted(current.templates.items(), key=_order)
             if key not in declared.templates and key[0] not in vocabulary
             for field in _TEMPLATE_FIELDS]
+
+
+def sync_changes(pending):
+    """[Change] of the templates still marked pending a node sync (an
+    apply killed before its sync): apply syncs, then removes the mark."""
+    return [Change(SYNC, name, UPDATE, 'node tags', 'pending', 'synced',
+                   name) for name in sorted(pending)]
 
 
 def objects(changes):

@@ -68,6 +68,7 @@ def plan(clients, path, prune=False):
     found = dchanges.diff(declared, cloud.current, prune)
     found += dchanges.trait_changes(_owners(cloud), declared, cloud.current,
                                     _after(declared, cloud, found), found)
+    found += dchanges.sync_changes(reading.sync_pending(cloud))
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
     for kind, key, fields in dchanges.objects(found):

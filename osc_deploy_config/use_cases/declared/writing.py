@@ -80,10 +80,11 @@ class Apply:
         for _kind, key, fields in withdrawn:
             self.grants(key, fields)
         current = {t['name']: t for t in plan.cloud.templates}
+        pending = set(reading.sync_pending(plan.cloud))
         for _kind, key, fields in made:
-            self.template(plan.declared.templates[key], fields, current)
-        pending = sorted(set(reading.sync_pending(plan.cloud)) | {
-            f[0].name for _, _, f in made})
+            pending.update(self.template(plan.declared.templates[key],
+                                         fields, current))
+        pending = sorted(pending)
         if pending:
             self.sync(pending)
         for kind, key, _fields in owners:
@@ -100,21 +101,24 @@ class Apply:
 
     def template(self, want, fields, current):
         """Create or change one template through ``deploy_templates``;
-        checked first against what the plan read (another apply)."""
+        checked first against what the plan read (another apply).  The
+        names of the templates written, each marked pending a sync."""
         creating = fields[0].action == dchanges.CREATE
         name = fields[0].name
         self.say('%s template %s' % ('Creating' if creating else 'Updating',
                                      name))
         if creating:
             try:
-                deploy_templates.create(self.clients,
-                                        planning.template_input(want))
+                made = deploy_templates.create(self.clients,
+                                               planning.template_input(want))
             except exceptions.CommandError:
-                if not self.made_meanwhile(want):
+                if want.name is None or not self.made_meanwhile(want):
                     raise
                 self.say('Template %s was created meanwhile as the file has '
                          'it (another apply?)' % name)
-            return
+                return [name]
+            # the vocabulary's: a template per class, named for it
+            return made['created'] if want.steps is None else [name]
         ironic = self.clients.ironic()
         now = deploy_templates.find(ironic, name)
         if _content(now) != _content(current[name]):
@@ -124,6 +128,7 @@ class Apply:
         deploy_templates.update(self.clients, name, planning.template_input(
             want, steps_changed=any(f.field == 'steps' for f in fields),
             creating=False))
+        return [name]
 
     def made_meanwhile(self, want):
         """Whether a template equal to the declared one exists now."""
