@@ -333,3 +333,59 @@ class TestAgainstTheCloud(fakes.TestCommand):
             exc = self.assertRaises(exceptions.CommandError, apply.template,
                                     want, fields, {})
         self.assertIs(refused, exc)
+
+
+class TestGrantedTemplates(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        steps_now = [steps.bios_step([('LogicalProc', 'Disabled')])]
+        self.template = _cloud_template(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED', HT, steps_now)
+        fakes.grant(self.template, 'p1')
+        self.current = document.from_cloud([self.template], [], [],
+                                           {'p1': 'demo'})
+        self.changed = document.parse(
+            'version: 1\nconfigs:\n  hyperthreading:\n    disabled:\n'
+            '      bios: {LogicalProc: Enabled}\n'
+            '      capability_traits: [HW_CPU_HYPERTHREADING]\n'
+            '    enabled:\n      bios: {LogicalProc: Enabled}\n'
+            'projects:\n  demo: [hyperthreading=enabled]\n', 'f.yaml')
+
+    def test_a_template_whose_grants_the_file_withdraws_may_change(self):
+        found = changes.diff(self.changed, self.current)
+        withdrawn = changes.withdrawn_grants(found, {'p1': 'demo'})
+        self.assertEqual({('p1', 'hyperthreading=disabled')}, withdrawn)
+        fields = [c for c in found if c.kind == 'template']
+        changes.refuse_granted_changes(
+            fields, {self.template['name']: self.template}, withdrawn)
+        self.assertRaises(
+            exceptions.CommandError, changes.refuse_granted_changes, fields,
+            {self.template['name']: self.template}, set())
+
+    def test_every_withdrawal_is_made_before_the_templates_are_written(self):
+        found = [changes.Change('template', self.template['name'], 'update',
+                                'steps', None, [], (HT, None)),
+                 changes.Change('project', 'demo', 'update',
+                                'hyperthreading=disabled', 'granted', None,
+                                'demo'),
+                  changes.Change('project', 'demo', 'update',
+                                'hyperthreading=enabled', None, 'granted',
+                                'demo')]
+        cloud = reading.Cloud([self.template], [], [], {'p1': 'demo'},
+                              self.current)
+        declared = self.current._replace(templates={
+            (HT, None): self.current.templates[HT, None]._replace(
+                steps=[])})
+        done = mock.Mock()
+        done.deploy_templates.find.return_value = self.template
+        for name in ('deploy_templates', 'project_grants', 'node_tags'):
+            self.useFixture(fixtures.MockPatchObject(
+                writing, name, getattr(done, name)))
+        plan = planning.Plan(declared, cloud, found, 'f.yaml', [])
+        writing.Apply(mock.Mock(), lambda text: None).run(plan)
+        self.assertEqual(
+            ['project_grants.withdraw', 'deploy_templates.find',
+             'deploy_templates.update', 'node_tags.sync',
+             'deploy_templates.unset', 'project_grants.grant'],
+            [c[0] for c in done.mock_calls])

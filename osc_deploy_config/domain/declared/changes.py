@@ -239,24 +239,32 @@ def refuse_pruning_asked(changes, declared, current, servers):
                     config.type))
 
 
-def refuse_granted_changes(changes, current_templates, declared):
+def withdrawn_grants(changes, project_names):
+    """{(project ID, TYPE=VALUE)} of the grants the changes withdraw
+    (``project_names``: {ID: name}, keystone's)."""
+    ids = {}
+    for project_id, name in project_names.items():
+        ids.setdefault(name, []).append(project_id)
+    return {(project_id, c.field) for c in changes
+            if c.kind == PROJECT and c.after is None
+            for project_id in ids.get(c.name, [c.name])}
+
+
+def refuse_granted_changes(fields, current_templates, withdrawn):
     """A granted template's steps or traits change only once the grant is
     withdrawn (the grant was made for its content): refused in one line,
-    unless the file also withdraws every grant of it."""
-    withdrawn = {(c.name, c.field) for c in changes
-                 if c.kind == PROJECT and c.after is None}
-    for kind, key, fields in objects(changes):
-        if kind != TEMPLATE or fields[0].action == CREATE:
-            continue
-        template = current_templates.get(fields[0].name)
-        if template is None:
-            continue
-        kept = [p for p in grants.recorded(template)
-                if (p, str(key[0])) not in withdrawn]
-        if kept:
-            doing = 'deleting it' if fields[0].action == DELETE else \
-                'changing its %s' % ', '.join(f.field for f in fields)
-            grants.refuse_granted_change(template, doing)
+    unless the same apply also withdraws every grant of it (``fields``:
+    the template's changes; ``withdrawn``: ``withdrawn_grants``)."""
+    template = current_templates.get(fields[0].name)
+    if fields[0].action == CREATE or template is None:
+        return
+    config = str(fields[0].key[0])
+    kept = [p for p in grants.recorded(template)
+            if (p, config) not in withdrawn]
+    if kept:
+        doing = 'deleting it' if fields[0].action == DELETE else \
+            'changing its %s' % ', '.join(f.field for f in fields)
+        grants.refuse_granted_change(template, doing)
 
 
 # ------------------------------------------------------------ rollout

@@ -71,12 +71,13 @@ def plan(clients, path, prune=False):
     found += dchanges.sync_changes(reading.sync_pending(cloud))
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
+    withdrawn = dchanges.withdrawn_grants(found, cloud.project_names)
     for kind, key, fields in dchanges.objects(found):
         if kind == dchanges.TEMPLATE:
             with at(_path_of(key)):
                 dchanges.refuse_granted_changes(
                     fields, {t['name']: t for t in cloud.templates},
-                    declared)
+                    withdrawn)
     servers = []
     if any(c.kind in (dchanges.FLAVOR, dchanges.IMAGE) or (
             c.action == dchanges.DELETE and c.kind == dchanges.TEMPLATE)

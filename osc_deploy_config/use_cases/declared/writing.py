@@ -13,8 +13,9 @@
 """``apply``: make a Plan's changes through the single commands' own use
 cases, in dependency order:
 
-1. grants withdrawn (a granted template changes or goes only once its
-   grant is withdrawn);
+1. every grant the file withdraws, also of a project that gets new ones
+   (a granted template changes or goes only once its grant is
+   withdrawn);
 2. templates created and changed (``deploy_templates``), each marked
    pending a sync in the same request;
 3. node sync (``node_tags.sync``), which returns once placement, the
@@ -67,18 +68,15 @@ class Apply:
     def run(self, plan):
         """Make the changes; the rows of what was written."""
         objects = dchanges.objects(plan.changes)
-        withdrawn = [o for o in objects if o[0] == dchanges.PROJECT
-                     and all(c.after is None for c in o[2])]
+        projects = [o for o in objects if o[0] == dchanges.PROJECT]
         made = [o for o in objects if o[0] == dchanges.TEMPLATE
                 and o[2][0].action != dchanges.DELETE]
         deleted = [o for o in objects if o[0] == dchanges.TEMPLATE
                    and o[2][0].action == dchanges.DELETE]
         owners = [o for o in objects if o[0] in (dchanges.FLAVOR,
                                                   dchanges.IMAGE)]
-        granted = [o for o in objects if o[0] == dchanges.PROJECT
-                   and o not in withdrawn]
-        for _kind, key, fields in withdrawn:
-            self.grants(key, fields)
+        for _kind, key, fields in projects:
+            self.grants(key, fields, withdrawing=True)
         current = {t['name']: t for t in plan.cloud.templates}
         pending = set(reading.sync_pending(plan.cloud))
         for _kind, key, fields in made:
@@ -91,8 +89,8 @@ class Apply:
             section = 'flavors' if kind == dchanges.FLAVOR else 'images'
             self.owner(kind, key, getattr(plan.declared, section).get(
                 key, getattr(plan.cloud.current, section).get(key, {})))
-        for _kind, key, fields in granted:
-            self.grants(key, fields)
+        for _kind, key, fields in projects:
+            self.grants(key, fields, withdrawing=False)
         if deleted:
             self.delete([f[0].name for _, _, f in deleted])
         return [(c.kind, c.name, DONE[c.action], c.field,
@@ -162,16 +160,21 @@ class Apply:
         owner_configs.set_exact(self.clients, kind, name, [
             deploy_config.Config(t, v) for t, v in sorted(asks.items())])
 
-    def grants(self, project, fields):
-        """A project's grants, as ``project deploy-config set|unset``
-        make them."""
-        granting = [f.field for f in fields if f.after is not None]
-        withdrawing = [f.field for f in fields if f.after is None]
-        self.say('Updating the grants of project %s' % project)
+    def grants(self, project, fields, withdrawing):
+        """A project's grants withdrawn (``withdrawing``: step 1, before
+        any template is written) or made (step 5), as ``project
+        deploy-config unset|set`` make them."""
+        configs = [f.field for f in fields
+                   if (f.after is None) == withdrawing]
+        if not configs:
+            return
+        self.say('%s project %s: %s' % (
+            'Withdrawing from' if withdrawing else 'Granting to', project,
+            ', '.join(configs)))
         if withdrawing:
-            project_grants.withdraw(self.clients, project, withdrawing)
-        if granting:
-            project_grants.grant(self.clients, project, granting)
+            project_grants.withdraw(self.clients, project, configs)
+        else:
+            project_grants.grant(self.clients, project, configs)
 
     def delete(self, names):
         """The templates the file dropped, as ``deploy template delete``
