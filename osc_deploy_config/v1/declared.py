@@ -117,7 +117,10 @@ class DiffDeclared(cli.OneLineErrors, _Said, command.Lister):
         try:
             super().run(parsed_args)
         except Exception as exc:    # noqa: BLE001 - exit 2, as kubectl
-            self.app.LOG.error(exc)
+            # the traceback too with --debug, as cliff shows it
+            debug = getattr(getattr(self.app, 'options', None), 'debug',
+                            False)
+            self.app.LOG.error(exc, exc_info=bool(debug))
             return 2
         return 1 if self.changed else 0
 
@@ -168,6 +171,12 @@ class ApplyDeclared(cli.OneLineErrors, _Said, command.Lister):
         if parsed_args.rollout and parsed_args.dry_run:
             raise exceptions.CommandError('--rollout and --dry-run: give '
                                           'one of them')
+        if parsed_args.max_unavailable < 1 or parsed_args.max_failures < 0:
+            # refused before any write, not once the rollout starts
+            raise exceptions.CommandError(
+                'Expected --max-unavailable of 1 or more and --max-failures '
+                'of 0 or more, got %d and %d' % (
+                    parsed_args.max_unavailable, parsed_args.max_failures))
         self.applied = applying.Applied(
             self.app.client_manager.deploy_config, self.say,
             parsed_args.rollout, parsed_args.max_unavailable,

@@ -389,3 +389,50 @@ class TestGrantedTemplates(testtools.TestCase):
              'deploy_templates.update', 'node_tags.sync',
              'deploy_templates.unset', 'project_grants.grant'],
             [c[0] for c in done.mock_calls])
+
+
+class TestCommands(fakes.TestCommand):
+
+    def test_a_bad_budget_is_refused_before_the_file_is_read(self):
+        from osc_deploy_config.v1 import declared
+
+        for option in (['--max-unavailable', '0'], ['--max-failures', '-1']):
+            exc = self.assertRaises(
+                exceptions.CommandError, self.run_command,
+                declared.ApplyDeclared, ['-f', '/no/such/file'] + option)
+            self.assertIn('Expected --max-unavailable of 1 or more',
+                          str(exc))
+
+    def test_a_wait_timeout_of_0_is_kept(self):
+        from osc_deploy_config.use_cases.declared import applying
+
+        made = mock.Mock()
+        made.return_value.run.return_value = []
+        self.useFixture(fixtures.MockPatchObject(writing, 'Apply', made))
+        self.useFixture(fixtures.MockPatchObject(
+            planning, 'plan', return_value=mock.Mock(changes=[])))
+        self.useFixture(fixtures.MockPatchObject(
+            writing, 'outdated', return_value=[]))
+        applying.Applied(mock.Mock(), lambda t: None,
+                         wait_seconds=0).apply('f.yaml')
+        self.assertEqual(0, made.call_args[0][2])
+
+    def test_diff_shows_the_traceback_with_debug(self):
+        from osc_deploy_config.v1 import declared
+
+        self.app.options = mock.Mock(debug=True)
+        self.app.LOG = mock.Mock()
+        cmd = declared.DiffDeclared(self.app, None)
+        parsed = self.check_parser(cmd, ['-f', '/no/such/file'], [])
+        self.assertEqual(2, cmd.run(parsed))
+        self.assertTrue(self.app.LOG.error.call_args[1]['exc_info'])
+
+    def test_an_image_named_as_a_flavor_rolls_out_its_own_servers(self):
+        outdated = [('a', 'flavor', 'x', ['hyperthreading=enabled']),
+                    ('b', 'image', 'x', ['hyperthreading=disabled'])]
+        self.assertEqual(
+            ['openstack server deploy-config set --flavor x --all-projects '
+             '--max-unavailable 1',
+             'openstack server deploy-config set b --deploy-config '
+             'hyperthreading=disabled --max-unavailable 1'],
+            changes.rollout_commands(outdated))

@@ -310,7 +310,8 @@ def rollout_commands(outdated, max_unavailable=1):
     for name in sorted({o[2] for o in outdated if o[1] == IMAGE and o[3]}):
         servers = sorted(o[0] for o in outdated if o[2] == name
                          and o[1] == IMAGE)
-        configs = next(o[3] for o in outdated if o[2] == name)
+        configs = next(o[3] for o in outdated if o[2] == name
+                       and o[1] == IMAGE)
         commands.append('openstack server deploy-config set %s %s '
                         '--max-unavailable %d' % (
                             ' '.join(servers), ' '.join(

@@ -17,7 +17,6 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.use_cases.declared import planning
-from osc_deploy_config.use_cases.declared import reading
 from osc_deploy_config.use_cases.declared import writing
 from osc_deploy_config.use_cases.fleet import rollout as rollouts
 
@@ -49,10 +48,11 @@ class Applied:
             return dchanges.COLUMNS, [
                 (k, n, 'would %s' % a, f, b, af) for k, n, a, f, b, af in
                 dchanges.rows(plan.changes)]
-        if not plan.changes and not reading.sync_pending(plan.cloud):
+        if not plan.changes:    # a pending sync mark is a change
             self.say('No changes: the cloud is equal to %s' % path)
-        rows = writing.Apply(self.clients, self.say, self.wait_seconds or
-                             SYNC_TIMEOUT).run(plan)
+        rows = writing.Apply(self.clients, self.say, SYNC_TIMEOUT if
+                             self.wait_seconds is None else
+                             self.wait_seconds).run(plan)
         outdated = writing.outdated(plan)
         commands = dchanges.rollout_commands(outdated, self.max_unavailable)
         if not self.rollout:
@@ -88,8 +88,11 @@ class Applied:
         for name in flavors:
             rows += self.one_rollout(flavor=name)
         for name in images:
-            servers = sorted(o[0] for o in outdated if o[2] == name)
-            configs = next(o[3] for o in outdated if o[2] == name)
+            # an image's servers only (a flavor may bear the same name)
+            of_image = [o for o in outdated if o[1] == dchanges.IMAGE
+                        and o[2] == name]
+            servers = sorted(o[0] for o in of_image)
+            configs = of_image[0][3]
             rows += self.one_rollout(
                 refs=servers,
                 configs=[deploy_config.parse_config(c) for c in configs])
