@@ -436,3 +436,43 @@ class TestCommands(fakes.TestCommand):
              'openstack server deploy-config set b --deploy-config '
              'hyperthreading=disabled --max-unavailable 1'],
             changes.rollout_commands(outdated))
+
+
+class TestExportedGrants(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.template = _cloud_template(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED', HT,
+            [steps.bios_step([('LogicalProc', 'Disabled')])])
+
+    def test_a_project_keystone_no_longer_knows_is_left_out(self):
+        fakes.grant(self.template, 'p1', 'gone-id')
+        current = document.from_cloud([self.template], [], [],
+                                      {'p1': 'demo'})
+        self.assertEqual({'demo': ['hyperthreading=disabled']},
+                         current.projects)
+        self.assertNotIn('gone-id', document.render(current))
+        self.assertEqual(['gone-id'], document.unnamed_grants(
+            [self.template], {'p1': 'demo'}))
+
+    def test_a_name_granted_in_two_domains_is_refused(self):
+        fakes.grant(self.template, 'p1', 'p2')
+        exc = self.assertRaises(
+            exceptions.CommandError, document.refuse_doubled_project_names,
+            [self.template], {'p1': 'demo', 'p2': 'demo'})
+        self.assertIn('Project name demo is granted configs in 2 projects',
+                      str(exc))
+
+    def test_a_stale_grant_is_not_exported_and_diffs_as_an_update(self):
+        fakes.grant(self.template, 'p1')
+        self.template['steps'][0]['args']['settings'][0]['value'] = 'Off'
+        current = document.from_cloud([self.template], [], [],
+                                      {'p1': 'demo'})
+        self.assertEqual({}, current.projects)
+        declared = document.parse(document.render(current).replace(
+            'projects: {}', 'projects: {demo: [hyperthreading=disabled]}'),
+            'f.yaml')
+        self.assertEqual([('project', 'demo', 'update',
+                           'hyperthreading=disabled', None, 'granted')],
+                         [c[:6] for c in changes.diff(declared, current)])

@@ -326,13 +326,43 @@ def _owners(listed, key, kind):
 
 
 def _granted(templates, project_names):
+    """{project name: [TYPE=VALUE]} of the grants that count: those
+    recorded with the template's content now (a stale record grants
+    nothing until ``set`` grants it again), to projects keystone knows
+    (a file names no IDs)."""
     found = {}
-    for project_id, configs in grants.by_project(
-            dtemplates.by_config(templates)).items():
-        name = project_names.get(project_id, project_id)
-        found[name] = sorted(set(found.get(name, [])) | {
-            str(c) for c in configs})
-    return found
+    for template in dtemplates.by_config(templates).every():
+        config = str(deploy_config.config_of(template['extra']))
+        for project_id in grants.granted_projects(template):
+            if project_id in project_names:
+                found.setdefault(project_names[project_id], set()).add(
+                    config)
+    return {name: sorted(configs) for name, configs in found.items()}
+
+
+def unnamed_grants(templates, project_names):
+    """The project IDs the templates record grants for that keystone no
+    longer knows, sorted."""
+    return sorted({p for t in templates for p in grants.recorded(t)
+                   if p not in project_names})
+
+
+def refuse_doubled_project_names(templates, project_names):
+    """One line when two granted projects share a name (two domains): a
+    file names projects by name only."""
+    ids = {}
+    for template in templates:
+        for project_id in grants.granted_projects(template):
+            if project_id in project_names:
+                ids.setdefault(project_names[project_id], set()).add(
+                    project_id)
+    for name, found in sorted(ids.items()):
+        if len(found) > 1:
+            raise exceptions.CommandError(
+                'Project name %s is granted configs in %d projects (%s, in '
+                'two domains): a declared state names projects by name '
+                'only; rename one of them' % (name, len(found),
+                                              ', '.join(sorted(found))))
 
 
 # ------------------------------------------------------------ writing

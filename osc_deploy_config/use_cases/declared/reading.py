@@ -15,9 +15,12 @@ each of the deploy templates, the flavors, the images and the projects,
 whatever their number of objects (each listing one request per page)."""
 
 import collections
+import logging
 
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.services import versions
+
+LOG = logging.getLogger(__name__)
 
 # The extra key of a template written by ``apply`` whose nodes are not yet
 # synced: a rerun after a kill finds it and syncs, then removes it.
@@ -35,14 +38,25 @@ def read(clients):
     flavors = clients.nova().flavors()
     images = list(clients.glance().images().values())
     project_names = clients.project_names()
+    unnamed = document.unnamed_grants(templates, project_names)
+    if unnamed:
+        LOG.warning(
+            'Left out: the grants recorded for project(s) keystone no '
+            'longer knows, %s (withdraw them: openstack project '
+            'deploy-config unset %s --all)', ', '.join(unnamed), unnamed[0])
     return Cloud(templates, flavors, images, project_names,
                  document.from_cloud(templates, flavors, images,
                                      project_names))
 
 
 def export(clients):
-    """The cloud's declared state, as the file's text."""
-    return document.render(read(clients).current)
+    """The cloud's declared state, as the file's text: it names no IDs
+    (grants of projects keystone no longer knows are left out, with a
+    warning; a name granted in two domains is refused)."""
+    cloud = read(clients)
+    document.refuse_doubled_project_names(cloud.templates,
+                                          cloud.project_names)
+    return document.render(cloud.current)
 
 
 def sync_pending(cloud):
