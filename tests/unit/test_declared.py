@@ -476,3 +476,56 @@ class TestExportedGrants(testtools.TestCase):
         self.assertEqual([('project', 'demo', 'update',
                            'hyperthreading=disabled', None, 'granted')],
                          [c[:6] for c in changes.diff(declared, current)])
+
+
+class TestYaml(testtools.TestCase):
+
+    def assertRefused(self, text, where, words):
+        exc = self.assertRaises(schema.FileError, document.parse, text,
+                                'f.yaml')
+        self.assertIn('f.yaml:%s: ' % where, str(exc))
+        self.assertIn(words, str(exc))
+        self.assertNotIn('\n', str(exc))
+
+    def test_anchors_and_aliases_are_refused(self):
+        self.assertRefused('version: 1\nflavors:\n  a: &x {}\n  b: *x\n',
+                           '3:6', 'anchors and aliases')
+        bomb = 'version: 1\nx: &a [1, 1]\ny: &b [*a, *a]\nz: [*b, *b]\n'
+        self.assertRefused(bomb, '2:4', 'anchors and aliases')
+
+    def test_what_safe_yaml_cannot_construct_is_one_line(self):
+        self.assertRefused('version: 1\nflavors:\n  a: {<<: {b: c}}\n',
+                           '3:7', 'YAML')
+        self.assertRefused('version: !thing 1\n', '1:10', 'YAML')
+
+    def test_the_version_is_the_integer_1(self):
+        for written in ('true', '1.0'):
+            self.assertRefused('version: %s\n' % written, '1:10',
+                               'version must be 1')
+
+    def test_a_word_yaml_reads_as_a_boolean_is_to_be_quoted(self):
+        self.assertRefused(GOOD.replace('{hyperthreading: disabled}',
+                                        '{hyperthreading: on}'),
+                           '17:29', 'quote it, "on"')
+
+    def test_a_steps_bios_value_yaml_reads_as_a_boolean(self):
+        text = GOOD.replace(
+            '      bios: {LogicalProc: Disabled}\n',
+            '      steps:\n      - {interface: bios, step: '
+            'apply_configuration, priority: 150,\n         args: {settings: '
+            '[{name: LogicalProc, value: Off}]}}\n')
+        self.assertRefused(text, '7:55', 'quote it ("Off")')
+        declared = document.parse(text.replace('value: Off',
+                                               'value: false'), 'f.yaml')
+        self.assertIs(False, declared.templates[HT, None].steps[0]['args'][
+            'settings'][0]['value'])
+
+    def test_a_non_string_bios_value_of_the_cloud_round_trips(self):
+        listed = [_cloud_template(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED', HT,
+            [steps.bios_step([('LogicalProc', False), ('Cores', 1)])])]
+        current = document.from_cloud(listed, [], [], {})
+        text = document.render(current)
+        self.assertNotIn('bios:', text)
+        self.assertEqual([], changes.diff(document.parse(text, 'f.yaml'),
+                                          current, prune=True))

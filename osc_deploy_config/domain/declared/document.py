@@ -47,20 +47,25 @@ def parse(text, filename):
     """The Declared of a file's text; FileError, with the line and column,
     at the first problem."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_Loader)
+        if node is None:
+            raise schema.error(filename, (1, 1), 'empty: a declared state '
+                               'starts with "version: %d"' % schema.VERSION)
+        schema.check(node, filename)
+        _bios_as_written(node)
+        _refuse_yaml_booleans(node, filename)
+        data = schema.value(node)
     except yaml.MarkedYAMLError as exc:
+        # syntax, and what SafeLoader cannot construct (a merge key
+        # "<<", an unknown tag): one line, at the place
         mark = exc.problem_mark or exc.context_mark
-        raise schema.error(filename, mark, 'YAML syntax: %s' % (
-            exc.problem or exc.context)) from None
+        raise schema.error(filename, mark or (1, 1), 'YAML%s: %s' % (
+            '' if isinstance(exc, yaml.constructor.ConstructorError) else
+            ' syntax', ' '.join((exc.problem or exc.context or str(
+                exc)).split()))) from None
     except yaml.YAMLError as exc:
-        raise schema.FileError('%s: YAML syntax: %s' % (filename, exc)
-                               ) from None
-    if node is None:
-        raise schema.error(filename, (1, 1), 'empty: a declared state '
-                           'starts with "version: %d"' % schema.VERSION)
-    schema.check(node, filename)
-    _bios_as_written(node)
-    data = schema.value(node)
+        raise schema.FileError('%s: YAML syntax: %s' % (
+            filename, ' '.join(str(exc).split()))) from None
     marks = {}
     _marks(node, (), marks)
     reader = _Reader(filename, marks)
@@ -70,6 +75,43 @@ def parse(text, filename):
                         reader.grants(data.get('projects') or {}), marks)
     check_asks(declared, filename)
     return declared
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader without anchors and aliases: a declared state spells
+    each object out (and a few aliases must not expand into millions)."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(
+                event, 'anchor', None):
+            raise yaml.composer.ComposerError(
+                None, None, 'anchors and aliases ("&", "*") are not '
+                'taken in a declared state: spell each object out',
+                event.start_mark)
+        return super().compose_node(parent, index)
+
+
+def _refuse_yaml_booleans(node, filename):
+    """A step's BIOS setting value that YAML 1.1 reads as a boolean
+    though written as a word (``Off``, ``on``, ``No``): ironic takes the
+    word, so it is to be quoted (``true``/``false`` stay booleans)."""
+    for config_values in _children(node, 'configs'):
+        for body in _children(config_values):
+            for template in [body] + list(_children(
+                    _child(body, 'resource_classes'))):
+                for step in _items(_child(template, 'steps')):
+                    settings = _child(_child(step, 'args'), 'settings')
+                    for setting in _items(settings):
+                        found = _child(setting, 'value')
+                        if isinstance(found, yaml.ScalarNode) and \
+                                found.tag == 'tag:yaml.org,2002:bool' and \
+                                found.value not in ('true', 'false'):
+                            raise schema.error(
+                                filename, schema.node_mark(found),
+                                'BIOS setting value %s is read by YAML as '
+                                'a boolean: quote it ("%s")' % (
+                                    found.value, found.value))
 
 
 def _bios_as_written(node):
@@ -85,10 +127,16 @@ def _bios_as_written(node):
 
 
 def _child(node, key):
-    for key_node, value in getattr(node, 'value', ()) or ():
-        if isinstance(node, yaml.MappingNode) and key_node.value == key:
-            return value
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value in node.value:
+            if key_node.value == key:
+                return value
     return None
+
+
+def _items(node):
+    """The items of a sequence node ([] for any other node)."""
+    return node.value if isinstance(node, yaml.SequenceNode) else []
 
 
 def _children(node, key=None, pairs=False):
@@ -431,6 +479,8 @@ def bios_settings(steps):
             for s in settings):
         return None
     found = {s['name']: s['value'] for s in settings}
+    if not all(isinstance(v, str) for v in found.values()):
+        return None     # bios: reads its values as strings: kept as steps
     if len(found) != len(settings) or steps[0] != dsteps.bios_step(
             sorted(found.items())):
         return None

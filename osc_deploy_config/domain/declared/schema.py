@@ -137,7 +137,10 @@ def check(node, filename, schema=None, path='the file'):
     ``node`` (a composed YAML node) does not follow ``schema``."""
     schema = SCHEMA if schema is None else schema
     if 'const' in schema:
-        if value(node) != schema['const']:
+        found = value(node)
+        # 1, not true or 1.0 (equal in Python)
+        if found != schema['const'] or type(found) is not type(
+                schema['const']):
             raise error(filename, node_mark(node), '%s must be %r' % (
                 path, schema['const']))
         return
@@ -164,9 +167,19 @@ def _check_type(node, filename, kinds, path):
         if (kind in _SCALAR_TAGS and isinstance(node, yaml.ScalarNode)
                 and node.tag in _SCALAR_TAGS[kind]):
             return
+    hint = ''
+    if 'string' in kinds and isinstance(node, yaml.ScalarNode) and \
+            node.tag != 'tag:yaml.org,2002:null':
+        hint = ' (YAML reads %s as %s: quote it, "%s")' % (
+            node.value, _READ_AS.get(node.tag, 'another type'), node.value)
     raise error(filename, node_mark(node), 'wrong type: %s must be %s, '
-                'not %s' % (path, ' or '.join(_NAMES[k] for k in kinds),
-                            _found(node)))
+                'not %s%s' % (path, ' or '.join(_NAMES[k] for k in kinds),
+                              _found(node), hint))
+
+
+_READ_AS = {'tag:yaml.org,2002:bool': 'a boolean',
+            'tag:yaml.org,2002:int': 'a number',
+            'tag:yaml.org,2002:float': 'a number'}
 
 
 def _check_mapping(node, filename, schema, path):
