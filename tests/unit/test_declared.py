@@ -335,6 +335,33 @@ class TestAgainstTheCloud(fakes.TestCommand):
         self.assertIs(refused, exc)
 
 
+    def test_a_config_of_the_vocabulary_is_served_per_class_only(self):
+        on_gold = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED' \
+            '_FOR_BAREMETAL_GOLD'
+        self.ironic.add_template(on_gold, steps=[steps.bios_step(
+            [('LogicalProc', 'Enabled')])],
+            extra=deploy_config.template_extra(
+                fakes.ON, ['HW_CPU_HYPERTHREADING'], 'baremetal-gold'))
+        self.nova.add_flavor('bm.silver', {
+            'resources:CUSTOM_BAREMETAL_SILVER': '1'})
+        exc = self.assertRaises(
+            schema.FileError, self.plan, PER_CLASS.replace(
+                'flavors:\n', '    enabled: {}\nflavors:\n  bm.silver: '
+                '{hyperthreading: enabled}\n'))
+        self.assertIn('f.yaml:11:3: No deploy template realises', str(exc))
+        self.assertIn('hyperthreading=enabled', str(exc))
+
+    def test_a_name_the_cloud_holds_as_another_template_is_refused(self):
+        self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED')
+        exc = self.assertRaises(
+            schema.FileError, self.plan, PER_CLASS.replace(
+                'flavors:\n', '    enabled:\n      bios: {LogicalProc: '
+                'Enabled}\nflavors:\n'))
+        self.assertIn('f.yaml:9:5: template CUSTOM_DEPLOY_CONFIG_'
+                      'HYPERTHREADING_ENABLED exists in the cloud as a '
+                      'template of no deploy config', str(exc))
+
 class TestGrantedTemplates(testtools.TestCase):
 
     def setUp(self):
@@ -529,3 +556,15 @@ class TestYaml(testtools.TestCase):
         self.assertNotIn('bios:', text)
         self.assertEqual([], changes.diff(document.parse(text, 'f.yaml'),
                                           current, prune=True))
+
+
+class TestVocabulary(testtools.TestCase):
+
+    def test_an_image_may_not_ask_for_a_config_of_the_vocabulary(self):
+        text = GOOD.replace('    enabled:\n', '    enabled: {}\n    x:\n'
+                            ).replace('images: {}', 'images:\n  '
+                                      'centos: {hyperthreading: enabled}')
+        exc = self.assertRaises(schema.FileError, document.parse, text,
+                                'f.yaml')
+        self.assertIn('hyperthreading=enabled is served per resource class',
+                      str(exc))

@@ -287,8 +287,9 @@ def check_asks(declared, filename):
                     reader.fail(path, 'unknown config value %s: the file '
                                 'declares no such config (configs: %s)' % (
                                     config, _listed(offered)))
-                if section == 'images' and (config, None) not in \
-                        declared.templates:
+                if section == 'images' and config not in every_kind(
+                        declared.templates):
+                    # the vocabulary's ({}) is a template per class too
                     reader.fail(path, '%s is served per resource class, '
                                 'and an image cannot know the kind it lands '
                                 'on: ask for it in the flavors' % config)

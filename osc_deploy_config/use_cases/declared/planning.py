@@ -31,6 +31,7 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps as dsteps
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
@@ -64,8 +65,11 @@ def plan(clients, path, prune=False):
     declared = document.parse(load(path), path)
     cloud = reading.read(clients)
     at = _Places(path, declared.marks)
-    _check_owners(declared, cloud, at)
     found = dchanges.diff(declared, cloud.current, prune)
+    _refuse_taken_names(cloud, found, at)
+    known = _known(declared, cloud, _vocabulary(clients, declared, found,
+                                                at))
+    _check_owners(declared, cloud, known, at)
     found += dchanges.trait_changes(_owners(cloud), declared, cloud.current,
                                     _after(declared, cloud, found), found)
     found += dchanges.sync_changes(reading.sync_pending(cloud))
@@ -84,7 +88,7 @@ def plan(clients, path, prune=False):
            for c in found):
         servers = clients.nova(versions.SERVER_FLAVOR_DETAILS).servers(
             all_projects=True)
-        _preflight(declared, cloud, servers, found, at)
+        _preflight(known, declared, cloud, servers, found, at)
     dchanges.refuse_pruning_asked(found, declared, cloud.current, servers)
     _check_hardware(clients, declared, found, at)
     return Plan(declared, cloud, found, path, servers)
@@ -161,9 +165,10 @@ def _template_path(found, field):
     return ()
 
 
-def _check_owners(declared, cloud, at):
+def _check_owners(declared, cloud, known, at):
     """Each flavor, image and project the file names exists, once; a
-    flavor's configs are served on its hardware, without a shared step."""
+    flavor's configs are served on its hardware (``known``: the templates
+    after this apply), without a shared step."""
     named = {}
     for section, listed in (('flavors', cloud.flavors),
                             ('images', cloud.images)):
@@ -180,31 +185,81 @@ def _check_owners(declared, cloud, at):
                     'is the name of %d of them: a declared state names each '
                     'once (rename one)' % len(found)))
     for name, asks in declared.flavors.items():
-        flavor = named['flavors', name][0]
-        served = _served(declared, config_specs.resource_class_of(
-            flavor.get('extra_specs')))
+        placement_class = config_specs.resource_class_of(
+            named['flavors', name][0].get('extra_specs'))
         configs = [deploy_config.Config(t, v) for t, v in asks.items()]
         with at(('flavors', name)):
-            config_specs.refuse_unserved(configs, _known(declared),
-                                         'flavor %s' % name,
-                                         config_specs.resource_class_of(
-                                             flavor.get('extra_specs')))
-            config_specs.refuse_step_conflicts(configs, served)
+            config_specs.refuse_unserved(configs, known, 'flavor %s' % name,
+                                         placement_class)
+            config_specs.refuse_step_conflicts(
+                configs, known.for_class(placement_class))
 
 
-def _known(declared):
-    """The declared templates as ConfigTemplates (those the vocabulary
-    makes: an empty template per kind will do for what is served)."""
-    return dtemplates.by_config([document.as_dict(t) if t.steps is not None
-                                 else dict(document.as_dict(t), steps=[])
-                                 for t in declared.templates.values()])
+def _refuse_taken_names(cloud, found, at):
+    """A template to create may not bear the name of one the cloud holds
+    as something else (not this plugin's, or another config's): its
+    create would fail half-way through the apply."""
+    listed = {t['name']: t for t in cloud.templates}
+    for change in found:
+        if change.kind != dchanges.TEMPLATE or change.field != 'name' or \
+                change.action != dchanges.CREATE:
+            continue
+        taken = listed.get(change.after)
+        if taken is not None:
+            with at(_path_of(change.key)):
+                raise exceptions.CommandError(
+                    'template %s exists in the cloud as %s: give this one '
+                    'another name (template: ...)' % (
+                        change.after, 'another config\'s' if
+                        deploy_config.config_of(taken.get('extra'))
+                        else 'a template of no deploy config'))
 
 
-def _served(declared, placement_class):
-    return _known(declared).for_class(placement_class)
+def _vocabulary(clients, declared, found, at):
+    """{Config: {resource class: template name}} of the configs of the
+    vocabulary to create, as their dry run plans them (refused, at the
+    place, when the vocabulary or the nodes cannot make them)."""
+    planned, names = {}, None
+    for change in found:
+        if change.kind != dchanges.TEMPLATE or change.action != \
+                dchanges.CREATE or declared.templates[
+                    change.key].steps is not None:
+            continue
+        want = declared.templates[change.key]
+        with at(_path_of(change.key)):
+            names = names or hardware_kinds.vocabulary(clients)
+            if not bios_vocabulary.knows(want.config, names):
+                raise exceptions.CommandError(
+                    'unknown config value %s: the vocabulary has no '
+                    'settings for it; give its bios or steps' % want.config)
+            planned[want.config] = deploy_templates.create(
+                clients, template_input(want), dry_run=True)['templates']
+    return planned
 
 
-def _preflight(declared, cloud, servers, found, at):
+def _known(declared, cloud, vocabulary):
+    """The ConfigTemplates after this apply, for the flavors' checks: the
+    file's templates; a config of the vocabulary ({}) by its templates
+    per class, those the cloud holds and those its dry run would make
+    (a BIOS step each)."""
+    listed = [document.as_dict(t) for t in declared.templates.values()
+              if t.steps is not None]
+    names = {t['name'] for t in cloud.templates}
+    for (config, _rc), template in declared.templates.items():
+        if template.steps is not None:
+            continue
+        listed += [t for t in cloud.templates if deploy_config.config_of(
+            t.get('extra')) == config]
+        listed += [{'name': name, 'steps': [dsteps.bios_step([])],
+                    'extra': deploy_config.template_extra(
+                        config, deploy_config.default_capability_traits(
+                            config.type), resource_class)}
+                   for resource_class, name in vocabulary.get(
+                       config, {}).items() if name not in names]
+    return dtemplates.by_config(listed)
+
+
+def _preflight(known, declared, cloud, servers, found, at):
     """A running server's flavor and image, as the file leaves them, must
     not ask for two values of one type or share a step (ironic would fail
     its rebuild): the boot pre-flight's rule."""
@@ -228,8 +283,8 @@ def _preflight(declared, cloud, servers, found, at):
             changed else ('images', image)
         with at(place):
             try:
-                preflight.refuse_conflicts(asked, _served(
-                    declared, config_specs.resource_class_of(
+                preflight.refuse_conflicts(asked, known.for_class(
+                    config_specs.resource_class_of(
                         (server.get('flavor') or {}).get('extra_specs'))))
             except exceptions.CommandError as exc:
                 raise exceptions.CommandError('%s (server %s runs both)' % (
@@ -237,25 +292,24 @@ def _preflight(declared, cloud, servers, found, at):
 
 
 def _check_hardware(clients, declared, found, at):
-    """Each template to create or change, as its single command checks
-    it: BIOS settings against the capable nodes' registries; a config of
-    the vocabulary without steps, by the vocabulary."""
-    names = None
+    """Each template with steps to create or change, as its single
+    command checks it: BIOS settings against the capable nodes'
+    registries, and a resource class the nodes spell otherwise (those of
+    the vocabulary: by their dry run, ``_vocabulary``)."""
+    node_classes = None
     for kind, key, fields in dchanges.objects(found):
-        if kind != dchanges.TEMPLATE or fields[0].action == dchanges.DELETE:
+        if kind != dchanges.TEMPLATE or fields[0].action == dchanges.DELETE \
+                or declared.templates[key].steps is None:
             continue
         want = declared.templates[key]
         with at(_path_of(key)):
-            if want.steps is None:
-                names = names or hardware_kinds.vocabulary(clients)
-                if not bios_vocabulary.knows(want.config, names):
-                    raise exceptions.CommandError(
-                        'unknown config value %s: the vocabulary has no '
-                        'settings for it; give its bios or steps'
-                        % want.config)
-                deploy_templates.create(clients, template_input(want),
-                                        dry_run=True)
-                continue
+            if want.resource_class:
+                if node_classes is None:
+                    node_classes = [n.get('resource_class') for n in
+                                    clients.ironic().nodes(
+                                        ('uuid', 'resource_class'))]
+                deploy_config.refuse_alike_classes(want.resource_class,
+                                                   node_classes)
             deploy_templates.check_bios_registry(
                 clients, want.steps, deploy_config.template_extra(
                     want.config, want.capability_traits,
