@@ -362,6 +362,14 @@ class TestAgainstTheCloud(fakes.TestCommand):
                       'HYPERTHREADING_ENABLED exists in the cloud as a '
                       'template of no deploy config', str(exc))
 
+    def test_a_grant_is_checked_as_its_command_checks_it_at_planning(self):
+        self.ironic.max_version = (1, 91)     # before runbooks
+        exc = self.assertRaises(
+            exceptions.CommandError, self.plan, PER_CLASS + 'projects:\n'
+            '  demo: [hyperthreading=disabled]\n')
+        self.assertIn('runbooks', str(exc))
+        self.assertEqual([], self.ironic.writes)
+
 class TestGrantedTemplates(testtools.TestCase):
 
     def setUp(self):

@@ -36,11 +36,13 @@ from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.declared import schema
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.servers import preflight
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import deploy_templates
 from osc_deploy_config.use_cases import hardware_kinds
+from osc_deploy_config.use_cases import project_grants
 from osc_deploy_config.use_cases.declared import reading
 
 # A checked file and what makes the cloud equal to it.  ``servers``: the
@@ -70,8 +72,9 @@ def plan(clients, path, prune=False):
     known = _known(declared, cloud, _vocabulary(clients, declared, found,
                                                 at))
     _check_owners(declared, cloud, known, at)
+    after = _after(declared, cloud, found)
     found += dchanges.trait_changes(_owners(cloud), declared, cloud.current,
-                                    _after(declared, cloud, found), found)
+                                    after, found)
     found += dchanges.sync_changes(reading.sync_pending(cloud))
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
@@ -91,6 +94,7 @@ def plan(clients, path, prune=False):
         _preflight(known, declared, cloud, servers, found, at)
     dchanges.refuse_pruning_asked(found, declared, cloud.current, servers)
     _check_hardware(clients, declared, found, at)
+    _check_grants(clients, cloud, found, after, at)
     return Plan(declared, cloud, found, path, servers)
 
 
@@ -314,6 +318,27 @@ def _check_hardware(clients, declared, found, at):
                 clients, want.steps, deploy_config.template_extra(
                     want.config, want.capability_traits,
                     want.resource_class))
+
+
+def _check_grants(clients, cloud, found, after, at):
+    """When grants change, what ``project deploy-config set|unset`` check
+    first: a system-scoped token and ironic's version (runbooks), and
+    each grant's plan against the templates after this apply (a runbook
+    name another project took, a config no template realises)."""
+    projects = sorted({c.name for c in found if c.kind == dchanges.PROJECT})
+    if not projects:
+        return
+    ironic = project_grants._ironic(clients)
+    runbooks = ironic.runbooks()
+    ids = {name: project_id for project_id, name in
+           cloud.project_names.items()}
+    for name in projects:
+        granting = [deploy_config.parse_config(c.field) for c in found
+                    if c.kind == dchanges.PROJECT and c.name == name
+                    and c.after is not None]
+        if granting and name in ids:
+            with at(('projects', name)):
+                grants.plan(ids[name], granting, after, runbooks)
 
 
 def template_input(want, steps_changed=True, creating=True):
