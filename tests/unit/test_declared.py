@@ -213,6 +213,51 @@ class TestDiff(testtools.TestCase):
             self.current, [server])
         self.assertIn('server web-1 was deployed with it', str(exc))
 
+    def dropped_disabled(self):
+        return document.parse(GOOD.replace(
+            "    disabled:\n      bios: {LogicalProc: Disabled}\n", '')
+            .replace('bm.gold: {hyperthreading: disabled}', 'bm.gold: {}')
+            .replace('[hyperthreading=disabled]', '[]'), 'f.yaml')
+
+    def test_prune_refuses_a_template_a_toggle_recorded_on_a_node(self):
+        dropped = self.dropped_disabled()
+        found = changes.diff(dropped, self.current, prune=True)
+        holders = changes.Holders({}, {}, [
+            ('node-1', 'CUSTOM_BAREMETAL_GOLD', {HT})])
+        exc = self.assertRaises(
+            exceptions.CommandError, changes.refuse_pruning_asked, found,
+            dropped, self.current, [], holders)
+        self.assertIn('a toggle recorded hyperthreading=disabled on node '
+                      'node-1', str(exc))
+
+    def test_prune_refuses_a_template_an_image_booted_server_runs(self):
+        dropped = self.dropped_disabled()
+        found = changes.diff(dropped, self.current, prune=True)
+        server = {'name': 'web-2', 'flavor': {'extra_specs': {}},
+                  'image': {'id': 'img-1'}}
+        holders = changes.Holders({}, {'img-1': {
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'}}, [])
+        exc = self.assertRaises(
+            exceptions.CommandError, changes.refuse_pruning_asked, found,
+            dropped, self.current, [server], holders)
+        self.assertIn('server web-2 was deployed with it', str(exc))
+
+    def test_a_template_per_class_is_held_by_the_flavors_of_its_class(self):
+        dropped = document.parse(GOOD.replace(
+            '      resource_classes:\n        baremetal-gold:\n'
+            '          bios: {ProcHyperthreading: Enabled}\n', ''), 'f.yaml')
+        found = changes.diff(dropped, self.current, prune=True)
+        current = self.current._replace(flavors=dict(
+            self.current.flavors, silver={'hyperthreading': 'enabled'}))
+        holders = changes.Holders({'silver': 'CUSTOM_BAREMETAL_SILVER'}, {},
+                                  [])
+        changes.refuse_pruning_asked(found, dropped, current, [], holders)
+        holders.flavor_classes['silver'] = 'CUSTOM_BAREMETAL_GOLD'
+        exc = self.assertRaises(
+            exceptions.CommandError, changes.refuse_pruning_asked, found,
+            dropped, current, [], holders)
+        self.assertIn('flavor silver still asks', str(exc))
+
     def test_outdated_servers_and_their_rollout(self):
         edited = document.parse(GOOD.replace(
             'bm.gold: {hyperthreading: disabled}',
@@ -369,6 +414,16 @@ class TestAgainstTheCloud(fakes.TestCommand):
             '  demo: [hyperthreading=disabled]\n')
         self.assertIn('runbooks', str(exc))
         self.assertEqual([], self.ironic.writes)
+
+    def test_prune_reads_the_toggle_records_of_the_nodes(self):
+        node = self.ironic.add_node('node-1', instance_uuid='i-1')
+        node['properties']['deploy_config_applied'] = {
+            'instance_uuid': 'i-1', 'configs': {'hyperthreading':
+                                                'disabled'}}
+        exc = self.assertRaises(
+            exceptions.CommandError, self.plan,
+            'version: 1\nflavors:\n  bm.gold: {}\n', prune=True)
+        self.assertIn('on node node-1', str(exc))
 
 class TestGrantedTemplates(testtools.TestCase):
 

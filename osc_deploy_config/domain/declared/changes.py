@@ -205,37 +205,77 @@ def refuse_renames(changes):
                     change.before))
 
 
-def refuse_pruning_asked(changes, declared, current, servers):
+# What else holds a template that ``--prune`` would delete: {flavor name:
+# placement class}, {image ID: the traits its properties require}, and
+# [(node name, placement class, {Config} its toggle record names)].
+Holders = collections.namedtuple('Holders', [
+    'flavor_classes', 'image_traits', 'toggled'])
+
+
+def refuse_pruning_asked(changes, declared, current, servers, holders=None):
     """One line when ``--prune`` would delete a template that a flavor or
     image still asks for after this apply (the file does not list it, or
-    lists it with the ask), or that a running server was deployed with
-    (``servers``: as nova lists them, with their flavor's extra specs)."""
+    lists it with the ask; a template per class: a flavor of that class),
+    that a running server was deployed with (``servers``: as nova lists
+    them, with their flavor's extra specs; or booted from an image whose
+    properties required it), or that a toggle recorded on a node."""
+    holders = holders or Holders({}, {}, [])
     for kind, key, fields in objects(changes):
         if kind != TEMPLATE or fields[0].action != DELETE:
             continue
-        config, name = key[0], fields[0].name
-        for section, owner in (('flavors', 'flavor'), ('images', 'image')):
-            after = dict(getattr(current, section),
-                         **getattr(declared, section))
-            askers = sorted(n for n, asks in after.items()
-                            if asks.get(config.type) == config.value)
-            if askers:
-                raise exceptions.CommandError(
-                    'Not pruning template %s: %s %s still asks for %s; '
-                    'list it in the file without that ask (or openstack %s '
-                    'deploy-config unset %s %s), then apply again' % (
-                        name, owner, askers[0], config, owner, askers[0],
-                        config.type))
+        name = fields[0].name
+        classes = _classes_served(key, declared, current)
+        _refuse_asked(name, key[0], classes, declared, current, holders)
         running = sorted(s['name'] for s in servers if name in
                          config_specs.required_traits(
-                             (s.get('flavor') or {}).get('extra_specs')))
+                             (s.get('flavor') or {}).get('extra_specs'))
+                         or name in holders.image_traits.get(
+                             (s.get('image') or {}).get('id'), ()))
         if running:
             raise exceptions.CommandError(
                 'Not pruning template %s: server %s was deployed with it '
                 '(%s) and ironic applies it again at a rebuild; roll the '
                 'server out to another config first (openstack server '
                 'deploy-config set %s --deploy-config %s=...)' % (
-                    name, ', '.join(running), config, running[0],
+                    name, ', '.join(running), key[0], running[0],
+                    key[0].type))
+        toggled = sorted(n for n, c, configs in holders.toggled
+                         if key[0] in configs and classes(c))
+        if toggled:
+            raise exceptions.CommandError(
+                'Not pruning template %s: a toggle recorded %s on node %s, '
+                'and a rebuild or rollout applies it again; toggle the '
+                'server to another config first' % (name, key[0],
+                                                     ', '.join(toggled)))
+
+
+def _classes_served(key, declared, current):
+    """Whether the template of ``key`` serves a placement class: its own
+    class, or (for every kind) a class with no template of its own for
+    the config, in the cloud or the file."""
+    config, rc = key
+    if rc:
+        return lambda c: c == deploy_config.placement_class(rc)
+    own = {deploy_config.placement_class(r) for c, r in
+           list(current.templates) + list(declared.templates)
+           if c == config and r}
+    return lambda c: c not in own
+
+
+def _refuse_asked(name, config, classes, declared, current, holders):
+    for section, owner in (('flavors', 'flavor'), ('images', 'image')):
+        after = dict(getattr(current, section), **getattr(declared, section))
+        askers = sorted(
+            n for n, asks in after.items()
+            if asks.get(config.type) == config.value and (
+                classes(holders.flavor_classes.get(n)) if owner == 'flavor'
+                else classes(None)))
+        if askers:
+            raise exceptions.CommandError(
+                'Not pruning template %s: %s %s still asks for %s; '
+                'list it in the file without that ask (or openstack %s '
+                'deploy-config unset %s %s), then apply again' % (
+                    name, owner, askers[0], config, owner, askers[0],
                     config.type))
 
 

@@ -39,6 +39,7 @@ from osc_deploy_config.domain.declared import schema
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.servers import preflight
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import deploy_templates
 from osc_deploy_config.use_cases import hardware_kinds
@@ -92,7 +93,10 @@ def plan(clients, path, prune=False):
         servers = clients.nova(versions.SERVER_FLAVOR_DETAILS).servers(
             all_projects=True)
         _preflight(known, declared, cloud, servers, found, at)
-    dchanges.refuse_pruning_asked(found, declared, cloud.current, servers)
+    if any(c.kind == dchanges.TEMPLATE and c.action == dchanges.DELETE
+           for c in found):
+        dchanges.refuse_pruning_asked(found, declared, cloud.current,
+                                      servers, _holders(clients, cloud))
     _check_hardware(clients, declared, found, at)
     _check_grants(clients, cloud, found, after, at)
     return Plan(declared, cloud, found, path, servers)
@@ -124,6 +128,30 @@ def _after(declared, cloud, found):
     kept.update((key, document.as_dict(t)) for key, t in
                 declared.templates.items() if t.steps is not None)
     return dtemplates.by_config(kept.values())
+
+
+def _holders(clients, cloud):
+    """What else holds a template ``--prune`` would delete: the flavors'
+    classes, the traits the images require, and the configs the nodes'
+    toggle records name (one node listing)."""
+    toggled = []
+    for node in clients.ironic().nodes(
+            ('uuid', 'name', 'resource_class', 'instance_uuid',
+             'properties', 'extra')):
+        instance = node.get('instance_uuid')
+        configs = set(toggle_record.applied(node, instance).values()) | \
+            toggle_record.project_configs(node, instance) if instance \
+            else set()
+        if configs:
+            rc = node.get('resource_class')
+            toggled.append((node.get('name') or node['uuid'],
+                            rc and deploy_config.placement_class(rc),
+                            configs))
+    return dchanges.Holders(
+        {f['name']: config_specs.resource_class_of(f.get('extra_specs'))
+         for f in cloud.flavors if f.get('name')},
+        {i['id']: config_specs.required_traits(i) for i in cloud.images},
+        toggled)
 
 
 class _Places:
