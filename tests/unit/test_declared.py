@@ -631,3 +631,42 @@ class TestVocabulary(testtools.TestCase):
                                 'f.yaml')
         self.assertIn('hyperthreading=enabled is served per resource class',
                       str(exc))
+
+
+class TestSchemaRules(testtools.TestCase):
+    """What the code enforces, the published schema says."""
+
+    def assertRefused(self, text, where, words):
+        exc = self.assertRaises(schema.FileError, document.parse, text,
+                                'f.yaml')
+        self.assertIn('f.yaml:%s: ' % where, str(exc))
+        self.assertIn(words, str(exc))
+
+    def test_bios_or_steps_not_both(self):
+        self.assertRefused(GOOD.replace(
+            '      bios: {LogicalProc: Disabled}\n',
+            '      bios: {LogicalProc: Disabled}\n      steps: []\n'),
+            '6:7', 'give bios or steps, not both')
+        self.assertEqual({'required': ['bios', 'steps']}, schema.SCHEMA[
+            'properties']['configs']['additionalProperties'][
+                'additionalProperties']['not'])
+
+    def test_a_template_name_needs_bios_or_steps(self):
+        self.assertRefused(GOOD.replace(
+            '    disabled:\n      bios: {LogicalProc: Disabled}\n',
+            '    disabled:\n      template: CUSTOM_X\n'),
+            '5:7', 'template needs bios or steps')
+
+    def test_a_template_per_class_needs_bios_or_steps(self):
+        self.assertRefused(GOOD.replace(
+            '          bios: {ProcHyperthreading: Enabled}\n',
+            '          capability_traits: []\n'), '10:11', 'lacks bios or '
+            'steps')
+
+    def test_names_are_not_empty(self):
+        self.assertRefused(GOOD.replace('bm.gold:', '"":'), '17:3',
+                           'an empty name in flavors')
+        self.assertRefused(GOOD.replace(
+            '    disabled:\n      bios: {LogicalProc: Disabled}\n',
+            '    disabled:\n      template: ""\n      bios: {A: B}\n'),
+            '5:17', 'is empty')

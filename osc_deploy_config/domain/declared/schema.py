@@ -16,8 +16,8 @@ the first problem.
 
 The checker reads the subset of JSON Schema the schema uses (``type``,
 ``properties``, ``required``, ``additionalProperties``, ``propertyNames``,
-``items``, ``const``, ``oneOf`` of types): the schema published is the one
-enforced.
+``items``, ``const``, ``minLength``, ``not``/``anyOf`` of ``required``,
+``dependentSchemas``): the schema published is the one enforced.
 """
 
 import re
@@ -43,13 +43,18 @@ _STEP = {
 }
 
 
+_BIOS_OR_STEPS = {'anyOf': [{'required': ['bios']}, {'required': ['steps']}]}
+_NAMED = {'minLength': 1}
+
+
 def _template(per_class):
     """The schema of a config value's template (``per_class``: the one for
     every kind, which may have templates per resource class)."""
     properties = {
-        'template': {'type': 'string',
+        'template': {'type': 'string', 'minLength': 1,
                      'description': 'The template\'s name, when not the '
-                                    'one derived from its config.'},
+                                    'one derived from its config; needs '
+                                    'its bios or steps.'},
         'capability_traits': {
             'type': 'array', 'items': {'type': 'string'},
             'description': 'Traits a node needs; default: the type\'s.'},
@@ -58,14 +63,20 @@ def _template(per_class):
         'steps': {'type': 'array', 'items': _STEP,
                   'description': 'Deploy steps, as ironic takes them.'},
     }
+    found = {'type': 'object', 'additionalProperties': False,
+             'properties': properties,
+             'not': {'required': ['bios', 'steps']}}
     if per_class:
         properties['resource_classes'] = {
             'type': 'object',
             'propertyNames': {'pattern': '^[A-Za-z0-9_.-]{1,80}$'},
             'additionalProperties': _template(False),
             'description': 'A template of its own per resource class.'}
-    return {'type': 'object', 'additionalProperties': False,
-            'properties': properties}
+        # without bios or steps: the vocabulary's, named for each class
+        found['dependentSchemas'] = {'template': _BIOS_OR_STEPS}
+    else:
+        found.update(_BIOS_OR_STEPS)
+    return found
 
 
 _ASKS = {'type': 'object', 'propertyNames': {'pattern': _WORD},
@@ -87,10 +98,12 @@ SCHEMA = {
                 'type': 'object', 'propertyNames': {'pattern': _WORD},
                 'additionalProperties': _template(True)},
             'description': 'TYPE: {VALUE: its template}.'},
-        'flavors': {'type': 'object', 'additionalProperties': _ASKS},
-        'images': {'type': 'object', 'additionalProperties': _ASKS},
+        'flavors': {'type': 'object', 'propertyNames': _NAMED,
+                    'additionalProperties': _ASKS},
+        'images': {'type': 'object', 'propertyNames': _NAMED,
+                   'additionalProperties': _ASKS},
         'projects': {
-            'type': 'object',
+            'type': 'object', 'propertyNames': _NAMED,
             'additionalProperties': {
                 'type': 'array',
                 'items': {'type': 'string', 'pattern': _CONFIG}},
@@ -157,6 +170,8 @@ def check(node, filename, schema=None, path='the file'):
                                               str(value(node))):
         raise error(filename, node_mark(node), '%s %r: expected %s' % (
             path, value(node), _pattern_words(schema['pattern'])))
+    elif len(str(value(node))) < schema.get('minLength', 0):
+        raise error(filename, node_mark(node), '%s is empty' % path)
 
 
 def _check_type(node, filename, kinds, path):
@@ -201,6 +216,9 @@ def _check_mapping(node, filename, schema, path):
         if pattern and not re.match(pattern, key):
             raise error(filename, node_mark(key_node), '%s %r: expected %s'
                         % (path, key, _pattern_words(pattern)))
+        if len(key) < schema.get('propertyNames', {}).get('minLength', 0):
+            raise error(filename, node_mark(key_node),
+                        'an empty name in %s' % path)
         sub = properties.get(key, extra)
         if sub is False:
             raise error(filename, node_mark(key_node),
@@ -212,6 +230,31 @@ def _check_mapping(node, filename, schema, path):
     if missing:
         raise error(filename, node_mark(node), '%s lacks %s' % (
             path, ', '.join(missing)))
+    _check_together(node, filename, schema, path, seen)
+
+
+def _check_together(node, filename, schema, path, seen):
+    """``not`` of ``required`` (keys not given together), ``anyOf`` of
+    ``required`` (one of them given) and ``dependentSchemas`` of such an
+    ``anyOf`` (with this key, one of them given)."""
+    both = schema.get('not', {}).get('required', ())
+    if both and all(k in seen for k in both):
+        raise error(filename, _key_mark(node, both[-1]), 'give %s, not '
+                    'both, in %s' % (' or '.join(both), path))
+    for key, sub in [(None, schema)] + sorted(
+            schema.get('dependentSchemas', {}).items()):
+        either = [r['required'][0] for r in sub.get('anyOf', ())]
+        if (key is None or key in seen) and either and not any(
+                k in seen for k in either):
+            raise error(filename, _key_mark(node, key) if key else
+                        node_mark(node), '%s %s' % (
+                            path, ('lacks %s' if key is None else
+                                   '%s needs %%s' % key) % ' or '.join(
+                                       either)))
+
+
+def _key_mark(node, key):
+    return next(node_mark(k) for k, _ in node.value if value(k) == key)
 
 
 def _pattern_words(pattern):
