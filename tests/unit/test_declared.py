@@ -425,6 +425,13 @@ class TestAgainstTheCloud(fakes.TestCommand):
             'version: 1\nflavors:\n  bm.gold: {}\n', prune=True)
         self.assertIn('on node node-1', str(exc))
 
+    def test_a_template_being_deleted_is_finished_first(self):
+        template = next(iter(self.ironic.templates.values()))
+        template['extra']['deploy_config_deleting'] = True
+        exc = self.assertRaises(schema.FileError, self.plan, PER_CLASS)
+        self.assertIn('f.yaml:4:5: template %s is being deleted' % OFF_T,
+                      str(exc))
+
 class TestGrantedTemplates(testtools.TestCase):
 
     def setUp(self):
@@ -670,3 +677,28 @@ class TestSchemaRules(testtools.TestCase):
             '    disabled:\n      bios: {LogicalProc: Disabled}\n',
             '    disabled:\n      template: ""\n      bios: {A: B}\n'),
             '5:17', 'is empty')
+
+
+class TestExportOrder(testtools.TestCase):
+
+    def test_configs_by_type_then_value_and_args_keys_sorted(self):
+        raid = [{'interface': 'raid', 'step': 'apply_configuration',
+                 'priority': 150, 'args': {'raid_config': {
+                     'logical_disks': [{'size_gb': 'MAX', 'raid_level': '0'
+                                        }]}, 'delete_existing': True}}]
+        listed = [_cloud_template('CUSTOM_A', deploy_config.Config(t, 'on'),
+                                  raid) for t in ('ht-x', 'ht')]
+        listed[0]['name'] = 'CUSTOM_B'
+        text = document.render(document.from_cloud(listed, [], [], {}))
+        self.assertLess(text.index('  ht:'), text.index('  ht-x:'))
+        self.assertLess(text.index('delete_existing'),
+                        text.index('raid_config'))
+        self.assertLess(text.index('raid_level'), text.index('size_gb'))
+
+    def test_a_template_being_deleted_is_not_exported(self):
+        listed = [_cloud_template(
+            'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED', HT,
+            [steps.bios_step([('LogicalProc', 'Disabled')])],
+            deploy_config_deleting=True)]
+        self.assertEqual({}, document.from_cloud(listed, [], [],
+                                                 {}).templates)

@@ -41,6 +41,8 @@ Template = collections.namedtuple('Template', [
 Declared = collections.namedtuple('Declared', [
     'templates', 'flavors', 'images', 'projects', 'marks'])
 SECTIONS = ('configs', 'flavors', 'images', 'projects')
+# In a template's extra: an interrupted delete (``deploy_templates``').
+DELETING = 'deploy_config_deleting'
 
 
 def parse(text, filename):
@@ -346,8 +348,8 @@ def from_cloud(templates, flavors, images, project_names):
     for template in templates:
         extra = template.get('extra') or {}
         config = deploy_config.config_of(extra)
-        if config is None:
-            continue
+        if config is None or extra.get(DELETING):
+            continue    # not this plugin's, or on its way out
         rc = extra.get(deploy_config.EXTRA_CLASS) or None
         found[config, rc] = Template(
             config, rc, template['name'], sort_steps(template['steps']),
@@ -423,7 +425,8 @@ def render(declared):
     configs = {}
     for (config, rc), template in sorted(
             declared.templates.items(),
-            key=lambda item: (str(item[0][0]), item[0][1] or '')):
+            key=lambda item: (item[0][0].type, item[0][0].value,
+                              item[0][1] or '')):
         value = configs.setdefault(config.type, {}).setdefault(
             config.value, {})
         if rc is None:
@@ -464,9 +467,19 @@ def _body(template):
     if settings is not None:
         body['bios'] = settings
     else:
-        body['steps'] = [{k: s[k] for k in dsteps.STEP_KEYS}
+        body['steps'] = [{k: _keys_sorted(s[k]) for k in dsteps.STEP_KEYS}
                          for s in template.steps]
     return body
+
+
+def _keys_sorted(value):
+    """A step's value with its mappings' keys sorted, at every depth
+    (ironic keeps args as given: a file in git would change with it)."""
+    if isinstance(value, dict):
+        return {k: _keys_sorted(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [_keys_sorted(v) for v in value]
+    return value
 
 
 def bios_settings(steps):

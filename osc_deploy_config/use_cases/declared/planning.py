@@ -122,7 +122,8 @@ def _after(declared, cloud, found):
     for template in cloud.templates:
         extra = template.get('extra') or {}
         config = deploy_config.config_of(extra)
-        if config is not None and template['name'] not in pruned:
+        if config is not None and template['name'] not in pruned and \
+                not extra.get(deploy_templates.DELETING):
             kept[config, extra.get(deploy_config.EXTRA_CLASS) or None] = \
                 template
     kept.update((key, document.as_dict(t)) for key, t in
@@ -237,6 +238,13 @@ def _refuse_taken_names(cloud, found, at):
                 change.action != dchanges.CREATE:
             continue
         taken = listed.get(change.after)
+        if taken is not None and (taken.get('extra') or {}).get(
+                deploy_templates.DELETING):
+            with at(_path_of(change.key)):
+                raise exceptions.CommandError(
+                    'template %s is being deleted (an interrupted delete): '
+                    'finish it (openstack baremetal deploy template delete '
+                    '%s), then apply again' % (change.after, change.after))
         if taken is not None:
             with at(_path_of(change.key)):
                 raise exceptions.CommandError(
