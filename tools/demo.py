@@ -706,9 +706,16 @@ def declared_story(demo, workdir):
                           '  %s:\n    hyperthreading: enabled' % IMAGE)
     with open(path, 'w') as f:
         f.write(edited)
-    demo.check('one edited value: diff exits 1 and shows that change',
-               edited != text and demo.exits(1, 'deploy-config', 'diff',
-                                             '-f', path))
+    exited = edited != text and demo.exits(1, 'deploy-config', 'diff',
+                                           '-f', path)
+    shown = demo._openstack(['--os-cloud', 'minicloud-admin', 'deploy-config',
+                             'diff', '-f', path, '--format', 'json'])
+    demo.check('one edited value: diff exits 1 and shows exactly that '
+               'change', exited and [
+                   (r['Kind'], r['Name'], r['Field'], r['Before'], r['After'])
+                   for r in json.loads(shown.stdout or '[]')] == [
+                   ('image', IMAGE, 'hyperthreading', 'disabled',
+                    'enabled')])
     demo.run('deploy-config', 'apply', '-f', path)
     demo.check('applied: the image asks for hyperthreading=enabled, and '
                'diff exits 0',

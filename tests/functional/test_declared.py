@@ -21,6 +21,7 @@ import json
 import os
 
 import fixtures
+import yaml
 
 from tests.functional import base
 from tests.functional import faults
@@ -62,6 +63,13 @@ class TestDeclared(base.FunctionalTestCase):
             'flavors': {self.flavor: {self.type: flavor_asks}
                         if flavor_asks else {}}})
 
+    def overrides(self, **proxies):
+        """``<service>_endpoint_override`` of each service's proxy, with
+        its catalog URL's path."""
+        return {'%s_endpoint_override' % service: proxy.url + self.endpoint(
+            service)[len(self.endpoint_root(service)):]
+            for service, proxy in proxies.items()}
+
     def cli(self, *args, clouds_yaml=None, cloud=base.ADMIN):
         return self.openstack('deploy-config', *args, parse=False,
                               fail_ok=True, clouds_yaml=clouds_yaml,
@@ -75,12 +83,20 @@ class TestDeclared(base.FunctionalTestCase):
         self.assertEqual(0, self.cli('apply', '-f', path).returncode)
         exported = self.file('cloud.yaml', self.cli('export').stdout)
         self.assertEqual(0, self.cli('diff', '-f', exported).returncode)
-        with faults.FaultProxy(self.endpoint_root('baremetal')) as ironic:
-            clouds = self.through_proxy(ironic, 'baremetal', like=base.ADMIN)
+        # no write to ironic, nova (flavors) or glance (images)
+        with faults.FaultProxy(self.endpoint_root('baremetal')) as ironic, \
+                faults.FaultProxy(self.endpoint_root('compute')) as nova, \
+                faults.FaultProxy(self.endpoint_root('image')) as glance:
+            clouds = self.through_proxy(ironic, 'baremetal', like=base.ADMIN,
+                                        **self.overrides(compute=nova,
+                                                         image=glance))
             done = self.cli('apply', '-f', exported, '--prune',
                             clouds_yaml=clouds, cloud='faulty')
             self.assertEqual((0, ''), (done.returncode, done.stdout.strip()))
-            self.assertEqual(0, sum(ironic.count(m) for m in WRITES))
+            self.assertEqual({'ironic': 0, 'nova': 0, 'glance': 0}, {
+                name: sum(proxy.count(m) for m in WRITES) for name, proxy in
+                (('ironic', ironic), ('nova', nova), ('glance', glance))})
+            self.assertGreater(nova.count('GET') * glance.count('GET'), 0)
 
         edited = self.file('edited.yaml', self.declared(a='Disabled'))
         done = self.cli('diff', '-f', edited, '--format', 'json')
@@ -97,8 +113,12 @@ class TestDeclared(base.FunctionalTestCase):
         self.create_flavor(other, 1, 64, 1)
         self.openstack('flavor', 'deploy-config', 'set', other,
                        '%s=b' % self.type, parse=False)
-        dropped = self.file('dropped.yaml', self.declared(
-            a='Disabled', with_b=False))
+        # the cloud as it is (other templates of the shared cloud kept),
+        # b dropped, and the other flavor not listed
+        now = yaml.safe_load(self.cli('export').stdout)
+        del now['configs'][self.type]['b']
+        now['flavors'].pop(other)
+        dropped = self.file('dropped.yaml', json.dumps(now))
         done = self.cli('apply', '-f', dropped, '--prune')
         self.assertEqual(1, done.returncode)
         self.assertIn('Not pruning template CUSTOM_DEPLOY_CONFIG_%s_B: '
