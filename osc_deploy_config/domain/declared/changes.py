@@ -118,8 +118,10 @@ def trait_changes(owners, declared, current, after, found):
             name, getattr(current, section).get(name, {}))
         served = after.for_class(placement_class)
         configs = [deploy_config.Config(t, v) for t, v in asks.items()]
-        if (kind, name) in changing or not all(c in served for c in configs):
-            continue
+        if (kind, name) in changing or not all(
+                c in served for c in configs) or not (
+                    configs or name in getattr(declared, section)):
+            continue    # one that asks for none is the file's if listed
         have = config_specs.template_traits(specs, known)
         want = sorted(config_specs.trait_spec(served[c]['name'])
                       for c in configs)
