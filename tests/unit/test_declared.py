@@ -592,7 +592,7 @@ class TestYaml(testtools.TestCase):
 
     def test_what_safe_yaml_cannot_construct_is_one_line(self):
         self.assertRefused('version: 1\nflavors:\n  a: {<<: {b: c}}\n',
-                           '3:7', 'YAML')
+                           '3:7', 'merge keys ("<<") are not taken')
         self.assertRefused('version: !thing 1\n', '1:10', 'YAML')
 
     def test_the_version_is_the_integer_1(self):

@@ -61,6 +61,9 @@ def parse(text, filename):
         # syntax, and what SafeLoader cannot construct (a merge key
         # "<<", an unknown tag): one line, at the place
         mark = exc.problem_mark or exc.context_mark
+        if 'yaml.org,2002:merge' in str(exc.problem):
+            exc.problem = 'merge keys ("<<") are not taken in a declared ' \
+                'state: spell each object out'
         raise schema.error(filename, mark or (1, 1), 'YAML%s: %s' % (
             '' if isinstance(exc, yaml.constructor.ConstructorError) else
             ' syntax', ' '.join((exc.problem or exc.context or str(
