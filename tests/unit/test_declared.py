@@ -432,6 +432,19 @@ class TestAgainstTheCloud(fakes.TestCommand):
         self.assertIn('f.yaml:4:5: template %s is being deleted' % OFF_T,
                       str(exc))
 
+    def test_a_class_spelled_otherwise_is_a_second_template(self):
+        self.ironic.add_template(GOLD_OFF_T, steps=[steps.bios_step(
+            [('LogicalProc', 'Disabled')])],
+            extra=deploy_config.template_extra(
+                HT, ['HW_CPU_HYPERTHREADING'], 'baremetal-gold'))
+        exc = self.assertRaises(schema.FileError, self.plan,
+                                PER_CLASS.replace('baremetal-gold',
+                                                  'baremetal_gold'))
+        self.assertIn('f.yaml:7:9: template %s exists in the cloud for '
+                      'hyperthreading=disabled on resource class '
+                      'baremetal-gold, one kind in placement with '
+                      'baremetal_gold' % GOLD_OFF_T, str(exc))
+
 class TestGrantedTemplates(testtools.TestCase):
 
     def setUp(self):
@@ -702,3 +715,17 @@ class TestExportOrder(testtools.TestCase):
             deploy_config_deleting=True)]
         self.assertEqual({}, document.from_cloud(listed, [], [],
                                                  {}).templates)
+
+
+class TestOneKind(testtools.TestCase):
+
+    def test_two_spellings_of_one_class_in_the_file(self):
+        text = GOOD.replace(
+            "          bios: {ProcHyperthreading: Enabled}\n",
+            "          bios: {ProcHyperthreading: Enabled}\n"
+            "        baremetal_gold:\n"
+            "          bios: {ProcHyperthreading: Enabled}\n")
+        exc = self.assertRaises(schema.FileError, document.parse, text,
+                                'f.yaml')
+        self.assertIn('resource classes baremetal-gold and baremetal_gold '
+                      'are one kind', str(exc))

@@ -180,7 +180,7 @@ class _Reader:
                            message)
 
     def templates(self, configs):
-        found, names = {}, {}
+        found, names, kinds = {}, {}, {}
         for config_type, values in sorted(configs.items()):
             for value, body in sorted(values.items()):
                 path = ('configs', config_type, value)
@@ -200,6 +200,13 @@ class _Reader:
                     sub_path = path + ('resource_classes', rc)
                     with self.at(sub_path):
                         deploy_config.validate_resource_class(rc)
+                    kind = deploy_config.placement_class(rc)
+                    if kind in kinds.setdefault(config, {}):
+                        self.fail(sub_path, 'resource classes %s and %s are '
+                                  'one kind in placement (%s): one template '
+                                  'per config and kind' % (
+                                      kinds[config][kind], rc, kind))
+                    kinds[config][kind] = rc
                     if not set(sub) & {'bios', 'steps'}:
                         self.fail(sub_path, 'the template of %s for %s has '
                                   'no bios or steps' % (config, rc))

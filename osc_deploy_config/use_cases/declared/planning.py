@@ -229,14 +229,23 @@ def _check_owners(declared, cloud, known, at):
 
 
 def _refuse_taken_names(cloud, found, at):
-    """A template to create may not bear the name of one the cloud holds
-    as something else (not this plugin's, or another config's): its
-    create would fail half-way through the apply."""
+    """A template to create may not serve a config and kind the cloud
+    already has a template for (a resource class spelled otherwise), nor
+    bear the name of one the cloud holds as something else (not this
+    plugin's, or another config's): its create would fail half-way
+    through the apply."""
     listed = {t['name']: t for t in cloud.templates}
+    known = dtemplates.by_config(t for t in cloud.templates if not (
+        t.get('extra') or {}).get(deploy_templates.DELETING))
     for change in found:
         if change.kind != dchanges.TEMPLATE or change.field != 'name' or \
                 change.action != dchanges.CREATE:
             continue
+        with at(_path_of(change.key)):
+            # one template per config and kind: another spelling of the
+            # class that placement names alike is the same kind
+            dtemplates.refuse_second_template(known, change.key[0],
+                                              change.after, change.key[1])
         taken = listed.get(change.after)
         if taken is not None and (taken.get('extra') or {}).get(
                 deploy_templates.DELETING):
@@ -245,6 +254,17 @@ def _refuse_taken_names(cloud, found, at):
                     'template %s is being deleted (an interrupted delete): '
                     'finish it (openstack baremetal deploy template delete '
                     '%s), then apply again' % (change.after, change.after))
+        if taken is not None and deploy_config.config_of(
+                taken.get('extra')) == change.key[0]:
+            with at(_path_of(change.key)):
+                raise exceptions.CommandError(
+                    'template %s exists in the cloud for %s on resource '
+                    'class %s, one kind in placement with %s (%s): one '
+                    'template per config and kind; spell the class as the '
+                    'cloud does' % (change.after, change.key[0], (
+                        taken.get('extra') or {}).get(
+                            deploy_config.EXTRA_CLASS), change.key[1],
+                        deploy_config.placement_class(change.key[1])))
         if taken is not None:
             with at(_path_of(change.key)):
                 raise exceptions.CommandError(
