@@ -156,6 +156,17 @@ class _Servers:
                                         name_or_id))
         return found[0]
 
+    def server_if_any(self, server_id):
+        """A server's details by ID, or None when nova answers 404 (gone):
+        any other error is raised, not taken for one."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            return self._request('GET', '/servers/%s' % urllib.parse.quote(
+                server_id, safe=''))['server']
+        except sdk_exceptions.NotFoundException:
+            return None
+
     def servers(self, all_projects=False, project=None):
         """Every server (of every project, or of one), with its flavor's
         details."""

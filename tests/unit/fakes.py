@@ -66,6 +66,21 @@ def gone_pid():
     return process.pid
 
 
+def holder(host, pid):
+    """The holder a lock reason of another process names."""
+    from osc_deploy_config.domain import toggle_states
+
+    return toggle_states.Holder(host, pid, '', '', '')
+
+
+def mine(pid):
+    """The holder a lock of this host's, with another PID, names (a
+    killed toggle's, with a gone PID)."""
+    from osc_deploy_config.use_cases.toggle import claim
+
+    return claim.me('dead')._replace(pid=pid)
+
+
 def response(status, body=None, url=URL):
     resp = requests.Response()
     resp.status_code = status

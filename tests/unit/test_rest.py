@@ -46,10 +46,21 @@ class TestSend(testtools.TestCase):
         self.api.deploy_templates()
         kwargs = self.proxy.request.call_args.kwargs
         self.assertEqual(rest.READ_RETRIES, kwargs['status_code_retries'])
-        self.assertEqual(rest.READ_RETRIES, kwargs['connect_retries'])
         self.assertEqual([503], kwargs['retriable_status_codes'])
+        # a refused connection is retried here, a timeout never
+        self.assertEqual(0, kwargs['connect_retries'])
+        self.assertEqual(tuple(rest.DEFAULT_TIMEOUTS), kwargs['timeout'])
+        slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
+        self.proxy.request.side_effect = [ksa_exceptions.ConnectFailure(
+            'Unable to establish connection to http://10.0.0.5:6385/v1: '
+            'Connection refused')] * 2 + [fakes.response(
+                200, {'deploy_templates': []})]
+        self.assertEqual([], self.api.deploy_templates())
+        self.assertEqual([mock.call(0.5), mock.call(1.0)],
+                         slept.call_args_list)
 
     def test_unreachable_service_in_one_line(self):
+        self.useFixture(fixtures.MockPatch('time.sleep'))
         self.proxy.request.side_effect = ksa_exceptions.ConnectFailure(
             'Unable to establish connection to http://10.0.0.5:6385/v1/'
             'deploy_templates: [Errno 111] Connection refused')
