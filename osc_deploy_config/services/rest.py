@@ -62,6 +62,7 @@ SERVICE_NAMES = {
 
 _SCOPE_REFUSED = 'requires a scope of'
 _URL = re.compile(r'https?://[^/\s:]+(:\d+)?')
+_FULL_URL = re.compile(r'https?://\S+')
 
 
 def relative_link(url, version_root):
@@ -312,6 +313,9 @@ def timed_out(service_type, method, path, url_text, at, timeout,
               bounded_by):
     """The one line for a request a service did not answer in time."""
     connect, read = timeout
+    found = _FULL_URL.search(url_text)
+    if found:
+        path = found.group(0)
     if at == 'connect':
         waited = 'connecting within %s s' % _seconds(connect)
     else:

@@ -26,9 +26,11 @@ from osc_deploy_config.use_cases.fleet import drive as drives
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import recovery
 
-# Why a rollout's read past its bounds is not sent.
-GRACE_RAN_OUT = ('--wait-timeout and the %d s of grace after it ran out'
-                 % drives.GRACE_SECONDS)
+
+def grace_ran_out():
+    """Why a rollout's read past its bounds is not sent."""
+    return ('--wait-timeout and the %d s of grace after it ran out'
+            % drives.GRACE_SECONDS)
 
 
 def leave(rollout, drive):
@@ -63,7 +65,7 @@ def read_back(rollout, drive):
     if not done:
         return
     try:
-        with rest.bounded(rollout.end, GRACE_RAN_OUT):
+        with rest.bounded(rollout.end, grace_ran_out()):
             seen = drive.budget.read()
     except Exception as exc:    # noqa: BLE001 - then not read back
         not_read_back(rollout, outcomes.one_line(exc))

@@ -133,6 +133,7 @@ class Rollout:
                 drive.go()
             except KeyboardInterrupt:
                 self.left_at_once = True
+                drive.why_not = drive.why_not or drive.stopped_by()
             except Exception as exc:    # noqa: BLE001 - the rows first
                 self.failures.append('the rollout: %s'
                                      % outcomes.one_line(exc))
@@ -179,7 +180,7 @@ class Rollout:
         """One server's toggle, in a worker: prepared again on its
         ``fresh`` (server, node), then carried out; a worker.Result.  Its
         reads end with the grace after the deadline."""
-        with rest.bounded(self.end, ending.GRACE_RAN_OUT):
+        with rest.bounded(self.end, ending.grace_ran_out()):
             toggle_ = one.prepared.strategy.toggle
             toggle_.say.on = True
             prepared = toggle_.prepare(self.fleet.reading(*fresh))
