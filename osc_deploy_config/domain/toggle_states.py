@@ -202,28 +202,41 @@ def refuse_live_toggle(server, holder):
             server['name'], by, server['id']), 'held by another toggle')
 
 
-def locks_since_unlock(actions):
-    """The request IDs of the locks since the last unlock, oldest first,
-    from a server's instance actions (newest first, as nova lists
-    them)."""
-    found = []
-    for action in actions:
-        if action['action'] == 'unlock':
-            break
-        if action['action'] == 'lock':
-            found.append(action['request_id'])
-    return found[::-1]
+def newest_action(actions):
+    """The request ID of the newest of a server's instance actions (newest
+    first, as nova lists them), or None: where a takeover starts."""
+    return actions[0]['request_id'] if actions else None
+
+
+def _since(actions, after):
+    """A server's instance actions in their order, after the action
+    ``after`` (all of them where it is not listed)."""
+    found = list(reversed(actions))
+    ids = [a['request_id'] for a in found]
+    return found[ids.index(after) + 1:] if after in ids else found
 
 
 def first_unmatched_lock(actions, after=None):
     """The request ID of the oldest lock since the last unlock, from a
-    server's instance actions, or None; ``after``: only the locks after
-    that one (a dead toggle's lock, locked over by a takeover), where the
-    last unlock did not come since."""
-    locks = locks_since_unlock(actions)
-    if after in locks:
-        locks = locks[locks.index(after) + 1:]
-    return locks[0] if locks else None
+    server's instance actions (newest first, as nova lists them), or None;
+    ``after``: only the locks after that action (where a takeover started:
+    the dead lock's are not the holder's)."""
+    first = None
+    for action in _since(actions, after):
+        if action['action'] == 'unlock':
+            first = None
+        elif action['action'] == 'lock' and first is None:
+            first = action['request_id']
+    return first
+
+
+def first_unlock(actions, after):
+    """The request ID of the first unlock after the action ``after``, or
+    None: of the owners' takeovers of one dead lock (nova lets a server's
+    own project lock it only while it is unlocked, so each unlocks it
+    first), the one that goes on."""
+    return next((a['request_id'] for a in _since(actions, after)
+                 if a['action'] == 'unlock'), None)
 
 
 # ------------------------------------------------------------ waits

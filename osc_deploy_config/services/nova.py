@@ -216,7 +216,8 @@ class _Servers:
         return self._action(server_id, {'lock': {'locked_reason': reason}})
 
     def unlock(self, server_id):
-        self._action(server_id, {'unlock': None})
+        """Unlock the server; returns the unlock's request ID."""
+        return self._action(server_id, {'unlock': None})
 
     def instance_actions(self, server_id, limit=50):
         """The server's latest instance actions, newest first."""

@@ -233,13 +233,23 @@ class TestTakeover(fakes.TestCommand):
         self.assertEqual(1, len(held), took)
         (loser,) = {first, second} - set(held)
         self.assertIn('is being toggled by another command', took[loser])
-        # no unlock: the takeovers locked over the dead lock, and the
-        # loser left the winner's lock alone
-        self.assertNotIn('unlock', self.nova.locks(self.server))
+        # no unlock (from another project): the takeovers locked over the
+        # dead lock, and the loser left the winner's lock alone; the
+        # owners' unlocks are each followed by a lock
+        if not self.nova.locks_as_owner:
+            self.assertNotIn('unlock', self.nova.locks(self.server))
+        self.assertEqual('lock', self.nova.locks(self.server)[-1])
         self.assertTrue(self.nova.servers[self.server['id']]['locked'])
         held[0].release()
         self.assertEqual('unlock', self.nova.locks(self.server)[-1])
         self.assertFalse(self.nova.servers[self.server['id']]['locked'])
+
+    def test_of_two_owners_that_find_one_dead_lock_exactly_one_proceeds(
+            self):
+        # nova ignores a lock of a locked server from its own project: the
+        # takeovers unlock, and the first unlock decides
+        self.nova.locks_as_owner = True
+        self.test_of_two_that_find_one_dead_lock_exactly_one_proceeds()
 
     def test_a_takeover_locks_over_the_dead_lock(self):
         claim = self.claim()

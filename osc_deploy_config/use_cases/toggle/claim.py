@@ -21,10 +21,15 @@ unlock holds the server; another gives up in one line, leaving the lock to
 the holder.  A lock of ours whose process is gone (a toggle killed on this
 host, in this PID namespace, or before this host's last boot) is taken
 over without an unlock: the takeover locks over it, and the oldest lock
-after the dead one holds the server, so that of two processes that find
-one dead lock exactly one goes on.  No process unlocks a lock it did not
-take: the holder unlocks when it ends, however it ends, and a lock whose
-request got no answer is found by its nonce, or said to be left.
+after the takeover began holds the server, so that of two processes that
+find one dead lock exactly one goes on, and the other leaves the lock to
+it.  Nova records a lock over a lock only from another project: the
+server's own project (its admin, a project's toggle) can lock it only
+while it is unlocked.  There each takeover unlocks first, and the first
+unlock after the takeovers began decides: the others lock it again for
+the holder, and give up.  The holder unlocks when it ends, however it
+ends; a lock whose request got no answer is found by its nonce, or said to
+be left.
 """
 
 import os
@@ -84,6 +89,22 @@ def alive(holder):
     return True
 
 
+def own_lock(nova, server, reason):
+    """The request ID of our lock (``reason``: its nonce is ours alone),
+    when a lock request got no answer but the server's reason is ours:
+    then ours is the newest lock.  None when that cannot be read or
+    told."""
+    try:
+        actions = nova.instance_actions(server['id'])
+        found = nova.find_server(server['id'])
+    except Exception:   # noqa: BLE001 - then not known
+        return None
+    if found.get('locked_reason') != reason:
+        return None
+    return next((a['request_id'] for a in actions
+                 if a['action'] == 'lock'), None)
+
+
 class Claim:
     """The lock a toggle of ``configs`` holds on ``server``, from
     ``take()`` to ``release()``.  ``server``: as read when the toggle was
@@ -101,9 +122,9 @@ class Claim:
         self.took_over = False
         # the request ID of our lock, sent but not yet known to hold
         self.undecided = None
-        # the dead toggle's lock this one locked over, and where ours must
-        # come after it
-        self.superseded = None
+        # the newest instance action when a takeover began: the locks
+        # (the owners' unlocks) after it decide who holds the server
+        self.anchor = None
         # a lock request whose answer was lost: ours may hold the server
         self.unknown = False
         # whether the server stays locked after release (an unlock failed)
@@ -141,8 +162,7 @@ class Claim:
             self.server = self.nova.find_server(server_id)
             self.refuse_held()
             if self.interrupted():
-                locks = toggle_states.locks_since_unlock(actions)
-                self.superseded = locks[-1] if locks else None
+                self.anchor = toggle_states.newest_action(actions)
                 self.say('  taking over the lock of an interrupted toggle')
                 self.took_over = True
             elif takeover_only:
@@ -150,38 +170,29 @@ class Claim:
         try:
             self.undecided = self.nova.lock(server_id, self.reason)
         except Exception:
-            self.undecided = self.own_lock()
+            self.undecided = own_lock(self.nova, self.server, self.reason)
             if self.undecided is None:
                 self.unknown = True
                 raise
         try:
-            self.decide()
+            actions = self.nova.instance_actions(server_id)
+            if self.took_over and self.undecided not in (
+                    a['request_id'] for a in actions):
+                # nova ignored the lock: the server's own project's
+                self.take_over_as_owner()
+            else:
+                self.decide(actions)
         except BaseException:
             self.release()
             raise
         return True
 
-    def own_lock(self):
-        """The request ID of our lock, when a lock request got no answer
-        but the server's reason is ours (its nonce): then ours is the
-        newest lock.  None when that cannot be read or told."""
-        try:
-            actions = self.nova.instance_actions(self.server['id'])
-            server = self.nova.find_server(self.server['id'])
-        except Exception:   # noqa: BLE001 - then not known
-            return None
-        if server.get('locked_reason') != self.reason:
-            return None
-        locks = toggle_states.locks_since_unlock(actions)
-        return locks[-1] if locks else None
-
-    def decide(self):
+    def decide(self, actions):
         """Hold the server if our lock is the oldest since the last unlock
-        (after the dead lock a takeover locked over); otherwise leave the
-        lock to its holder (Unavailable)."""
+        (and since the takeover began); otherwise leave the lock to its
+        holder (Unavailable)."""
         server_id = self.server['id']
-        first = toggle_states.first_unmatched_lock(
-            self.nova.instance_actions(server_id), after=self.superseded)
+        first = toggle_states.first_unmatched_lock(actions, after=self.anchor)
         if first != self.undecided:
             self.undecided = None
             holder = self.nova.find_server(server_id)
@@ -191,6 +202,30 @@ class Claim:
                     toggle_states.NOBODY))
         self.undecided = None
         self.held = True
+
+    def take_over_as_owner(self):
+        """The takeover of a dead lock by the server's own project, which
+        nova lets lock the server only while it is unlocked: unlock it,
+        and go on if ours is the first unlock since the takeovers began;
+        otherwise lock it again for the one that goes on (ours may have
+        undone its lock), and give up.  A toggle that locked it in
+        between (it found it unlocked) holds it."""
+        server_id = self.server['id']
+        self.undecided = None
+        unlocked = self.nova.unlock(server_id)
+        if toggle_states.first_unlock(self.nova.instance_actions(server_id),
+                                      self.anchor) != unlocked:
+            self.nova.lock(server_id, toggle_states.lock_reason_unnamed())
+            raise toggle_states.refuse_live_toggle(self.server,
+                                                   toggle_states.NOBODY)
+        self.held = True
+        self.nova.lock(server_id, self.reason)
+        found = self.nova.find_server(server_id)
+        holder = toggle_states.lock_holder(found)
+        if found.get('locked') and holder not in (self.holder,
+                                                  toggle_states.NOBODY):
+            self.held = False
+            raise toggle_states.refuse_live_toggle(found, holder)
 
     def leave_holder_unnamed(self, server):
         """An admin's lock replaces the reason: the one this toggle wrote
@@ -230,7 +265,7 @@ class Claim:
             try:
                 first = toggle_states.first_unmatched_lock(
                     self.nova.instance_actions(self.server['id']),
-                    after=self.superseded)
+                    after=self.anchor)
             except Exception:   # noqa: BLE001 - the lock names this process
                 self.left_locked = True
                 self.say('  server %s stays locked: whether by this toggle '
