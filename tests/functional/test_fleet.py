@@ -504,11 +504,11 @@ class TestFleet(FleetTestCase):
                         clouds_yaml=self.clouds_with(
                             'faulty', base.ADMIN,
                             baremetal_endpoint_override=ironic.url))
-                    chaos.at = point
+                    chaos.aim(point)
                     self.assertEqual('killed', self.run_killed_at(
                         argv, env, chaos.is_held), point)
                     reached.append(point)
-                    chaos.at = None
+                    chaos.aim(None)
                     done = subprocess.run(argv, env=env, text=True,
                                           capture_output=True)
                 self._commands.append('$ %s (rerun, exit %d)\n%s%s' % (
@@ -787,10 +787,14 @@ class RecoveryChaos:
 
     def __init__(self, node):
         self.node = node
-        self.at = None
-        self.armed = self.held = False
         self.services = 0
         self.lock = threading.Lock()
+        self.aim(None)
+
+    def aim(self, at):
+        """Kill at ``at`` (None: nowhere), every request passed on till
+        then."""
+        self.at, self.armed, self.held = at, False, False
 
     def is_held(self):
         return self.held
