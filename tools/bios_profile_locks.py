@@ -30,7 +30,7 @@ import textwrap
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from osc_deploy_config.domain import bios_profiles  # noqa: E402
+from osc_deploy_config.domain.hardware import bios_profiles  # noqa: E402
 from tests.unit import test_captured_registries as captured  # noqa: E402
 
 WIDTH = 79

@@ -85,6 +85,15 @@ class Transcript:
                              % ' '.join(argv))
         return done.stderr
 
+    def exits(self, code, *args, cloud='minicloud-admin'):
+        """Run and show a command; whether it exited with ``code``."""
+        argv = ['openstack', '--os-cloud', cloud, *args]
+        print('$ %s' % ' '.join(argv), flush=True)
+        done = self._openstack(argv[1:])
+        print(done.stdout + done.stderr, end='', flush=True)
+        print('[exit %d]' % done.returncode, flush=True)
+        return done.returncode == code
+
     def quiet(self, *args, cloud='minicloud-admin'):
         """Change the cloud without showing it."""
         done = self._openstack(['--os-cloud', cloud, *args])
@@ -486,6 +495,7 @@ def story(demo, workdir):
                and flavor['extra_specs'].get('trait:' + HT_OFF)
                == 'required')
     fleet_story(demo, host, (server_id, vm_id, plain_id, silver_id))
+    declared_story(demo, workdir)
 
 
 def self_service_story(demo, server_id, name):
@@ -681,6 +691,30 @@ def image_story(demo, workdir):
                and (row['Wanted'], row['Source'], row['Actual'],
                     row['In Effect']) == ('disabled', 'image',
                                           'HyperThreading=Disabled', 'yes'))
+
+
+def declared_story(demo, workdir):
+    demo.step('Configs as code: export, an edit, diff and apply')
+    path = os.path.join(workdir, 'deploy-config.yaml')
+    demo.run('deploy-config', 'export', '--file', path)
+    with open(path) as f:
+        text = f.read()
+    print(text, end='', flush=True)
+    demo.check('the cloud applied to itself changes nothing (diff exits 0)',
+               demo.exits(0, 'deploy-config', 'diff', '-f', path))
+    edited = text.replace('  %s:\n    hyperthreading: disabled' % IMAGE,
+                          '  %s:\n    hyperthreading: enabled' % IMAGE)
+    with open(path, 'w') as f:
+        f.write(edited)
+    demo.check('one edited value: diff exits 1 and shows that change',
+               edited != text and demo.exits(1, 'deploy-config', 'diff',
+                                             '-f', path))
+    demo.run('deploy-config', 'apply', '-f', path)
+    demo.check('applied: the image asks for hyperthreading=enabled, and '
+               'diff exits 0',
+               demo.query('image', 'deploy-config', 'show', IMAGE)[
+                   'deploy_configs'] == ['hyperthreading=enabled']
+               and demo.exits(0, 'deploy-config', 'diff', '-f', path))
 
 
 def main(argv):

@@ -13,4 +13,12 @@
 """The decisions: plain functions over the plain data the APIs return (and
 namedtuples and dataclasses of our own).  No I/O and no SDK: every module
 here is tested without mocks, and the layers above read, call these, and
-write."""
+write.
+
+In rooms, by what a rule is about, as ``use_cases/`` is cut: ``configs``
+(configs, templates, steps, a flavor's or an image's specs) at the ground;
+``hardware`` (BIOS, tagging) and ``toggle`` (one server's) on it;
+``servers`` (what a server runs, its boot, its rebuild); ``fleet`` (a
+rollout) and ``grants`` (a project's) on top.  Each room's docstring says
+which others it may import (``tests/unit/test_layers.py`` keeps it so).
+"""

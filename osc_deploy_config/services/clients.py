@@ -175,21 +175,62 @@ class Clients:
         toggle's lock and a node's servicing by the operator take."""
         return 'admin' in self.roles()
 
+    def own_project_name(self):
+        """The name of the project the token is scoped to (no request)."""
+        conn = self.connection
+        try:
+            return conn.session.auth.get_access(conn.session).project_name
+        except Exception as exc:    # noqa: BLE001 - then not known
+            LOG.debug('no project name read from the token: %s', exc)
+            return None
+
     def own_project(self):
         """The ID of the project the token is scoped to (no request)."""
         return self.connection.current_project_id
 
-    def project_id(self, name_or_id):
-        """A project's ID, by its name or ID (keystone)."""
+    def project_id(self, name_or_id, domain=None):
+        """A project's ID, by its ID, or by its name within ``domain``
+        (name or ID; any domain when not given): one line when there is
+        none, or when the name (or the ID and a name) fits several."""
         from openstack import exceptions as sdk_exceptions
         from osc_lib import exceptions
 
+        identity = self.connection.identity
+        domain_id = None
+        if domain:
+            try:
+                domain_id = identity.find_domain(
+                    domain, ignore_missing=False).id
+            except sdk_exceptions.ResourceNotFound:
+                raise exceptions.CommandError(
+                    'No domain with a name or ID of %s' % domain) from None
+        by_id = None
         try:
-            return self.connection.identity.find_project(
-                name_or_id, ignore_missing=False).id
-        except sdk_exceptions.ResourceNotFound:
-            raise exceptions.CommandError(
-                'No project with a name or ID of %s' % name_or_id) from None
+            by_id = identity.get_project(name_or_id)
+        except sdk_exceptions.NotFoundException:
+            pass
+        query = {'name': name_or_id}
+        if domain_id:
+            query['domain_id'] = domain_id
+        try:
+            found = {p.id: p for p in identity.projects(**query)}
+        except sdk_exceptions.ForbiddenException:
+            found = {}          # a project's own token: by ID only
+        if by_id is not None and (
+                domain_id is None or by_id.domain_id == domain_id):
+            found.setdefault(by_id.id, by_id)
+        if len(found) == 1:
+            return next(iter(found))
+        if not found:
+            raise exceptions.CommandError('No project with a name or ID of '
+                                          '%s%s' % (name_or_id, ' in domain %s'
+                                                    % domain if domain
+                                                    else ''))
+        raise exceptions.CommandError(
+            'Project %s is ambiguous: %s. Give its ID, or its name with '
+            '--project-domain.' % (name_or_id, '; '.join(
+                '%s (%s, domain %s)' % (p.id, p.name, p.domain_id)
+                for p in sorted(found.values(), key=lambda p: p.id))))
 
     def project_names(self):
         """{project ID: name} of every project (keystone)."""
@@ -217,3 +258,19 @@ class Clients:
             (system or conn).config.config['baremetal_api_version'] = '1'
             self._baremetal = proxy_of(system or conn, 'baremetal')
         return self._baremetal
+
+
+class ConnectionClients(Clients):
+    """``Clients`` over a connection of their own, not OSC's (the
+    short-lived users of ``project deploy-config check``)."""
+
+    def __init__(self, conn):
+        super().__init__(None)
+        self._conn = conn
+
+    @property
+    def connection(self):
+        return self._conn
+
+    def setting(self, name):
+        return self._conn.config.config.get(name)

@@ -37,6 +37,16 @@ class Glance(rest.Api):
         return {image['id']: image
                 for image in self._pages('/images?limit=1000', 'images')}
 
+    def any_image_id(self):
+        """The ID of one image these credentials see, or None."""
+        found = self._request('GET', '/images?limit=1')['images']
+        return found[0]['id'] if found else None
+
+    def probe_create(self, body):
+        """The HTTP status of an image create (a probe of
+        ``domain.hardening``, built to store nothing)."""
+        return self.probe('POST', '/images', json=body)
+
     def find_image(self, name_or_id):
         """An image (its properties as top-level keys) by ID or name: one
         request."""

@@ -36,7 +36,7 @@ PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'target_provision_state', 'provision_updated_at',
                     'maintenance', 'maintenance_reason', 'last_error',
                     'traits', 'properties', 'extra', 'owner',
-                    'resource_class', 'raid_config')
+                    'resource_class', 'raid_config', 'lessee')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'provision_updated_at', 'last_error')
@@ -113,7 +113,66 @@ class Runbooks:
                       json={'target': 'service', 'runbook': runbook})
 
 
-class Ironic(Runbooks, rest.Api):
+class NodeHistory:
+    """A node's history (API 1.78): what proves a servicing ran.  Part of
+    ``Ironic``."""
+
+    def history_since(self, node, since, page=50):
+        """The node's history events after ``since`` (and the first at or
+        before it), newest first: pages of ``page`` until one reaches
+        back to it, or the history ends."""
+        from osc_deploy_config.domain.toggle import toggle_record
+
+        found, marker = [], ''
+        while True:
+            events = self._request(
+                'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
+                '%s' % (node, page, marker), versions.NODE_HISTORY)['history']
+            found += events
+            if len(events) < page or not toggle_record.after(
+                    events[-1].get('created_at'), since):
+                return found
+            marker = '&marker=%s' % events[-1]['uuid']
+
+    def histories_since(self, since_by_node):
+        """{node: ``history_since``} of many nodes, READERS at a time."""
+        import concurrent.futures
+
+        nodes = list(since_by_node)
+        if not nodes:
+            return {}
+        with concurrent.futures.ThreadPoolExecutor(
+                min(READERS, len(nodes))) as pool:
+            return dict(zip(nodes, pool.map(
+                lambda n: self.history_since(n, since_by_node[n]), nodes),
+                strict=True))
+
+    def node_history(self, node, limit=20):
+        """The node's latest history events, in detail, newest first."""
+        return self._request(
+            'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
+            % (node, limit), versions.NODE_HISTORY)['history']
+
+
+class Leases:
+    """Which project each node with an instance is leased to (API 1.65),
+    and the probe of its ``instance_info`` that ``project deploy-config
+    check`` makes.  Part of ``Ironic``."""
+
+    def leases(self):
+        """Every node with an instance, its instance and lessee (API
+        1.65), in as few requests as the server allows."""
+        return [n for n in self._list('nodes', {
+            'fields': 'uuid,name,instance_uuid,lessee'}, limit=0,
+            feature=versions.NODE_LESSEE) if n.get('instance_uuid')]
+
+    def probe_instance_info(self, node, patch):
+        """The HTTP status of a node PATCH of ``instance_info`` (a probe
+        of ``domain.hardening``, built to write nothing)."""
+        return self.probe('PATCH', '/nodes/%s' % node, json=patch)
+
+
+class Ironic(Runbooks, NodeHistory, Leases, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 
@@ -149,17 +208,21 @@ class Ironic(Runbooks, rest.Api):
                         "under ironic's default policy only a system-scoped "
                         'one sees them all.')
 
+    def reaches(self, feature):
+        """Whether this ironic's range reaches a feature's version; None
+        when discovery does not tell."""
+        try:
+            endpoint = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - not known
+            endpoint = None
+        return versions.reaches(endpoint, feature)
+
     def validates_bios_steps(self):
         """Whether this ironic refuses, before any write, a BIOS setting
         its cache holds read-only or a value its cached registry does not
         allow, whatever else the step sets (37.0 and later).  Where its
         range is unknown, it is taken to: the careful reading."""
-        try:
-            endpoint = self.proxy.get_endpoint_data()
-        except Exception:   # noqa: BLE001 - unknown: the careful reading
-            endpoint = None
-        return versions.reaches(endpoint,
-                                versions.BIOS_STEPS_VALIDATED) is not False
+        return self.reaches(versions.BIOS_STEPS_VALIDATED) is not False
 
     def retriable_writes(self, method, path):
         """A node write refused with 409 found the node locked by the
@@ -188,7 +251,7 @@ class Ironic(Runbooks, rest.Api):
         """templates.ConfigTemplates of every template that realises a
         deploy config: one listing of every page, with these fields and
         ``extra`` (``fields=None``: every field)."""
-        from osc_deploy_config.domain import templates
+        from osc_deploy_config.domain.configs import templates
 
         if fields is not None:
             fields = list(dict.fromkeys([*fields, 'extra']))
@@ -252,12 +315,6 @@ class Ironic(Runbooks, rest.Api):
                 min(READERS, len(nodes))) as pool:
             return dict(zip(nodes, pool.map(self.bios_registry, nodes),
                             strict=True))
-
-    def node_history(self, node, limit=20):
-        """The node's latest history events, in detail, newest first."""
-        return self._request(
-            'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
-            % (node, limit), versions.NODE_HISTORY)['history']
 
     def service(self, node, steps):
         """Run service steps on an active node (ironic servicing)."""

@@ -172,6 +172,27 @@ class Api:
             return (min(connect, left), left), _bound.why
         return (connect, read), TIMEOUTS_SETTING
 
+    def probe(self, method, path, **kwargs):
+        """A request whose answer is the point, refusals included: its
+        HTTP status, never retried, never raised (but a service that
+        cannot be reached, or does not answer in time, in one line)."""
+        from keystoneauth1 import exceptions as ksa_exceptions
+
+        self._check_supported(self.features)
+        timeout, bounded_by = self._timeout(method, path)
+        try:
+            return self.proxy.request(
+                path, method, microversion=self.version, raise_exc=False,
+                status_code_retries=0, connect_retries=0, timeout=timeout,
+                **kwargs).status_code
+        except ksa_exceptions.ConnectTimeout as exc:
+            raise timed_out(self.service_type, method, path, str(exc),
+                            _timed_out_at(exc), timeout,
+                            bounded_by) from None
+        except ksa_exceptions.ConnectionError as exc:
+            raise unreachable(self.service_type, str(exc),
+                              _reason(exc)) from None
+
     def _retries(self, method, path):
         """What keystoneauth retries: a read answered 503; a write only
         where the service says it is safe (``retriable_writes``).  Never

@@ -31,6 +31,8 @@ from osc_lib import exceptions
 # The features our calls need; each names itself in a version error.
 DEPLOY_TEMPLATES = 'deploy templates'
 NODE_TRAITS = 'node traits'
+# a node's lessee (1.65): the project a project's toggle must be
+NODE_LESSEE = 'node lessee'
 NODE_RETIREMENT = 'node retirement'
 NODE_SERVICING = 'node servicing'
 NODE_BIOS = 'node BIOS settings'
@@ -65,6 +67,7 @@ NEEDS = {
     DEPLOY_TEMPLATES: ('baremetal', '1.55'),
     NODE_TRAITS: ('baremetal', '1.37'),
     NODE_RETIREMENT: ('baremetal', '1.61'),
+    NODE_LESSEE: ('baremetal', '1.65'),
     NODE_SERVICING: ('baremetal', '1.87'),
     NODE_BIOS: ('baremetal', '1.40'),
     NODE_BIOS_REGISTRY: ('baremetal', '1.74'),

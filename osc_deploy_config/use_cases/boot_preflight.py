@@ -28,8 +28,8 @@ import logging
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import preflight
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.servers import preflight
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

@@ -23,18 +23,22 @@ from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 from osc_lib import utils
 
-from osc_deploy_config.domain import bios_prepare
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import bios_vocabulary
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import tagging
-from osc_deploy_config.domain import templates
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.hardware import bios_prepare
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import bios_vocabulary
+from osc_deploy_config.domain.hardware import effects
+from osc_deploy_config.domain.hardware import tagging
+from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import hardware_kinds
 
 LOG = logging.getLogger(__name__)
+# In a template's extra: its delete is under way (a rerun finishes it).
+DELETING = 'deploy_config_deleting'
 
 
 def create(clients, given, dry_run=False):
@@ -65,8 +69,13 @@ def create(clients, given, dry_run=False):
         given.uuid, given.resource_class)
     ironic = clients.ironic()
     if config:
+        deploy_config.refuse_standard_name(name)
         templates.refuse_second_template(ironic.config_templates(), config,
                                          name, given.resource_class)
+    if given.resource_class:
+        deploy_config.refuse_alike_classes(given.resource_class, [
+            n.get('resource_class') for n in ironic.nodes(
+                ('uuid', 'resource_class'))])
     warnings = check_bios_registry(clients, body['steps'], body.get('extra'))
     if dry_run:
         _warn(warnings)
@@ -95,6 +104,15 @@ def update(clients, ident, given):
         return False
     ironic = clients.ironic()
     current = find(ironic, ident)
+    _refuse_granted(current, name=given.name, steps=steps,
+                    config=config or set(extra) & grants.CONTENT_KEYS,
+                    resource_class=given.resource_class)
+    if given.resource_class:
+        deploy_config.refuse_alike_classes(given.resource_class, [
+            n.get('resource_class') for n in ironic.nodes(
+                ('uuid', 'resource_class'))])
+    if annotating or deploy_config.config_of(current.get('extra')):
+        deploy_config.refuse_standard_name(given.name or current['name'])
     if annotating:
         config, traits = templates.annotation_for_set(
             current, config, given.requires_traits, given.no_requires_trait)
@@ -113,6 +131,16 @@ def update(clients, ident, given):
     if steps:
         _warn_deploy_only(given.name or current['name'], steps)
     return True
+
+
+def _refuse_granted(template, **changing):
+    """One line when a change of what a grant is of (its name, steps,
+    config or resource class, or the grant's record) would reach a
+    granted template."""
+    changed = [what.replace('_', ' ') for what, on in changing.items() if on]
+    if changed:
+        grants.refuse_granted_change(template, 'changing its %s' % (
+            ', '.join(changed)))
 
 
 def _warn(warnings):
@@ -135,26 +163,90 @@ def unset(clients, ident, keys, config=False):
         templates.extra_path(key)
     ironic = clients.ironic()
     current = find(ironic, ident)
+    _refuse_granted(current, config=config or set(keys) & (
+        grants.CONTENT_KEYS))
     ironic.patch_deploy_template(current['uuid'], templates.unset_patch(
         current, keys, config))
 
 
 def delete(clients, idents):
-    """Delete each template; (the deleted ones, a line per failure)."""
-    ironic = clients.ironic()
+    """Delete each template, with what lets ironic run its steps: the
+    runbooks that carry its trait, then its trait on the nodes, the
+    template last (a rerun after a failure finds it and finishes); a
+    granted template is refused.  (The deleted ones, a line per
+    failure.)"""
+    ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS)
     deleted, failures = [], []
     for ident in idents:
-        try:
-            ironic.delete_deploy_template(ident)
-        except sdk_exceptions.NotFoundException:
-            failures.append('Failed to delete deploy template %s: not found'
-                            % ident)
-        except sdk_exceptions.HttpException as exc:
+        failure = _delete_one(ironic, ident)
+        if failure:
             failures.append('Failed to delete deploy template %s: %s'
-                            % (ident, exc.details or exc))
+                            % (ident, failure))
         else:
             deleted.append(ident)
     return deleted, failures
+
+
+def _delete_one(ironic, ident):
+    """Delete one template and what runs its steps; why not, or None.
+    The first write marks the template, which takes the rights its
+    delete takes: who may not delete it changes nothing."""
+    try:
+        template = ironic.deploy_template(ident)
+        grants.refuse_granted_change(template, 'deleting it')
+        if not (template.get('extra') or {}).get(DELETING):
+            ironic.patch_deploy_template(template['uuid'], [{
+                'op': 'add', 'path': '/extra/%s' % DELETING, 'value': True}])
+        _cascade(ironic, template['name'])
+        ironic.delete_deploy_template(template['uuid'])
+    except grants.GrantedTemplate as exc:
+        return str(exc)
+    except sdk_exceptions.NotFoundException:
+        return 'not found'
+    except sdk_exceptions.HttpException as exc:
+        return '%s (a rerun finishes the delete)' % (exc.details or exc)
+    return None
+
+
+def _cascade(ironic, trait):
+    """Take the template's trait off every runbook that carries it
+    (deleting those that carry no other: ironic would run them on the
+    nodes tagged), then off every node but those whose instance was
+    deployed with it (ironic refuses their rebuild otherwise; sync
+    removes it once the instance goes)."""
+    for runbook in _runbooks(ironic):
+        traits = runbook.get('traits') or ()
+        if trait not in traits:
+            continue
+        LOG.warning('%s runbook %s (project %s), which runs on the nodes '
+                    'tagged %s', 'Deleting' if len(traits) == 1 else
+                    'Taking %s off' % trait, runbook['name'],
+                    runbook.get('owner') or '-', trait)
+        if len(traits) == 1:
+            ironic.delete_runbook(runbook['uuid'])
+        else:
+            ironic.set_runbook_traits(runbook['uuid'], [
+                t for t in traits if t != trait])
+    for node in ironic.nodes(('uuid', 'name', 'traits', 'instance_info')):
+        if trait not in (node.get('traits') or ()):
+            continue
+        if trait in ((node.get('instance_info') or {}).get('traits') or ()):
+            LOG.warning('Node %s keeps trait %s: its instance was deployed '
+                        'with it (sync --prune removes it once the instance '
+                        'goes)', node.get('name') or node['uuid'], trait)
+            continue
+        ironic.remove_node_trait(node['uuid'], trait)
+
+
+def _runbooks(ironic):
+    """Every runbook, or none where this ironic has no project runbooks
+    (before API 1.112)."""
+    if ironic.reaches(versions.PROJECT_RUNBOOKS) is False:
+        return []
+    try:
+        return ironic.runbooks()
+    except sdk_exceptions.NotFoundException:
+        return []
 
 
 def show(clients, ident=None, config=None, fields=(), resource_class=None):

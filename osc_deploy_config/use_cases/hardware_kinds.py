@@ -26,14 +26,14 @@ import logging
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import bios_vocabulary
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import tagging
-from osc_deploy_config.domain import templates
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import bios_vocabulary
+from osc_deploy_config.domain.hardware import effects
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)

@@ -12,7 +12,8 @@
 
 """``baremetal node deploy-config prepare``: set the vendor profiles that
 the configs of a node's kind need, once, by manual cleaning
-(``domain.bios_prepare``), then tag the node for what it can take now.
+(``domain.hardware.bios_prepare``), then tag the node for what it can take
+now.
 
 Every node is read and judged before the first write; a node in a state
 prepare does not take gets its row and changes nothing.  Each wait ends on
@@ -26,11 +27,11 @@ does the rest.
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import bios_prepare
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
-from osc_deploy_config.domain import templates as dtemplates
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.hardware import bios_prepare
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases import node_tags
 from osc_deploy_config.use_cases.toggle import waits

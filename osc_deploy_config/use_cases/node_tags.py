@@ -30,9 +30,9 @@ import time
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
-from osc_deploy_config.domain import templates as dtemplates
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

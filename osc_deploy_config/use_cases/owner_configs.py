@@ -26,8 +26,9 @@ import logging
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
@@ -233,7 +234,7 @@ def show_flavor(clients, ref):
         nodes = ironic.nodes(ironic_api.TAGGING_FIELDS)
         ironic.warn_if_nodes_hidden(nodes, LOG)
     candidates, free = scheduler_view(clients, flavor)
-    report = config_specs.report(flavor, by_config, nodes, candidates, free)
+    report = tagging.report(flavor, by_config, nodes, candidates, free)
     for warning in report.drift:
         LOG.warning('%s', warning)
     return {

@@ -24,9 +24,9 @@ flavor match what is wanted.
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import grant_flavors
-from osc_deploy_config.domain import grants
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.grants import grant_flavors
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
@@ -64,11 +64,11 @@ def _known(ironic):
     return ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
 
 
-def grant(clients, project, config_texts, dry_run=False):
+def grant(clients, project, config_texts, dry_run=False, domain=None):
     """Grant the configs to the project: (COLUMNS, a row per template
     record, runbook and derived flavor)."""
     configs = _configs(config_texts)
-    project_id = clients.project_id(project)
+    project_id = clients.project_id(project, domain)
     ironic = _ironic(clients)
     known = _known(ironic)
     changes = grants.plan(project_id, configs, known, ironic.runbooks())
@@ -111,16 +111,17 @@ def _row(change):
             change.action, change.why)
 
 
-def withdraw(clients, project, config_texts=(), every=False):
+def withdraw(clients, project, config_texts=(), every=False, domain=None):
     """Withdraw the configs (``every``: all) from the project: its grant
     runbooks deleted, the templates' records of it dropped, the derived
     flavors closed to it; (COLUMNS, rows)."""
     if bool(config_texts) == bool(every):
         raise exceptions.CommandError('Give the configs to withdraw, or --all')
     configs = None if every else _configs(config_texts)
-    project_id = clients.project_id(project)
     ironic = _ironic(clients)
-    changes = grants.withdraw(project_id, configs, _known(ironic),
+    known = _known(ironic)
+    project_id = _withdrawn_project(clients, project, domain, known)
+    changes = grants.withdraw(project_id, configs, known,
                               ironic.runbooks(project=project_id))
     nova = clients.nova()
     listed = nova.flavors()
@@ -137,60 +138,86 @@ def withdraw(clients, project, config_texts=(), every=False):
         for f in closed]
 
 
-def show(clients, project):
+def _withdrawn_project(clients, project, domain, known):
+    """The project to withdraw from: as keystone finds it, or, for a
+    project keystone no longer knows, its ID as the templates record a
+    grant to it (a grant must be withdrawable after its project)."""
+    try:
+        return clients.project_id(project, domain)
+    except exceptions.CommandError:
+        if project in grants.by_project(known) and not domain:
+            return project
+        raise
+
+
+def show(clients, project, domain=None):
     """(SHOW_COLUMNS, rows): what the project may switch to (the
     templates' record of its grants), each runbook and how it matches its
-    template; a runbook of the project's own that looks like a grant's is
-    named as none."""
-    project_id = clients.project_id(project)
+    template; then every other runbook ironic would let the project run,
+    whatever its annotation says."""
+    project_id = clients.project_id(project, domain)
     ironic = _ironic(clients)
     known = _known(ironic)
     runbooks = ironic.runbooks()
-    rows = []
+    rows, shown = [], set()
     for config, changes in _state(project_id, known, runbooks):
+        shown.update(c.name for c in changes if c.found is not None)
         rows += [(str(config), c.resource_class, c.name, _template_of(c),
                   _said(c)) for c in changes if c.action != grants.RECORD]
-    return SHOW_COLUMNS, rows + _not_granted(project_id, known, runbooks)
+    return SHOW_COLUMNS, rows + _not_granted(project_id, known, runbooks,
+                                             shown)
 
 
 def _template_of(change):
-    return (change.wanted or {}).get('traits', [None])[0] or (
-        change.found['extra'][grants.EXTRA_GRANT])
+    if change.wanted is not None:
+        return change.wanted['traits'][0]
+    if change.found is not None:
+        return (change.found.get('extra') or {}).get(grants.EXTRA_GRANT)
+    return None
 
 
 def _state(project_id, known, runbooks):
     """[(Config, [grants.Change])] of each config the templates record as
     granted to the project, as ``set`` would plan it now (a config that
-    can no longer be granted: its one line)."""
+    can no longer be granted, or whose template changed since: its one
+    line)."""
     found = []
     for config in grants.by_project(known).get(project_id, []):
         try:
             changes = grants.plan(project_id, [config], known, runbooks)
+            stale = [t['name'] for _, t in grants.serving(config, known)
+                     if project_id in grants.stale_projects(t)]
+            if stale:
+                raise exceptions.CommandError(
+                    'stale: template %s changed since the grant, which '
+                    'counts for nothing until granted again (openstack '
+                    'project deploy-config set %s %s)' % (
+                        ', '.join(stale), project_id, config))
         except exceptions.CommandError as exc:
             changes = [grants.Change(
                 grants.REPAIR, config, None, r['name'], None, r, str(exc))
                 for r in runbooks if r.get('owner') == project_id
                 and grants.granted_config(r) == config] or [grants.Change(
                     grants.REPAIR, config, None, None, None, None, str(exc))]
-            changes = [c._replace(why='%s (withdraw it: openstack project '
-                                      'deploy-config unset)' % c.why)
+            changes = [c._replace(why='%s (or withdraw it: openstack '
+                                      'project deploy-config unset)' % c.why)
                        for c in changes]
         found.append((config, changes))
     return found
 
 
-def _not_granted(project_id, known, runbooks):
-    """Rows of the project's runbooks that say they publish a grant the
-    templates do not record (made by the project itself, or left)."""
-    granted = set(grants.by_project(known).get(project_id, []))
-    return [(str(grants.granted_config(r)), None, r['name'],
-             r['extra'][grants.EXTRA_GRANT],
-             'not a grant: the operator has not granted %s to the project; '
-             'the operator\'s tools trust nothing of it (openstack baremetal '
-             'runbook delete %s)' % (grants.granted_config(r), r['name']))
-            for r in runbooks if r.get('owner') == project_id
-            and grants.granted_config(r)
-            and grants.granted_config(r) not in granted]
+def _not_granted(project_id, known, runbooks, shown):
+    """Rows of the runbooks ironic lets the project run on nodes tagged
+    for a template, other than its grant's (``shown``): made by the
+    project itself, left, or public, whatever they say they are."""
+    return [(str(grants.granted_config(r) or ''), None, r['name'],
+             (r.get('extra') or {}).get(grants.EXTRA_GRANT),
+             'published and runnable on nodes tagged %s, but not a grant: '
+             'the operator has not granted it to the project (openstack '
+             'baremetal runbook delete %s)' % (
+                 ', '.join(sorted(r.get('traits') or ())), r['name']))
+            for r in grants.runnable(runbooks, known, project_id)
+            if r['name'] not in shown]
 
 
 def _said(change):
@@ -211,13 +238,23 @@ def list_grants(clients):
     runbooks = ironic.runbooks()
     names = clients.project_names()
     rows = []
-    for project_id in sorted(grants.by_project(known)):
+    owners = {r['owner'] for r in runbooks if r.get('owner')}
+    for project_id in sorted(set(grants.by_project(known)) | owners):
+        shown = set()
         for config, changes in _state(project_id, known, runbooks):
+            shown.update(c.name for c in changes if c.found is not None)
             drift = [c for c in changes if c.action != grants.KEEP]
             rows.append((names.get(project_id, project_id), str(config),
                          len([c for c in changes if c.action in (
                              grants.KEEP, grants.REPAIR) and c.found]),
                          '; '.join(_said(c) for c in drift) or 'ok'))
+        others = [r['name'] for r in grants.runnable(runbooks, known,
+                                                     project_id)
+                  if r['name'] not in shown and r.get('owner') == project_id]
+        if others:
+            rows.append((names.get(project_id, project_id), None,
+                         len(others), 'published and runnable, but not a '
+                         'grant: %s' % ', '.join(others)))
     return LIST_COLUMNS, rows
 
 

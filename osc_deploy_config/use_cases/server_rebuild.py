@@ -28,9 +28,9 @@ import logging
 from openstack.compute.v2 import server as sdk_server
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import rebuild_plan
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.servers import rebuild_plan
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority
 from osc_deploy_config.use_cases.toggle import toggle

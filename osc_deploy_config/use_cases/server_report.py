@@ -15,9 +15,9 @@ deploy-config show|list`` (``server_configs`` decides, this reads)."""
 
 import concurrent.futures
 
-from osc_deploy_config.domain import fleet_plan
-from osc_deploy_config.domain import server_configs
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.domain.servers import server_configs
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 

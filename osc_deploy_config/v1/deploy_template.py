@@ -100,7 +100,7 @@ def _add_resource_class(parser, creating):
 
 def _given(parsed_args, stdin):
     """What the user gave to create or change a template, as given."""
-    from osc_deploy_config.domain import templates
+    from osc_deploy_config.domain.configs import templates
 
     return templates.TemplateInput(
         getattr(parsed_args, 'name', None), getattr(parsed_args, 'uuid', None),

@@ -27,7 +27,11 @@ def _project_grants():
 
 def _project_argument(parser):
     parser.add_argument('project', metavar='<project>',
-                        help='Project (name or ID).')
+                        help='Project (ID, or name: see --project-domain).')
+    parser.add_argument('--project-domain', metavar='<project-domain>',
+                        help='Domain the project belongs to (name or ID): '
+                             'a name found in several domains is refused '
+                             'without it.')
 
 
 class SetProjectDeployConfig(cli.OneLineErrors, command.Lister):
@@ -61,7 +65,8 @@ class SetProjectDeployConfig(cli.OneLineErrors, command.Lister):
     def take_action(self, parsed_args):
         return _project_grants().grant(
             self.app.client_manager.deploy_config, parsed_args.project,
-            parsed_args.configs, parsed_args.dry_run)
+            parsed_args.configs, parsed_args.dry_run,
+            parsed_args.project_domain)
 
 
 class UnsetProjectDeployConfig(cli.OneLineErrors, command.Lister):
@@ -82,7 +87,8 @@ class UnsetProjectDeployConfig(cli.OneLineErrors, command.Lister):
     def take_action(self, parsed_args):
         return _project_grants().withdraw(
             self.app.client_manager.deploy_config, parsed_args.project,
-            parsed_args.configs, parsed_args.every)
+            parsed_args.configs, parsed_args.every,
+            parsed_args.project_domain)
 
 
 class ShowProjectDeployConfig(cli.OneLineErrors, command.Lister):
@@ -97,7 +103,8 @@ class ShowProjectDeployConfig(cli.OneLineErrors, command.Lister):
 
     def take_action(self, parsed_args):
         return _project_grants().show(self.app.client_manager.deploy_config,
-                                      parsed_args.project)
+                                      parsed_args.project,
+                                      parsed_args.project_domain)
 
 
 class ListProjectDeployConfig(cli.OneLineErrors, command.Lister):
@@ -108,3 +115,28 @@ class ListProjectDeployConfig(cli.OneLineErrors, command.Lister):
     def take_action(self, parsed_args):
         return _project_grants().list_grants(
             self.app.client_manager.deploy_config)
+
+
+class CheckProjectDeployConfig(cli.OneLineErrors, command.Lister):
+    _description = (
+        'Check whether a project can reach a deploy config around its '
+        'grant: probe each door (its nodes\' instance_info, image '
+        'properties that ask for a template, a node leased to another '
+        'project) with a manager\'s and a member\'s token of the project, '
+        'in requests that change nothing, and say whether it is open or '
+        'closed, with the line of the shipped hardening that closes it. '
+        'Run by the operator (an admin), the tokens are those of '
+        'short-lived users made in the project for the check and always '
+        'removed; run by a project\'s manager or member, its own.')
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        _project_argument(parser)
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.use_cases import hardening_check
+
+        return hardening_check.check(self.app.client_manager.deploy_config,
+                                     parsed_args.project,
+                                     parsed_args.project_domain)

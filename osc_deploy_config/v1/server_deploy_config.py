@@ -125,7 +125,7 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config.domain import deploy_config
+        from osc_deploy_config.domain.configs import deploy_config
         from osc_deploy_config.use_cases.fleet import rollout
 
         configs = [deploy_config.parse_config(c)
@@ -143,7 +143,7 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
     def run(self, parsed_args):
         """The rows first, whatever happens; then the exit status: 130
         after Ctrl-C, 1 unless the fleet got there."""
-        from osc_deploy_config.domain import fleet_plan
+        from osc_deploy_config.domain.fleet import fleet_plan
 
         self.rollout, self.rows = None, []
         code = super().run(parsed_args)

@@ -109,7 +109,7 @@ class ResizeDeployConfigHook(hooks.CommandHook):
         if not parsed_args.deploy_configs:
             self.refuse_options_alone(parsed_args)
             return parsed_args
-        from osc_deploy_config.domain import deploy_config
+        from osc_deploy_config.domain.configs import deploy_config
         from osc_deploy_config.use_cases.toggle import toggle
 
         configs = [deploy_config.parse_config(c)

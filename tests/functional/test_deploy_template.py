@@ -220,14 +220,25 @@ class TestSync(DeployConfigTestCase):
         self.assertNotIn(name, self.node_traits()['bm-1'])
 
 
+    def test_delete_takes_the_templates_trait_off_the_nodes(self):
+        _, template = self.new_config()
+        name = template['name']
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
+        self.assertIn(name, self.node_traits()['bm-0'])
+        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
+                       parse=False)
+        self.assertEqual([], [n for n, t in self.node_traits().items()
+                              if name in t])
+
     def test_prune_removes_the_traits_of_a_deleted_template(self):
+        # deleted with ironic's own API: our delete would have taken them
         _, template = self.new_config()
         name = template['name']
         self.openstack('baremetal', 'node', 'deploy-config', 'sync', name)
         tagged = sorted(n for n, t in self.node_traits().items() if name in t)
         self.assertEqual(['bm-0', 'bm-1', 'bm-3'], tagged)
-        self.openstack('baremetal', 'deploy', 'template', 'delete', name,
-                       parse=False)
+        self.sdk(base.SYSTEM_ADMIN).baremetal.delete_deploy_template(
+            template['uuid'])
 
         reported = self.openstack('baremetal', 'node', 'deploy-config',
                                   'sync')

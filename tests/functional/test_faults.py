@@ -223,8 +223,8 @@ class TestInterrupted(FaultTestCase):
 
     def test_toggle_killed_before_the_resize_is_confirmed(self):
         self.check_toggle_killed_at(
-            lambda method, path, body: method == 'POST' and '/action' in path
-            and self.confirming(path))
+            lambda method, path, body: method == 'POST' and '/servers/' in path
+            and '/action' in path and self.confirming(path))
 
     def confirming(self, path):
         """Whether the server behind this action already awaits

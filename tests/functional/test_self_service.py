@@ -69,6 +69,29 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
                                       self.node(node)['extra']))
         return done.stderr
 
+    def forged_record_counts_for_nothing(self, server, node, config_type):
+        """A record demo's member writes by hand (if its policy lets it
+        write the node's extra) counts for nothing: the operator reads the
+        flavor's config, since no grant's runbook ran."""
+        record = json.dumps({'instance_uuid': server['id'],
+                             'project_id': self.server_details(
+                                 server['id'])['tenant_id'],
+                             'configs': {config_type: 'off'}})
+        done = self.openstack(
+            'baremetal', 'node', 'set', node, '--extra',
+            'deploy_config_project_applied=%s' % record, cloud=base.DEMO,
+            parse=False, fail_ok=True)
+        if done.returncode == 0:
+            self.addCleanup(self.openstack, 'baremetal', 'node', 'unset',
+                            node, '--extra', 'deploy_config_project_applied',
+                            parse=False, fail_ok=True)
+        else:
+            self.assertIn('HTTP 403', done.stderr)
+        self.assertEqual([('on', 'flavor')], [
+            (r['Wanted'], r['Source']) for r in self.openstack(
+                'server', 'deploy-config', 'show', server['id'])])
+        self.assertEqual('on', self.bios(node)['FnToggle'])
+
     def test_a_project_switches_its_own_servers_within_its_grant(self):
         for node in self.free_nodes('bm-0', 'bm-1'):
             self.wait_schedulable(node)
@@ -118,6 +141,15 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
                                      for r in shown])
         self.assertIn("its project's managers may switch it", self.refused_as(
             base.DEMO, server['id'], off, node))
+        self.forged_record_counts_for_nothing(server, node, config_type)
+        # nor may another project take the name of demo's grant
+        runbook = self.openstack('project', 'deploy-config', 'show',
+                                 'demo')[0]['Runbook']
+        squat = self.openstack(
+            'baremetal', 'runbook', 'create', '--name',
+            runbook.replace('.CUSTOM_', '.CUSTOM_X'), '--steps', '[]',
+            cloud=OTHER_MANAGER, parse=False, fail_ok=True)
+        self.assertIn('HTTP 403', squat.stderr)
 
         # demo's manager switches it, through the project's runbook
         done = self.toggle_as(DEMO_MANAGER, server['id'], off)
@@ -164,6 +196,15 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
         self.assertEqual(('ACTIVE', '%s+%s' % (flavors['virt'], off)), (
             self.server_details(virtual['id'])['status'],
             self.server_flavor(virtual['id'])['original_name']))
+        # the flavor derived for it is demo's alone
+        derived = '%s+%s' % (flavors['virt'], off)
+        compute = self.sdk(base.ADMIN).compute
+        self.assertEqual([details['tenant_id']], [
+            a['tenant_id'] for a in compute.get_flavor_access(
+                compute.find_flavor(derived, ignore_missing=False))])
+        done = self.openstack('flavor', 'show', derived, cloud=OTHER_MANAGER,
+                              parse=False, fail_ok=True)
+        self.assertIn('No Flavor found', done.stderr)
 
         # the operator's rebuild applies again what was granted and applied
         self.openstack('server', 'rebuild', '--image', base.IMAGE, '--wait',

@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import steps
 from tests.functional import base
 from tests.unit import test_properties
 

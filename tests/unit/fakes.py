@@ -40,8 +40,9 @@ from openstack.placement.v1 import _proxy as placement_proxy
 from osc_lib.test import base
 import requests
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import versions
 
@@ -68,7 +69,7 @@ def gone_pid():
 
 def holder(host, pid):
     """The holder a lock reason of another process names."""
-    from osc_deploy_config.domain import toggle_states
+    from osc_deploy_config.domain.toggle import toggle_states
 
     return toggle_states.Holder(host, pid, '', '', '')
 
@@ -199,6 +200,9 @@ class FakeIronic(FakeService):
         # default policy judges them (None: a system-scoped token)
         self.project = None
         self.project_roles = set()
+        # ironic's default policy: a lessee's manager writes instance_info
+        # (False: the shipped hardening's override refuses it)
+        self.instance_info_open = False
         self.runbooks = {}
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
         self.provide_fails = set()      # their automated cleaning fails
@@ -401,7 +405,7 @@ class FakeIronic(FakeService):
         if node is None or not self.leased(node):
             return error(404, 'Node %s could not be found.' % rest[0])
         refused = self._lessee_refuses(method, rest, body)
-        if refused:
+        if refused is not None:
             return refused
         if len(rest) == 1:
             self._servicing_goes_on(node)
@@ -410,6 +414,10 @@ class FakeIronic(FakeService):
                 self.patches.append((node['name'], body))
                 for op in body:
                     field, key = op['path'].strip('/').split('/', 1)
+                    if op['op'] == 'remove' and key not in node[field]:
+                        return error(400, "Couldn't apply patch '%s'. "
+                                     "Reason: can't remove a non-existent "
+                                     "object '%s'" % (op, key))
                     if op['op'] == 'remove':
                         del node[field][key]
                     else:
@@ -467,7 +475,9 @@ class FakeIronic(FakeService):
         manager = bool({'manager', 'admin'} & self.project_roles)
         if rest[1:] == ['history']:
             return error(403, 'Access was denied to this resource.')
-        if method == 'PATCH' and any(not op['path'].startswith('/extra/')
+        writable = ('/extra/', '/instance_info/') if (
+            manager and self.instance_info_open) else ('/extra/',)
+        if method == 'PATCH' and any(not op['path'].startswith(writable)
                                      for op in body):
             return error(403, 'Access was denied to this resource.')
         if rest[1:2] in (['states'], ['maintenance']) and not manager:
@@ -700,6 +710,7 @@ class FakeNova(FakeService):
                   'locked': False, 'locked_reason': None, 'locked_by': None,
                   'OS-EXT-SRV-ATTR:hypervisor_hostname': hypervisor,
                   'metadata': dict(metadata or {}),
+                  'created': '2026-12-01T09:00:00Z',
                   'flavor': self.embedded(flavor)}
         self.servers[server['id']] = server
         return server
@@ -1019,6 +1030,10 @@ class FakeGlance(FakeService):
                          PROXY_SURFACE + ('find_image',))
         self.discovered = False     # glance has no microversions
         self.images = {}
+        # property protections: the prefixes only an admin may create
+        # (the shipped hardening's), and the roles of the token
+        self.protected = ('trait:', 'deploy-config:')
+        self.roles = {'admin', 'member', 'reader'}
 
     def add_image(self, name, **properties):
         image = dict(properties, id=str(uuid.uuid4()), name=name)
@@ -1026,11 +1041,24 @@ class FakeGlance(FakeService):
         self.images[image['id']] = image
         return image
 
+    def _create(self, body):
+        """glance's order: property protections, then the store (a
+        duplicate ID)."""
+        if 'admin' not in self.roles and any(
+                key.startswith(self.protected) for key in body):
+            return error(403, 'Attribute is reserved.')
+        if body.get('id') in self.images:
+            return error(409, 'Image ID %s already exists!' % body['id'])
+        return response(201, self.add_image(body.pop('name', None), **body))
+
     def route(self, method, segments, query, json, microversion):
+        if segments == ['images'] and method == 'POST':
+            return self._create(dict(json))
         if segments == ['images']:
+            limit = int(query.get('limit', 0)) or None
             return response(200, {'images': copy.deepcopy(
                 [i for i in self.images.values()
-                 if query.get('name') in (None, i['name'])])})
+                 if query.get('name') in (None, i['name'])][:limit])})
         image = self.images.get(segments[1])
         if image is None:
             return error(404, 'No image found with ID %s' % segments[1])
@@ -1047,32 +1075,79 @@ class FakeGlance(FakeService):
         return response(200, copy.deepcopy(image))
 
 
-class FakeKeystone:
-    """The projects keystone has, behind an autospec'd identity proxy."""
+def grant(template, *projects):
+    """Record, as ``project deploy-config set`` does, the template's grant
+    to these projects, of its content now."""
+    template['extra'][grants.GRANTED] = {
+        p: grants.content_digest(template) for p in projects}
 
-    def __init__(self, projects):
-        self.projects = dict(projects)      # {ID: name}
-        self.proxy = proxy_double(identity_proxy.Proxy,
-                                  ('find_project', 'projects'))
-        self.proxy.find_project.side_effect = self.find_project
+
+class FakeKeystone:
+    """The projects, domains, users and roles keystone has, behind an
+    autospec'd identity proxy."""
+
+    def __init__(self, projects, domains=None):
+        # {ID: name, or (name, domain ID)}
+        self.projects = {i: p if isinstance(p, tuple) else (p, 'default')
+                         for i, p in projects.items()}
+        self.domains = dict(domains or {'default': 'Default'})
+        self.users = {}                     # {ID: (name, project, role)}
+        self.removed = []                   # the names of users deleted
+        self.refuse_assignment = False
+        self.proxy = proxy_double(identity_proxy.Proxy, (
+            'get_project', 'projects', 'find_domain', 'find_role',
+            'create_user', 'assign_project_role_to_user', 'delete_user'))
+        self.proxy.get_project.side_effect = self.get_project
         self.proxy.projects.side_effect = self.listed
+        self.proxy.find_domain.side_effect = self.find_domain
+        self.proxy.find_role.side_effect = self.find_role
+        self.proxy.create_user.side_effect = self.create_user
+        self.proxy.assign_project_role_to_user.side_effect = self.assign
+        self.proxy.delete_user.side_effect = self.delete_user
 
     def project(self, project_id):
-        found = mock.Mock(spec=['id', 'name'], id=project_id)
-        found.name = self.projects[project_id]      # not the mock's name
+        found = mock.Mock(spec=['id', 'name', 'domain_id'], id=project_id)
+        # not the mock's name
+        found.name, found.domain_id = self.projects[project_id]
         return found
 
-    def find_project(self, name_or_id, ignore_missing=True, **kwargs):
-        for project_id, name in self.projects.items():
-            if name_or_id in (project_id, name):
-                return self.project(project_id)
-        if ignore_missing:
-            return None
-        raise sdk_exceptions.ResourceNotFound('No Project found for %s'
-                                              % name_or_id)
+    def get_project(self, project_id):
+        if project_id not in self.projects:
+            raise sdk_exceptions.NotFoundException('No Project %s'
+                                                   % project_id)
+        return self.project(project_id)
 
-    def listed(self, **kwargs):
-        return [self.project(i) for i in self.projects]
+    def find_domain(self, name_or_id, ignore_missing=True):
+        for domain_id, name in self.domains.items():
+            if name_or_id in (domain_id, name):
+                return mock.Mock(spec=['id', 'name'], id=domain_id)
+        raise sdk_exceptions.ResourceNotFound('No Domain %s' % name_or_id)
+
+    def listed(self, name=None, domain_id=None, **kwargs):
+        return [self.project(i) for i, (n, d) in self.projects.items()
+                if name in (None, n) and domain_id in (None, d)]
+
+    @staticmethod
+    def _named(kind, name):
+        found = mock.Mock(spec=['id', 'name'], id='%s-%s' % (kind, name))
+        found.name = name
+        return found
+
+    def find_role(self, name, ignore_missing=True):
+        return self._named('role', name)
+
+    def create_user(self, name, password, domain_id, description):
+        user = self._named('user', name)
+        self.users[user.id] = (name, None, None)
+        return user
+
+    def assign(self, project, user, role):
+        if self.refuse_assignment:
+            raise sdk_exceptions.ForbiddenException('role assignment')
+        self.users[user.id] = (user.name, project.id, role.name)
+
+    def delete_user(self, user, ignore_missing=True):
+        self.removed.append(self.users.pop(user.id)[0])
 
 
 class TestCommand(base.TestCommand):

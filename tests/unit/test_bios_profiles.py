@@ -16,10 +16,10 @@ a profile beside what it locks (``same_step_unlocks=False``)."""
 
 import testtools
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import bios_vocabulary
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import bios_vocabulary
 from tests.unit import bios_fixtures as fx
 
 TURBO_OFF = deploy_config.Config('turbo', 'disabled')

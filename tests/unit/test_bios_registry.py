@@ -12,7 +12,7 @@
 
 import testtools
 
-from osc_deploy_config.domain import bios_registry
+from osc_deploy_config.domain.hardware import bios_registry
 
 HT_ENUM = {'name': 'HyperThreading', 'value': 'Enabled',
            'attribute_type': 'Enumeration',

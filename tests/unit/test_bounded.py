@@ -27,8 +27,8 @@ from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import ironic
 from osc_deploy_config.services import rest

@@ -33,10 +33,10 @@ import re
 
 import testtools
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import bios_vocabulary
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import bios_vocabulary
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

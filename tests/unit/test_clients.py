@@ -21,13 +21,13 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from keystoneauth1 import session
 from openstack import connection
 from openstack import exceptions as sdk_exceptions
-from openstack.identity.v3 import _proxy as identity_proxy
 from osc_lib import exceptions
 import testtools
 
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import ironic
 from osc_deploy_config.services import versions
+from tests.unit import fakes
 
 PROJECT_AUTH = {'auth_url': 'http://keystone.test/v3', 'username': 'admin',
                 'password': 'pw', 'user_domain_name': 'Default',
@@ -137,23 +137,44 @@ class TestProjectId(testtools.TestCase):
     def setUp(self):
         super().setUp()
         self.conn = project_connection()
-        self.conn.identity = mock.create_autospec(identity_proxy.Proxy,
-                                                  instance=True)
+        self.keystone = fakes.FakeKeystone({
+            'p-1': 'admin', 'p-2': ('demo', 'default'),
+            'p-3': ('demo', 'd-2'), 'p-4': 'p-1'},
+            {'default': 'Default', 'd-2': 'second'})
+        self.conn.identity = self.keystone.proxy
         self.made = clients.Clients(osc_instance(self.conn))
 
-    def test_by_name_or_id(self):
-        self.conn.identity.find_project.return_value = mock.Mock(
-            spec=['id'], id='p-1')
+    def test_by_id(self):
+        self.assertEqual('p-2', self.made.project_id('p-2'))
+
+    def test_by_name(self):
         self.assertEqual('p-1', self.made.project_id('admin'))
-        self.conn.identity.find_project.assert_called_once_with(
-            'admin', ignore_missing=False)
+
+    def test_by_name_within_a_domain(self):
+        self.assertEqual('p-3', self.made.project_id('demo', 'second'))
+        self.assertEqual('p-2', self.made.project_id('demo', 'default'))
+
+    def test_a_name_in_two_domains_is_one_line(self):
+        exc = self.assertRaises(exceptions.CommandError,
+                                self.made.project_id, 'demo')
+        self.assertEqual(
+            'Project demo is ambiguous: p-2 (demo, domain default); p-3 '
+            '(demo, domain d-2). Give its ID, or its name with '
+            '--project-domain.', str(exc))
+
+    def test_a_name_like_another_projects_id_is_one_line(self):
+        exc = self.assertRaises(exceptions.CommandError,
+                                self.made.project_id, 'p-1')
+        self.assertIn('Project p-1 is ambiguous: p-1 (admin, domain '
+                      'default); p-4 (p-1, domain default)', str(exc))
 
     def test_unknown_is_one_line(self):
-        self.conn.identity.find_project.side_effect = (
-            sdk_exceptions.ResourceNotFound('nope'))
         exc = self.assertRaises(exceptions.CommandError,
                                 self.made.project_id, 'nope')
         self.assertEqual('No project with a name or ID of nope', str(exc))
+        exc = self.assertRaises(exceptions.CommandError,
+                                self.made.project_id, 'demo', 'third')
+        self.assertEqual('No domain with a name or ID of third', str(exc))
 
 
 class TestProxyOf(testtools.TestCase):

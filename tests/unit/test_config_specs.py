@@ -15,8 +15,8 @@
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
 
 ON = deploy_config.Config('hyperthreading', 'enabled')
 OFF = deploy_config.Config('hyperthreading', 'disabled')

@@ -13,7 +13,7 @@
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import deploy_config
+from osc_deploy_config.domain.configs import deploy_config
 
 
 class TestParseConfig(testtools.TestCase):

@@ -19,7 +19,8 @@ import fixtures
 from osc_lib import exceptions
 from osc_lib.test import base as osc_base
 
-from osc_deploy_config.domain import templates
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.v1 import deploy_template as cmds
 from tests.unit import fakes
 from tests.unit.fakes import HT
@@ -492,3 +493,126 @@ class TestDelete(fakes.TestCommand):
         self.assertEqual(
             'Deleted deploy template %s\nDeleted deploy template CUSTOM_B\n'
             % a['uuid'], self.fake_stdout.make_string())
+
+
+class TestGrantedTemplates(fakes.TestCommand):
+    """A grant is of the template's content: the operator changes or
+    deletes a granted template only once it is withdrawn; a delete takes
+    with it what lets ironic still run its steps."""
+
+    def setUp(self):
+        super().setUp()
+        self.template = self.ironic.add_template(ON_T, extra=dict(ANNOTATION))
+        self.node = self.ironic.add_node('bm-0', traits=[ON_T, 'CUSTOM_X'])
+
+    def run_delete(self, *idents):
+        cmd = cmds.DeleteDeployTemplate(self.app, None)
+        return cmd.take_action(self.check_parser(cmd, list(idents), []))
+
+    def test_set_and_delete_refuse_a_granted_template(self):
+        fakes.grant(self.template, 'project-1')
+        for args in (['--steps', STEPS], ['--name', 'CUSTOM_NEW'],
+                     ['--config', 'hyperthreading=on'],
+                     ['--resource-class', 'baremetal-gold']):
+            exc = self.assertRaises(
+                exceptions.CommandError, self.run_command,
+                cmds.SetDeployTemplate, [ON_T, *args])
+            self.assertIn('Deploy template %s is granted to project '
+                          'project-1: changing its ' % ON_T, str(exc))
+            self.assertIn('withdraw it first (openstack project '
+                          'deploy-config unset project-1 '
+                          'hyperthreading=enabled)', str(exc))
+        for command, args in (
+                (cmds.UnsetDeployTemplate, ['--config']),
+                (cmds.UnsetDeployTemplate, ['--extra', 'deploy_config_type']),
+                (cmds.SetDeployTemplate, ['--extra',
+                                          'deploy_config_value=off'])):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    self.run_command, command, [ON_T, *args])
+            self.assertIn('changing its config', str(exc))
+        exc = self.assertRaises(exceptions.CommandError, self.run_delete,
+                                ON_T)
+        self.assertIn('Failed to delete deploy template %s: Deploy template '
+                      '%s is granted to project project-1: deleting it'
+                      % (ON_T, ON_T), str(exc))
+        self.assertEqual([], self.ironic.writes)
+        # what the grant does not cover may change
+        self.run_command(cmds.SetDeployTemplate, [ON_T, '--extra', 'n=1',
+                                                  '--requires-trait',
+                                                  'CUSTOM_FAST'])
+        self.assertEqual((1, 'CUSTOM_FAST', ['project-1']), (
+            self.template['extra']['n'],
+            self.template['extra']['deploy_config_requires_traits'],
+            grants.granted_projects(self.template)))
+
+    def test_delete_cascades_to_runbooks_and_node_traits(self):
+        self.ironic.runbooks['rb-1'] = {
+            'uuid': 'rb-1', 'name': 'theirs', 'owner': 'project-2',
+            'traits': [ON_T], 'steps': [], 'extra': {}, 'public': False}
+        self.ironic.runbooks['rb-2'] = {
+            'uuid': 'rb-2', 'name': 'other', 'owner': 'project-2',
+            'traits': ['CUSTOM_X'], 'steps': [], 'extra': {}, 'public': False}
+        self.ironic.runbooks['rb-3'] = {
+            'uuid': 'rb-3', 'name': 'both', 'owner': 'project-2',
+            'traits': [ON_T, 'CUSTOM_Y'], 'steps': [], 'extra': {},
+            'public': False}
+        # deployed with the trait: ironic would refuse its rebuild
+        used = self.ironic.add_node('bm-1', traits=[ON_T],
+                                    instance_uuid='i-1',
+                                    instance_traits=[ON_T])
+        self.run_delete(ON_T)
+        self.assertEqual(['rb-2', 'rb-3'], list(self.ironic.runbooks))
+        self.assertEqual(['CUSTOM_Y'], self.ironic.runbooks['rb-3']['traits'])
+        self.assertEqual((['CUSTOM_X'], [ON_T]), (self.node['traits'],
+                                                  used['traits']))
+        self.assertEqual({}, self.ironic.templates)
+        # a rerun finds nothing left, and says so
+        exc = self.assertRaises(exceptions.CommandError, self.run_delete,
+                                ON_T)
+        self.assertEqual('Failed to delete deploy template %s: not found'
+                         % ON_T, str(exc))
+
+    def test_a_stale_grant_counts_for_nothing(self):
+        fakes.grant(self.template, 'project-1')
+        self.assertEqual(['project-1'], grants.granted_projects(
+            self.template))
+        self.template['steps'][0]['args'] = {'settings': []}
+        self.assertEqual(([], ['project-1']), (
+            grants.granted_projects(self.template),
+            grants.stale_projects(self.template)))
+        # an earlier release's record, a list of projects, is stale too
+        self.template['extra']['deploy_config_granted'] = ['project-1']
+        self.assertEqual(([], ['project-1']), (
+            grants.granted_projects(self.template),
+            grants.stale_projects(self.template)))
+
+    def test_a_config_template_is_never_a_standard_trait(self):
+        exc = self.assertRaises(
+            exceptions.CommandError, self.run_command,
+            cmds.CreateDeployTemplate,
+            ['HW_CPU_X86_VMX', '--config', 'turbo=on', '--steps', STEPS])
+        self.assertIn('Deploy template HW_CPU_X86_VMX cannot realise a '
+                      'deploy config: its name is a standard trait', str(exc))
+        plain = self.ironic.add_template('HW_CPU_X86_AVX2')
+        exc = self.assertRaises(
+            exceptions.CommandError, self.run_command,
+            cmds.SetDeployTemplate,
+            ['HW_CPU_X86_AVX2', '--config', 'turbo=on'])
+        self.assertIn('its name is a standard trait', str(exc))
+        self.assertEqual({}, plain['extra'])
+        self.assertEqual([], self.ironic.writes)
+
+    def test_resource_classes_that_normalize_alike_are_refused(self):
+        self.ironic.add_node('bm-1', resource_class='baremetal_gold')
+        exc = self.assertRaises(
+            exceptions.CommandError, self.run_command,
+            cmds.CreateDeployTemplate,
+            ['--config', 'turbo=on', '--steps', STEPS, '--resource-class',
+             'baremetal-gold'])
+        self.assertEqual(
+            "Resource class baremetal-gold is CUSTOM_BAREMETAL_GOLD in "
+            "placement, as the nodes' baremetal_gold: nova schedules them "
+            "as one kind, so a template for one reaches the other. Give the "
+            "nodes one spelling (openstack baremetal node set "
+            "--resource-class), then create the template.", str(exc))
+        self.assertEqual([], self.ironic.writes)

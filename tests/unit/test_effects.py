@@ -14,8 +14,8 @@
 
 import testtools
 
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.hardware import effects
 
 
 def bios(**settings):

@@ -22,9 +22,8 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -494,7 +493,7 @@ class TestTrust(FleetTestCase):
             'project_id': 'project-1',
             'configs': {'hyperthreading': 'disabled'}}
         for template in self.ironic.templates.values():
-            template['extra'][grants.GRANTED] = ['project-1']
+            fakes.grant(template, 'project-1')
         status, rows, _, _ = self.roll('db-0', *DISABLED)
         self.assertEqual((0, 'done'), (status, rows['db-0']['Outcome']))
         self.assertEqual([('bm-0', 'service')],

@@ -18,11 +18,13 @@ record's trust rule."""
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import templates
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.grants import grant_flavors
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.v1 import project_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import HT
@@ -73,7 +75,8 @@ class TestPlan(testtools.TestCase):
               'deploy-config.p1.' + SILVER_OFF)],
             [(c.action, c.resource_class, c.name) for c in changes])
         self.assertEqual([{'op': 'add', 'path': '/extra/%s' % grants.GRANTED,
-                           'value': ['p1']}], changes[0].wanted)
+                           'value': {'p1': grants.content_digest(
+                               known()[OFF])}}], changes[0].wanted)
         runbook = changes[3].wanted
         self.assertEqual(('p1', False, [SILVER_OFF]), (
             runbook['owner'], runbook['public'], runbook['traits']))
@@ -120,7 +123,7 @@ class TestPlan(testtools.TestCase):
         granted = known()
         for template in (granted[OFF], granted.per_class[OFF][
                 'CUSTOM_BAREMETAL_SILVER']):
-            template['extra'][grants.GRANTED] = ['p1']
+            fakes.grant(template, 'p1')
         self.assertEqual([grants.KEEP, grants.KEEP], [
             c.action for c in grants.plan('p1', [OFF], granted, made)])
         made[0]['steps'][0]['args']['settings'][0]['value'] = 'Enabled'
@@ -147,12 +150,21 @@ class TestPlan(testtools.TestCase):
         self.assertEqual([grants.RECORD, grants.KEEP, grants.DELETE],
                          [c.action for c in changes])
 
-    def test_a_name_another_project_took_is_refused_first(self):
+    def test_a_name_another_project_took_is_deleted_first(self):
+        # the grant's name space is the operator's: another project's
+        # runbook under it blocks nothing
         squat = dict(grants.wanted('p2', OFF, None, known()[OFF]),
                      name='deploy-config.p1.' + OFF_T, owner='p2', uuid='x')
-        self.assertIn('is taken by project p2', str(self.assertRaises(
-            exceptions.CommandError, grants.plan, 'p1', [OFF], known(),
-            [squat])))
+        changes = grants.plan('p1', [OFF], known(), [squat])
+        self.assertEqual(
+            [(grants.RECORD, OFF_T, None),
+             (grants.DELETE, 'deploy-config.p1.' + OFF_T,
+              "its name is the grant's to project p1, but project p2 made "
+              "it"),
+             (grants.CREATE, 'deploy-config.p1.' + OFF_T, 'no runbook yet')],
+            [(c.action, c.name, c.why if c.action != grants.RECORD else None)
+             for c in changes[:3]])
+        self.assertIs(squat, changes[1].found)
 
     def test_another_projects_runbooks_are_not_its(self):
         theirs = runbooks(grants.plan('p2', [ON], known(), []))
@@ -162,13 +174,14 @@ class TestPlan(testtools.TestCase):
 
     def test_withdrawn_runbooks_first_then_the_templates_records(self):
         granted = known()
-        granted[OFF]['extra'][grants.GRANTED] = ['p1', 'p2']
+        fakes.grant(granted[OFF], 'p1', 'p2')
         made = runbooks(grants.plan('p1', [OFF], granted, []))
         changes = grants.withdraw('p1', [OFF], granted, made)
         self.assertEqual([grants.DELETE, grants.DELETE, grants.UNRECORD],
                          [c.action for c in changes])
         self.assertEqual([{'op': 'add', 'path': '/extra/%s' % grants.GRANTED,
-                           'value': ['p2']}], changes[-1].wanted)
+                           'value': {'p2': grants.content_digest(
+                               granted[OFF])}}], changes[-1].wanted)
 
     def test_a_long_name_stays_within_ironics_255(self):
         name = grants.runbook_name('p' * 32, 'CUSTOM_' + 'X' * 250)
@@ -207,12 +220,14 @@ class TestTrust(testtools.TestCase):
         self.assertEqual({'hyperthreading': OFF},
                          toggle_record.applied(node, 'i1', {OFF}))
 
-    def test_a_record_of_what_was_not_granted_leaves_the_type_unknown(self):
-        # newer than the operator's, not to be believed: neither counts
+    def test_a_record_that_does_not_count_never_removes_the_operators(self):
         node = self.node({'hyperthreading': 'disabled'},
                          {'hyperthreading': 'enabled'})
         for granted in (None, set(), {ON}):
-            self.assertEqual({}, toggle_record.applied(node, 'i1', granted))
+            self.assertEqual({'hyperthreading': ON},
+                             toggle_record.applied(node, 'i1', granted))
+        node = self.node({'hyperthreading': 'disabled'})
+        self.assertEqual({}, toggle_record.applied(node, 'i1', {ON}))
 
     def test_a_record_of_the_wrong_shape_is_none(self):
         for configs in (['x'], {'hyperthreading': 1}, 'disabled'):
@@ -223,7 +238,7 @@ class TestTrust(testtools.TestCase):
 
     def test_granted_means_the_templates_record_on_that_hardware(self):
         found = known()
-        found[OFF]['extra'][grants.GRANTED] = ['p1']
+        fakes.grant(found[OFF], 'p1')
         self.assertEqual({OFF}, grants.granted('p1', found.for_class(
             'CUSTOM_BAREMETAL_GOLD')))
         # silver nodes take their own template, not granted to p1
@@ -273,7 +288,7 @@ class TestGrant(GrantTestCase):
             runbook['owner'], runbook['public'], runbook['traits']))
         (template,) = [t for t in self.ironic.templates.values()
                        if t['name'] == OFF_T]
-        self.assertEqual(['project-1'], template['extra'][grants.GRANTED])
+        self.assertEqual(['project-1'], grants.granted_projects(template))
         # a rerun writes nothing
         writes = len(self.ironic.writes)
         self.assertEqual(['keep'], [r['Action'] for r in self.grant(
@@ -289,8 +304,11 @@ class TestGrant(GrantTestCase):
         columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
                                          ['demo'])
         self.assertEqual(1, len(rows))
-        self.assertIn('not a grant: the operator has not granted '
-                      'hyperthreading=disabled', rows[0][-1])
+        self.assertEqual(
+            'published and runnable on nodes tagged %s, but not a grant: '
+            'the operator has not granted it to the project (openstack '
+            'baremetal runbook delete %s)' % (OFF_T, forged['name']),
+            rows[0][-1])
 
     def test_drift_is_shown_and_repaired_by_a_rerun(self):
         self.grant('demo', 'hyperthreading=disabled')
@@ -305,6 +323,62 @@ class TestGrant(GrantTestCase):
         columns, rows = self.run_command(cmds.ListProjectDeployConfig, [])
         self.assertEqual([('demo', 'hyperthreading=disabled', 1, 'ok')],
                          rows)
+
+    def test_unset_takes_every_runbook_under_the_grants_name(self):
+        # whatever its annotation says: its managers may rewrite it
+        self.grant('demo', 'hyperthreading=disabled')
+        (runbook,) = self.ironic.runbooks.values()
+        runbook['extra'] = {}
+        self.run_command(cmds.UnsetProjectDeployConfig,
+                         ['demo', 'hyperthreading=disabled'])
+        self.assertEqual({}, self.ironic.runbooks)
+        self.grant('demo', 'hyperthreading=disabled')
+        (runbook,) = self.ironic.runbooks.values()
+        runbook.update(extra={}, traits=['CUSTOM_ELSEWHERE'])
+        self.run_command(cmds.UnsetProjectDeployConfig, ['demo', '--all'])
+        self.assertEqual({}, self.ironic.runbooks)
+
+    def test_a_grant_outlives_no_deleted_project(self):
+        # keystone forgot the project: its grant is still withdrawn
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        fakes.grant(template, 'project-gone')
+        self.run_command(cmds.UnsetProjectDeployConfig,
+                         ['project-gone', '--all'])
+        self.assertEqual({}, grants.recorded(template))
+        self.assertIn('No project', self.refused(
+            cmds.UnsetProjectDeployConfig, 'project-never', '--all'))
+
+    def test_a_template_changed_since_the_grant_shows_it_stale(self):
+        self.grant('demo', 'hyperthreading=disabled')
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        template['steps'][0]['args']['settings'][0]['value'] = 'Enabled'
+        columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
+                                         ['demo'])
+        self.assertEqual(1, len(rows))
+        self.assertIn('stale: template %s changed since the grant, which '
+                      'counts for nothing until granted again (openstack '
+                      'project deploy-config set project-1 '
+                      'hyperthreading=disabled)' % OFF_T, rows[0][-1])
+        # set grants it again, of the content now
+        self.grant('demo', 'hyperthreading=disabled')
+        self.assertEqual(['project-1'], grants.granted_projects(template))
+
+    def test_a_recorded_grant_with_no_runbook_is_shown(self):
+        # a template no longer grantable, its runbook gone: one row, no
+        # crash
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        template['steps'].append({'interface': 'raid',
+                                  'step': 'delete_configuration',
+                                  'args': {}, 'priority': 10})
+        fakes.grant(template, 'project-1')
+        columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
+                                         ['demo'])
+        self.assertEqual([('hyperthreading=disabled', None, None, None)],
+                         [r[:4] for r in rows])
+        self.assertIn('cannot be granted', rows[0][-1])
 
     def test_bad_input_changes_nothing(self):
         for args, why in (
@@ -371,3 +445,31 @@ class TestGrant(GrantTestCase):
         self.assertNotIn(grants.GRANTED, next(
             t for t in self.ironic.templates.values()
             if t['name'] == OFF_T)['extra'])
+
+
+class TestGrantFlavors(testtools.TestCase):
+    def test_a_private_flavor_a_toggle_did_not_derive_is_never_opened(self):
+        flavor = {'id': 'f1', 'name': 'm1.tiny', 'vcpus': 1, 'ram': 512,
+                  'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
+                  'os-flavor-access:is_public': True, 'extra_specs': {},
+                  'description': None}
+        server = {'id': 's1', 'flavor': {
+            'original_name': 'm1.tiny', 'vcpus': 1, 'ram': 512, 'disk': 1,
+            'ephemeral': 0, 'swap': 0, 'extra_specs': {}}}
+        specs = {'deploy-config:hyperthreading': 'disabled',
+                 'trait:' + OFF_T: 'required'}
+        theirs = dict(flavor, id='f2', description='mine', extra_specs=specs,
+                      name='m1.tiny+hyperthreading=disabled',
+                      **{'os-flavor-access:is_public': False})
+        (need,) = grant_flavors.needed(
+            [server], [OFF], known().for_class(None), [flavor, theirs],
+            {'f2': []}, 'p1')
+        self.assertEqual((grant_flavors.SKIP, False), (need.action,
+                                                       need.open))
+        self.assertIn('never opened by a grant', need.why)
+        ours = dict(theirs, description=toggle_plan.derived_description(
+            'm1.tiny'))
+        (need,) = grant_flavors.needed(
+            [server], [OFF], known().for_class(None), [flavor, ours],
+            {'f2': []}, 'p1')
+        self.assertEqual((None, True), (need.action, need.open))

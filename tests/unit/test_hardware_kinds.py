@@ -17,13 +17,13 @@ server gets."""
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import bios_vocabulary
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import tagging
-from osc_deploy_config.domain import templates
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.configs import templates
+from osc_deploy_config.domain.hardware import bios_vocabulary
+from osc_deploy_config.domain.hardware import tagging
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
 from osc_deploy_config.v1 import deploy_template as template_cmds
 from osc_deploy_config.v1 import node as node_cmds

@@ -13,7 +13,6 @@
 """The mini cloud's configuration files (tools/minicloud/configs.py)."""
 
 import configparser
-import json
 import os
 import sys
 
@@ -40,6 +39,28 @@ def parse(text):
     return parser
 
 
+class TestGlanceConfig(testtools.TestCase):
+    layout = configs.Layout('/mc', PORTS)
+
+    def test_secure_installs_the_shipped_property_protections(self):
+        conf = parse(configs.glance(self.layout, 'secure'))
+        self.assertEqual('/mc/etc/glance/property-protections.conf',
+                         conf['DEFAULT']['property_protection_file'])
+        self.assertEqual('policies',
+                         conf['DEFAULT']['property_protection_rule_format'])
+        self.assertEqual('/mc/etc/glance/hardened-policy.yaml',
+                         conf['oslo_policy']['policy_file'])
+        self.assertEqual(
+            {'glance/property-protections.conf',
+             'glance/hardened-policy.yaml'},
+            {p for p in configs.HARDENING_FILES if p.startswith('glance/')})
+
+    def test_legacy_leaves_every_property_open(self):
+        conf = parse(configs.glance(self.layout, 'legacy'))
+        self.assertNotIn('property_protection_file', conf['DEFAULT'])
+        self.assertFalse(conf.has_section('oslo_policy'))
+
+
 class TestIronicConfig(testtools.TestCase):
     layout = configs.Layout('/mc', PORTS)
 
@@ -63,8 +84,11 @@ class TestIronicConfig(testtools.TestCase):
         self.assertEqual('/mc/etc/ironic/hardened-policy.yaml',
                          conf['policy_file'])
         self.assertNotIn('enforce_new_defaults', conf)
-        rules = json.loads(configs.ironic_policy())
+        self.assertEqual('ironic-policy.yaml', configs.HARDENING_FILES[
+            'ironic/hardened-policy.yaml'])
+        rules = yaml.safe_load(configs.hardening_file('ironic-policy.yaml'))
         self.assertEqual({
+            'baremetal:node:update_instance_info',
             'baremetal:node:set_boot_mode', 'baremetal:node:set_secure_boot',
             'baremetal:node:set_provision_state:service_steps',
             'baremetal:runbook:create', 'baremetal:runbook:update',
@@ -72,6 +96,8 @@ class TestIronicConfig(testtools.TestCase):
         for rule in rules.values():
             self.assertNotIn('project_id', rule)
             self.assertIn('system_scope:all', rule)
+            # nova writes instance_info with its service user
+            self.assertIn('rule:service_role', rule)
 
     def test_legacy_policy_turns_off_new_defaults_and_scope(self):
         conf = parse(configs.ironic(self.layout, 'legacy'))['oslo_policy']

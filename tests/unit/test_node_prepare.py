@@ -16,8 +16,8 @@ whose SysProfile locks turbo, as ironic 39 caches its registry."""
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.v1 import node as cmds
 from tests.unit import fakes
 

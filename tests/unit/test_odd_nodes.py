@@ -17,9 +17,9 @@ of one config, and a class whose template has another name."""
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.v1 import deploy_template as template_cmds
 from osc_deploy_config.v1 import node as node_cmds
 from tests.unit import bios_fixtures as fx

@@ -19,10 +19,10 @@ from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import preflight
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.servers import preflight
 from osc_deploy_config.v1 import server_hooks as hooks
 from tests.unit import fakes
 from tests.unit.fakes import HT

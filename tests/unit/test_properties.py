@@ -22,8 +22,8 @@ import os_traits
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
 
 WORD = st.from_regex(r'\A[a-z0-9][a-z0-9_.-]{0,150}\Z')
 WORD_RULE = re.compile(r'\A[a-z0-9][a-z0-9_.-]*\Z')

@@ -22,8 +22,8 @@ from openstack.image.v2 import image as sdk_image
 from openstackclient.compute.v2 import server as osc_server
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_record
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import HT
@@ -165,16 +165,42 @@ class TestBaremetal(RebuildTestCase):
         self.node['extra'][toggle_record.PROJECT_APPLIED] = {
             'instance_uuid': self.db['id'], 'project_id': 'project-1',
             'configs': {'hyperthreading': 'disabled'}}
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
         if granted:
-            (template,) = [t for t in self.ironic.templates.values()
-                           if t['name'] == OFF_T]
-            template['extra'][grants.GRANTED] = ['project-1']
+            fakes.grant(template, 'project-1')
+        return template
+
+    def runbook_ran(self, template):
+        """The node's history shows the grant's runbook run."""
+        self.ironic.set_state(self.node, 'active')
+        self.ironic.record_start(self.node, grants.runbook_steps(template))
+        self.ironic.record(self.node, 'servicing_end')
 
     def test_a_projects_record_of_what_it_was_granted_is_applied_again(self):
-        self.project_recorded(granted=True)
+        self.runbook_ran(self.project_recorded(granted=True))
         self.rebuild(self.db)
         self.assertEqual(({'HyperThreading': 'Disabled'},
                           [('bm-0', 'service')]), (
+            self.node['bios'], self.ironic.provision_requests))
+
+    def test_a_forged_record_of_a_granted_config_is_applied_by_no_one(self):
+        # a member may write the record; only a manager may run the
+        # grant's runbook, which the node's history would show
+        self.project_recorded(granted=True)
+        self.rebuild(self.db)
+        self.assertEqual(({'HyperThreading': 'Enabled'}, []), (
+            self.node['bios'], self.ironic.provision_requests))
+
+    def test_a_forged_record_of_an_earlier_switch_is_applied_by_no_one(self):
+        # the manager switched off, then on again: a member's record of
+        # off is proven by no servicing, the last of its type ran on
+        off = self.project_recorded(granted=True)
+        self.runbook_ran(off)
+        self.runbook_ran(next(t for t in self.ironic.templates.values()
+                              if t['name'] == ON_T))
+        self.rebuild(self.db)
+        self.assertEqual(({'HyperThreading': 'Enabled'}, []), (
             self.node['bios'], self.ironic.provision_requests))
 
     def test_a_record_of_what_was_never_granted_is_applied_by_no_one(self):

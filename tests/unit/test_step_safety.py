@@ -15,7 +15,7 @@ allowlist a toggle applies."""
 
 import testtools
 
-from osc_deploy_config.domain import step_safety
+from osc_deploy_config.domain.configs import step_safety
 
 
 def step(name, priority=100):

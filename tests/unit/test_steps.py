@@ -18,7 +18,7 @@ import tempfile
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import steps as dsteps
+from osc_deploy_config.domain.configs import steps as dsteps
 
 STEP = {'interface': 'bios', 'step': 'apply_configuration',
         'args': {'settings': []}, 'priority': 150}

@@ -12,8 +12,8 @@
 
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import ironic
 from osc_deploy_config.services import versions
 from tests.unit import fakes

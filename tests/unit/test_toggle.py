@@ -18,11 +18,11 @@ import time
 import fixtures
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import recovery
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
 from osc_deploy_config.use_cases.toggle import waits
@@ -93,7 +93,9 @@ class TestVirtual(ToggleTestCase):
                     if f['name'] == DERIVED)
         self.assertTrue(made['description'].startswith(
             toggle_plan.DERIVED_MARK))
-        self.assertTrue(made['os-flavor-access:is_public'])
+        # private, open to the server's project only
+        self.assertEqual((False, ['project-1']), (
+            made['os-flavor-access:is_public'], self.nova.access[made['id']]))
         self.assertEqual([
             'Server web-1: deploy configs none -> hyperthreading=disabled: '
             'resize to flavor %s (to be created).' % DERIVED,
@@ -103,15 +105,34 @@ class TestVirtual(ToggleTestCase):
                          actions)
         self.assertFalse(server['locked'])
 
-    def test_a_private_flavor_gets_a_private_derivative_open_alike(self):
+    def test_a_derived_flavor_is_open_to_the_project_and_the_grantees(self):
+        # not to every project that may use the original
+        # granted and may use the original: project-7 only
         private = self.nova.add_flavor('m1.secret', public=False)
-        self.nova.access[private['id']] = ['project-1', 'project-2']
+        self.nova.access[private['id']] = ['project-1', 'project-2',
+                                           'project-7']
         self.server['flavor'] = self.nova.embedded(private)
         self.nova.servers[self.server['id']]['flavor'] = self.server['flavor']
+        (template,) = [t for t in self.ironic.templates.values()
+                       if t['name'] == OFF_T]
+        fakes.grant(template, 'project-7', 'project-9')
         self.toggle(self.server, OFF, auto_confirm=True)
         made = next(f for f in self.nova.flavors.values()
                     if f['name'] == 'm1.secret+hyperthreading=disabled')
         self.assertFalse(made['os-flavor-access:is_public'])
+        self.assertEqual(['project-1', 'project-7'],
+                         self.nova.access[made['id']])
+
+    def test_a_derived_flavor_found_is_opened_to_the_servers_project(self):
+        # derived for project-1's server, then used for project-2's
+        self.toggle(self.server, OFF, auto_confirm=True)
+        other = self.nova.add_server('web-2', self.nova.flavors[next(
+            i for i, f in self.nova.flavors.items()
+            if f['name'] == 'm1.tiny')])
+        other['tenant_id'] = 'project-2'
+        self.toggle(other, OFF, auto_confirm=True)
+        made = next(f for f in self.nova.flavors.values()
+                    if f['name'] == DERIVED)
         self.assertEqual(['project-1', 'project-2'],
                          self.nova.access[made['id']])
 
@@ -130,7 +151,7 @@ class TestVirtual(ToggleTestCase):
             'm1.secret+hyperthreading=disabled', public=False,
             description=toggle_plan.derived_description('m1.secret'))
         self.toggle(self.server, OFF, auto_confirm=True)
-        self.assertEqual(['project-2'], self.nova.access[half['id']])
+        self.assertEqual(['project-1'], self.nova.access[half['id']])
         self.assertEqual(OFF_SPECS, half['extra_specs'])
 
     def test_rerun_after_success_does_nothing(self):
@@ -1140,6 +1161,29 @@ class TestProject(ToggleTestCase):
         # its record counts for what was granted: the rerun has nothing
         self.toggle(self.server, OFF)
         self.assertIn('already runs', self.said[-1])
+
+    def test_a_node_leased_to_another_project_is_refused(self):
+        # its lessee set by hand (the project owns the node, so ironic
+        # still shows it): the project may not service it
+        self.grant('hyperthreading=disabled')
+        self.node.update(owner='project-1', lessee='project-2')
+        self.as_project('manager', 'member', 'reader')
+        self.assertEqual(
+            "Server db-1 runs on node bm-0, whose lessee is project-2, not "
+            "the server's project project-1: a project services only the "
+            "nodes it leases for its own servers. Nothing was changed; the "
+            "operator may set it right (openstack baremetal node set %s "
+            "--lessee project-1)." % self.node['uuid'],
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.written())
+
+    def test_a_node_the_project_owns_and_nobody_leases_is_its_own(self):
+        # [conductor]automatic_lessee_source = none, the owner deploys
+        self.grant('hyperthreading=disabled')
+        self.node.update(owner='project-1', lessee=None)
+        self.as_project('manager', 'member', 'reader')
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
 
     def test_what_was_not_granted_is_refused_with_nothing_changed(self):
         self.grant('hyperthreading=enabled')

@@ -20,8 +20,8 @@ from osc_lib import exceptions
 from osc_lib.test import base as osc_base
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import toggle_plan
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.v1 import server_hooks as hook
 from tests.unit.fakes import GOLD
 from tests.unit.fakes import OFF

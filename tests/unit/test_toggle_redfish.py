@@ -18,8 +18,8 @@ named before any write."""
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
 from osc_deploy_config.v1 import project_deploy_config
 from tests.unit import fakes

@@ -15,9 +15,9 @@ record on the node: plain functions over the APIs' dicts."""
 
 import testtools
 
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 
 OFF = deploy_config.Config('hyperthreading', 'disabled')
 
@@ -267,6 +267,48 @@ class TestServicingOutcome(testtools.TestCase):
     def test_without_the_time_of_the_pending_record_nothing_counts(self):
         self.assertIsNone(self.outcome(
             event('servicing_end', '2026-12-01T10:00:02'), since=None))
+
+
+class TestLastServiced(testtools.TestCase):
+    """What proves a project's record: the last servicing of its type on
+    the node since the instance was created ran its steps to their
+    end."""
+
+    ON_STEP = dict(BIOS_STEP, args={'v': 'on'})
+    OFF_STEP = dict(BIOS_STEP, args={'v': 'off'})
+
+    def started(self, step, at):
+        return event('servicing_start', at, text='Starting servicing with '
+                     'steps=%s' % ([dict(step, priority=0)],))
+
+    def last(self, *newest_first, since='2026-12-01T10:00:00Z'):
+        return toggle_record.last_serviced(list(newest_first), since, {
+            'on': [self.ON_STEP], 'off': [self.OFF_STEP]})
+
+    def test_the_last_servicing_of_the_type_decides(self):
+        other = STARTED.replace('apply_configuration', 'factory_reset')
+        self.assertEqual('off', self.last(
+            event('servicing_end', '2026-12-01T10:00:06'),
+            event('servicing_start', '2026-12-01T10:00:05', text=other),
+            event('servicing_end', '2026-12-01T10:00:04'),
+            self.started(self.OFF_STEP, '2026-12-01T10:00:03'),
+            event('servicing_end', '2026-12-01T10:00:02'),
+            self.started(self.ON_STEP, '2026-12-01T10:00:01')))
+
+    def test_a_failed_an_unfinished_or_an_older_one_proves_nothing(self):
+        self.assertIsNone(self.last(
+            event('servicing_end', '2026-12-01T10:00:04', error=True),
+            self.started(self.OFF_STEP, '2026-12-01T10:00:03'),
+            event('servicing_end', '2026-12-01T10:00:02'),
+            self.started(self.ON_STEP, '2026-12-01T10:00:01')))
+        self.assertIsNone(self.last(
+            self.started(self.ON_STEP, '2026-12-01T10:00:01')))
+        self.assertIsNone(self.last(
+            event('servicing_end', '2026-12-01T09:59:02'),
+            self.started(self.ON_STEP, '2026-12-01T09:59:01')))
+        self.assertIsNone(self.last(
+            event('servicing_end', '2026-12-01T10:00:02'),
+            self.started(self.ON_STEP, '2026-12-01T10:00:01'), since=None))
 
 
 class TestStillServicing(testtools.TestCase):

@@ -19,12 +19,12 @@ import os
 from osc_lib import exceptions
 import testtools
 
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import bios_vocabulary
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import steps
-from osc_deploy_config.domain import tagging
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import bios_vocabulary
+from osc_deploy_config.domain.hardware import tagging
 from tests.unit import bios_fixtures as fx
 
 TURBO_OFF = deploy_config.Config('turbo', 'disabled')

@@ -3,7 +3,6 @@
 Plain functions: each takes a ``Layout`` and returns file contents, so that
 ``minicloud`` writes them and nothing else needs to know the formats.
 """
-import json
 import os
 import textwrap
 import uuid
@@ -202,10 +201,23 @@ def placement(lay):
         """) + _authtoken(lay, 'placement')
 
 
-def glance(lay):
-    return _dedent(f"""
+def glance(lay, policy='secure'):
+    """glance-api; ``policy='secure'`` installs the shipped property
+    protections (``trait:`` and ``deploy-config:`` image properties are
+    the operators'), 'legacy' leaves every property open, as glance's
+    defaults do."""
+    protections = '' if policy == 'legacy' else _dedent(f"""
+        property_protection_file = {lay.etc}/glance/property-protections.conf
+        property_protection_rule_format = policies
+        """)
+    rules = '' if policy == 'legacy' else _dedent(f"""
+        [oslo_policy]
+        policy_file = {lay.etc}/glance/hardened-policy.yaml
+        """)
+    return _dedent("""
         [DEFAULT]
         debug = True
+        """) + protections + _dedent(f"""
         enabled_backends = fs:file
         image_cache_dir = {lay.data}/glance/cache
         [glance_store]
@@ -223,7 +235,7 @@ def glance(lay):
         flavor = keystone
         [oslo_concurrency]
         lock_path = {lay.data}/locks
-        """) + _authtoken(lay, 'glance')
+        """) + rules + _authtoken(lay, 'glance')
 
 
 _IRONIC_INTERFACES = {
@@ -244,25 +256,23 @@ _IRONIC_INTERFACES = {
 }
 
 
-# ironic's secure RBAC lets a node's lessee manager run any service step
-# on it, a project manager create runbooks and rewrite those it owns, and
-# a lessee member change the boot mode and Secure Boot: a grant (runbooks
-# the operator wrote) bounds a project only when these are the operators'
-# alone (doc/source/user/self-service.rst).
-OPERATORS_ONLY = '(role:member and system_scope:all) or rule:service_role'
-IRONIC_HARDENED_POLICY = dict.fromkeys((
-    'baremetal:node:set_boot_mode',
-    'baremetal:node:set_secure_boot',
-    'baremetal:node:set_provision_state:service_steps',
-    'baremetal:runbook:create',
-    'baremetal:runbook:update',
-    'baremetal:runbook:delete',
-), OPERATORS_ONLY)
+# The overrides the plugin ships for operators to install (ironic's policy,
+# glance's property protections and the rule they name): the mini cloud
+# runs them as they are, unless its policy is 'legacy'.
+HARDENING = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'osc_deploy_config', 'hardening')
+# file written in the cloud's etc -> the shipped file
+HARDENING_FILES = {
+    'ironic/hardened-policy.yaml': 'ironic-policy.yaml',
+    'glance/property-protections.conf': 'glance-property-protections.conf',
+    'glance/hardened-policy.yaml': 'glance-policy.yaml',
+}
 
 
-def ironic_policy():
-    """The policy file of ironic's overrides (YAML, which JSON is)."""
-    return json.dumps(IRONIC_HARDENED_POLICY, indent=4) + '\n'
+def hardening_file(name):
+    """The text of one of the shipped hardening files."""
+    with open(os.path.join(HARDENING, name)) as f:
+        return f.read()
 
 
 def ironic(lay, policy='secure'):

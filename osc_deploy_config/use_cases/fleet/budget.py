@@ -26,7 +26,7 @@ starts past the limit, ours included.
 
 import time
 
-from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.domain.fleet import fleet_plan
 
 
 class Budget:

@@ -18,9 +18,9 @@ whatever happens."""
 import contextlib
 import signal
 
-from osc_deploy_config.domain import fleet_plan
-from osc_deploy_config.domain import server_configs
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.domain.servers import server_configs
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.fleet import drive as drives
 from osc_deploy_config.use_cases.toggle import outcomes

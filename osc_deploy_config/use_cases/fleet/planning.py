@@ -14,9 +14,9 @@
 toggle's own checks, over what ``reading`` read for all, changing nothing
 and waiting for nothing (``toggle.ServerToggle.prepare``)."""
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import fleet_plan
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import toggle

@@ -23,10 +23,10 @@ import collections
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import deploy_config
-from osc_deploy_config.domain import fleet_plan
-from osc_deploy_config.domain import rebuild_plan
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.domain.servers import rebuild_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority
@@ -84,7 +84,8 @@ class FleetReading:
         self.templates_by_config = templates_by_config
         self.nova = clients.nova(versions.SERVER_LOCKS)
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
-                                     versions.NODE_TRAITS)
+                                     versions.NODE_TRAITS,
+                                     versions.NODE_LESSEE)
         self.nodes = self.read_nodes()
         self.granted = authority.Operator().granted_each(
             self.ironic, self.servers, self.nodes, templates_by_config)

@@ -53,8 +53,8 @@ import time
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import fleet_plan
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.fleet import drive as drives

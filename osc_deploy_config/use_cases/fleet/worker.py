@@ -17,8 +17,8 @@ for nothing else."""
 import dataclasses
 import time
 
-from osc_deploy_config.domain import fleet_plan
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import waits
 

@@ -29,10 +29,10 @@ one made on the fly.
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import grants
-from osc_deploy_config.domain import server_configs
-from osc_deploy_config.domain import templates as dtemplates
-from osc_deploy_config.domain import toggle_record
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.servers import server_configs
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
@@ -65,6 +65,37 @@ def catalog(authority, ironic):
         return dtemplates.ConfigTemplates()
 
 
+def _proven(ironic, servers):
+    """{server ID: the configs its project's record counts for} of
+    ``servers`` ({ID: (server, node, its templates by config)}): each the
+    last of its type its node's history shows run since the server was
+    created."""
+    claims = {i: (server, node, by_config, _claimed(server, node,
+                                                    by_config))
+              for i, (server, node, by_config) in servers.items()}
+    histories = ironic.histories_since({
+        node['uuid']: server.get('created')
+        for server, node, _, claimed in claims.values() if claimed})
+    return {i: {c for c in claimed if toggle_record.last_serviced(
+        histories[node['uuid']], server.get('created'), {
+            other: grants.runbook_steps(t)
+            for other, t in by_config.items() if other.type == c.type}) == c}
+        for i, (server, node, by_config, claimed) in claims.items()}
+
+
+def _claimed(server, node, templates_by_config):
+    """The granted configs a project's record on the node names that the
+    operator's record does not say already: what the history must
+    prove."""
+    project = toggle_record.project_recorded(node, server['id'])
+    if project is None or project != server.get('tenant_id'):
+        return set()
+    operators = toggle_record.applied(node, server['id'])
+    return {c for c in toggle_record.project_configs(node, server['id'])
+            & grants.granted(project, templates_by_config)
+            if operators.get(c.type) != c}
+
+
 class Operator:
     """The cloud's operator (``templates``: the config templates, when
     read already)."""
@@ -84,18 +115,20 @@ class Operator:
     def granted(self, ironic, server, node, templates_by_config):
         """The configs a project's record on the node counts for: those
         the templates say were granted to the server's project on its
-        hardware (no request: the templates are read)."""
-        project = toggle_record.project_recorded(node, server['id'])
-        if project is None or project != server.get('tenant_id'):
-            return set()
-        return grants.granted(project, templates_by_config)
+        hardware, each the last of its type the node's history shows run
+        since the server was created (a member may write the record by
+        hand; only a manager may run the runbook).  The history is read
+        only where the record would change what the operator's says."""
+        return _proven(ironic, {server['id']: (
+            server, node, templates_by_config)})[server['id']]
 
     def granted_each(self, ironic, servers, nodes, known):
         """{server ID: what its project's record counts for} of many
-        servers (``nodes``: by instance; ``known``: ConfigTemplates)."""
-        return {s['id']: self.granted(ironic, s, nodes[s['id']],
-                                      known.for_hardware(nodes[s['id']]))
-                for s in servers if s['id'] in nodes}
+        servers (``nodes``: by instance; ``known``: ConfigTemplates),
+        their nodes' histories read READERS at a time."""
+        return _proven(ironic, {
+            s['id']: (s, nodes[s['id']], known.for_hardware(nodes[s['id']]))
+            for s in servers if s['id'] in nodes})
 
     def refuse_unserviceable(self, server, node, configs, ironic):
         """A node ironic does not show: one line, why."""
@@ -168,6 +201,19 @@ class Project:
                 'its node to its project: is the project its lessee '
                 '([conductor]automatic_lessee_source)? Nothing was '
                 'changed.' % server['name'])
+        project = server.get('tenant_id', self.project_id)
+        if node.get('lessee') != project and (
+                node.get('lessee') or node.get('owner') != project):
+            raise exceptions.CommandError(
+                'Server %s runs on node %s, whose lessee is %s, not the '
+                'server\'s project %s: a project services only the nodes '
+                'it leases for its own servers. Nothing was changed; the '
+                'operator may set it right (openstack baremetal node set %s '
+                '--lessee %s).' % (
+                    server['name'], node.get('name') or node['uuid'],
+                    node.get('lessee') or 'no project',
+                    server.get('tenant_id', self.project_id), node['uuid'],
+                    server.get('tenant_id', self.project_id)))
 
     def refuse_ungranted(self, server, configs, templates_by_config,
                          allowed_steps=()):

@@ -23,10 +23,10 @@ runs runbooks, and cannot: its node must be prepared first.
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import bios_prepare
-from osc_deploy_config.domain import bios_profiles
-from osc_deploy_config.domain import bios_registry
-from osc_deploy_config.domain import effects
+from osc_deploy_config.domain.hardware import bios_prepare
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import outcomes

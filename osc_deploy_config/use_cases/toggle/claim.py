@@ -38,7 +38,7 @@ import socket
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 
 

@@ -17,8 +17,9 @@ keeps the original's access), and the resize is followed to its end."""
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
 
 # What the finishing of an interrupted toggle does: wait for its resize,
@@ -140,31 +141,32 @@ class Resize:
 
     def target_flavor(self, prepared):
         """The flavor to resize to: an identical one, ours left half-made
-        by an interrupted toggle (finished), or a new one; a private
-        original's is private, open to the same projects."""
+        by an interrupted toggle (finished), or a new one.  What a toggle
+        derives is private, open to the server's project and to the
+        projects granted the configs it switches to, never more."""
         plan, server = prepared.plan, prepared.server
         if plan.target_flavor:
+            if toggle_plan.is_derived_private(plan.target_flavor) and (
+                    self.toggle.authority.project_id is None):
+                self.open_to(plan.target_flavor,
+                             access(self.toggle, prepared))
             return plan.target_flavor
         listed = prepared.reading.flavors
         sizes = toggle_plan.sizes_of(server['flavor'])
-        original = toggle_plan.original_flavor(server, listed)
-        public = toggle_plan.is_public(original)
         flavor = toggle_plan.unfinished_flavor(plan, listed, sizes)
         if flavor is None:
-            flavor = self.create(plan, server, sizes, public, listed)
-        if not public:
-            self.open_to(flavor, toggle_plan.derived_access(
-                original, original and self.nova.flavor_access(
-                    original['id']), server))
+            flavor = self.create(plan, server, sizes, listed)
+        if not toggle_plan.is_public(flavor):     # an earlier release's
+            self.open_to(flavor, access(self.toggle, prepared))
         return self.nova.finish_flavor(flavor, plan.target_specs)
 
-    def create(self, plan, server, sizes, public, listed):
+    def create(self, plan, server, sizes, listed):
         """The derived flavor, made (and added to ``listed``, which a
         rollout's toggles share), or found made by a concurrent toggle."""
         try:
             flavor = self.nova.create_flavor(
                 plan.new_flavor_name, sizes, toggle_plan.derived_description(
-                    server['flavor']['original_name']), public)
+                    server['flavor']['original_name']), public=False)
         except sdk_exceptions.ConflictException:
             flavor = toggle_plan.unfinished_flavor(plan, self.nova.flavors(),
                                                    sizes)
@@ -176,8 +178,8 @@ class Resize:
         return flavor
 
     def open_to(self, flavor, projects):
-        """Open a private derived flavor to the projects of the original
-        (those an interrupted toggle did not add yet)."""
+        """Open a private derived flavor to these projects (those an
+        interrupted toggle did not add yet)."""
         have = set(self.nova.flavor_access(flavor['id']))
         for project in projects:
             if project not in have:
@@ -235,3 +237,19 @@ def resize_error(nova, server, request_id):
     return toggle_states.failed_event(action) or (
         'the server is %s on flavor %s' % (
             server['status'], server['flavor']['original_name']))
+
+
+def access(toggle, prepared):
+    """The projects a flavor a toggle derives is open to: the server's,
+    and those granted the configs it switches to (on every kind: a
+    template per resource class grants no virtual server) that may use
+    the original."""
+    every_kind = toggle.authority.templates(toggle.ironic).for_class(None)
+    original = toggle_plan.original_flavor(prepared.server,
+                                           prepared.reading.flavors)
+    return toggle_plan.derived_access(
+        prepared.server, [grants.granted_projects(every_kind[c])
+                          if c in every_kind else []
+                          for c in prepared.changed],
+        original, original and not toggle_plan.is_public(original)
+        and toggle.nova.flavor_access(original['id']))

@@ -26,12 +26,12 @@ every effect."""
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import config_specs
-from osc_deploy_config.domain import effects
-from osc_deploy_config.domain import step_safety
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.hardware import effects
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import bios_check
 from osc_deploy_config.use_cases.toggle import outcomes

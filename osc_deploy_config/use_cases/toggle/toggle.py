@@ -29,10 +29,10 @@ import dataclasses
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import rebuild_plan
-from osc_deploy_config.domain import toggle_plan
-from osc_deploy_config.domain import toggle_record
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.servers import rebuild_plan
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority as authorities
@@ -135,7 +135,8 @@ class ServerToggle:
         self.allowed_steps = set(allowed_steps)
         self.nova = clients.nova(versions.SERVER_LOCKS)
         self.ironic = clients.ironic(versions.DEPLOY_TEMPLATES,
-                                     versions.NODE_TRAITS)
+                                     versions.NODE_TRAITS,
+                                     versions.NODE_LESSEE)
         self.waits = waits.Waits(
             waits.Waiter(say, sleep, wait_seconds, until=wait_until,
                          leaving=leaving),

@@ -22,7 +22,7 @@ import time
 
 from osc_lib import exceptions
 
-from osc_deploy_config.domain import toggle_states
+from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import ironic as ironic_api
 
 # the first interval of each wait, and the longest, after backing off

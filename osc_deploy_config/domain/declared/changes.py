@@ -1,0 +1,269 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""What makes the cloud equal to the declared state: a change per object
+and field, with the value before and after, in the order ``apply`` writes
+them; what ``--prune`` may delete and what it refuses; and the running
+servers that a rollout brings in line afterwards.
+
+A flavor or an image is the operator's object: the file takes over the
+configs of those it lists (one listed with no config has its asks
+removed), and leaves the others alone.  Templates and grants are this
+plugin's own: with ``prune``, those the file no longer lists are deleted
+and withdrawn.
+"""
+
+import collections
+import json
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.grants import grants
+
+CREATE, UPDATE, DELETE = 'create', 'update', 'delete'
+TEMPLATE, FLAVOR, IMAGE, PROJECT = 'template', 'flavor', 'image', 'project'
+COLUMNS = ('Kind', 'Name', 'Action', 'Field', 'Before', 'After')
+FROM_VOCABULARY = '(from the vocabulary, per resource class)'
+GRANTED = 'granted'
+# ``key``: what identifies the object to write: (Config, class) of a
+# template, the name of a flavor, an image or a project.
+Change = collections.namedtuple('Change', [
+    'kind', 'name', 'action', 'field', 'before', 'after', 'key'])
+_TEMPLATE_FIELDS = ('name', 'steps', 'capability_traits')
+
+
+def diff(declared, current, prune=False):
+    """[Change] from the cloud's state (``current``, a Declared read from
+    the cloud) to the declared one: templates created and updated first,
+    then the flavors' and images' asks, then grants, then (``prune``) the
+    templates and grants the file no longer lists."""
+    found = _templates(declared, current)
+    for kind, section in ((FLAVOR, 'flavors'), (IMAGE, 'images')):
+        found += _asks(kind, getattr(declared, section),
+                       getattr(current, section))
+    found += _grants(declared.projects, current.projects, prune)
+    if prune:
+        found += _pruned_templates(declared, current)
+    return found
+
+
+def _templates(declared, current):
+    found = []
+    realised = {c for c, _ in current.templates}
+    for key, want in sorted(declared.templates.items(), key=_order):
+        config, rc = key
+        if want.steps is None:
+            if config not in realised:
+                found.append(Change(TEMPLATE, str(config), CREATE, 'steps',
+                                    None, FROM_VOCABULARY, key))
+            continue
+        have = current.templates.get(key)
+        for field in _TEMPLATE_FIELDS:
+            before = getattr(have, field) if have else None
+            after = getattr(want, field)
+            if have is None or before != after:
+                found.append(Change(TEMPLATE, want.name,
+                                    UPDATE if have else CREATE, field,
+                                    before, after, key))
+    return found
+
+
+def _order(item):
+    (config, rc), _ = item
+    return str(config), rc or ''
+
+
+def _asks(kind, declared, current):
+    found = []
+    for name, asks in sorted(declared.items()):
+        have = current.get(name, {})
+        for config_type in sorted(set(asks) | set(have)):
+            before, after = have.get(config_type), asks.get(config_type)
+            if before != after:
+                found.append(Change(kind, name, UPDATE, config_type, before,
+                                    after, name))
+    return found
+
+
+def _grants(declared, current, prune):
+    found = []
+    names = set(declared) | (set(current) if prune else set())
+    for name in sorted(names):
+        want = set(declared.get(name, ()))
+        have = set(current.get(name, ()))
+        action = UPDATE if name in declared else DELETE
+        for config in sorted(want ^ have):
+            found.append(Change(PROJECT, name, action, config,
+                                GRANTED if config in have else None,
+                                GRANTED if config in want else None, name))
+    return found
+
+
+def _pruned_templates(declared, current):
+    vocabulary = {c for (c, rc), t in declared.templates.items()
+                  if t.steps is None}
+    return [Change(TEMPLATE, have.name, DELETE, field,
+                   getattr(have, field), None, key)
+            for key, have in sorted(current.templates.items(), key=_order)
+            if key not in declared.templates and key[0] not in vocabulary
+            for field in _TEMPLATE_FIELDS]
+
+
+def objects(changes):
+    """[(kind, key, [Change])] of each object changed, in order."""
+    grouped = collections.OrderedDict()
+    for change in changes:
+        grouped.setdefault((change.kind, change.action, _hashable(
+            change.key)), []).append(change)
+    return [(kind, fields[0].key, fields)
+            for (kind, _, _), fields in grouped.items()]
+
+
+def _hashable(key):
+    return (str(key[0]), key[1]) if isinstance(key, tuple) else key
+
+
+def rows(changes):
+    """The rows of ``diff``: values shown as JSON where structured."""
+    return [(c.kind, c.name, c.action, c.field, shown(c.before),
+             shown(c.after)) for c in changes]
+
+
+def shown(value):
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+# ------------------------------------------------------------ checks
+
+
+def refuse_renames(changes):
+    """A template's name is the trait flavors, images, nodes and runbooks
+    carry: the file may not rename one in place."""
+    for change in changes:
+        if change.kind == TEMPLATE and change.action == UPDATE and \
+                change.field == 'name':
+            raise exceptions.CommandError(
+                'The template of %s is named %s in the cloud and %s in the '
+                'file: its name is the trait that flavors, images, nodes '
+                'and runbooks carry, so it is not renamed in place. Keep '
+                'its name in the file (template: %s), or drop it, apply '
+                'with --prune, then add it back.' % (
+                    change.key[0], change.before, change.after,
+                    change.before))
+
+
+def refuse_pruning_asked(changes, declared, current, servers):
+    """One line when ``--prune`` would delete a template that a flavor or
+    image still asks for after this apply (the file does not list it, or
+    lists it with the ask), or that a running server was deployed with
+    (``servers``: as nova lists them, with their flavor's extra specs)."""
+    for kind, key, fields in objects(changes):
+        if kind != TEMPLATE or fields[0].action != DELETE:
+            continue
+        config, name = key[0], fields[0].name
+        for section, owner in (('flavors', 'flavor'), ('images', 'image')):
+            after = dict(getattr(current, section),
+                         **getattr(declared, section))
+            askers = sorted(n for n, asks in after.items()
+                            if asks.get(config.type) == config.value)
+            if askers:
+                raise exceptions.CommandError(
+                    'Not pruning template %s: %s %s still asks for %s; '
+                    'list it in the file without that ask (or openstack %s '
+                    'deploy-config unset %s %s), then apply again' % (
+                        name, owner, askers[0], config, owner, askers[0],
+                        config.type))
+        running = sorted(s['name'] for s in servers if name in
+                         config_specs.required_traits(
+                             (s.get('flavor') or {}).get('extra_specs')))
+        if running:
+            raise exceptions.CommandError(
+                'Not pruning template %s: server %s was deployed with it '
+                '(%s) and ironic applies it again at a rebuild; roll the '
+                'server out to another config first (openstack server '
+                'deploy-config set %s --deploy-config %s=...)' % (
+                    name, ', '.join(running), config, running[0],
+                    config.type))
+
+
+def refuse_granted_changes(changes, current_templates, declared):
+    """A granted template's steps or traits change only once the grant is
+    withdrawn (the grant was made for its content): refused in one line,
+    unless the file also withdraws every grant of it."""
+    withdrawn = {(c.name, c.field) for c in changes
+                 if c.kind == PROJECT and c.after is None}
+    for kind, key, fields in objects(changes):
+        if kind != TEMPLATE or fields[0].action == CREATE:
+            continue
+        template = current_templates.get(fields[0].name)
+        if template is None:
+            continue
+        kept = [p for p in grants.recorded(template)
+                if (p, str(key[0])) not in withdrawn]
+        if kept:
+            doing = 'deleting it' if fields[0].action == DELETE else \
+                'changing its %s' % ', '.join(f.field for f in fields)
+            grants.refuse_granted_change(template, doing)
+
+
+# ------------------------------------------------------------ rollout
+
+
+def outdated_servers(changes, servers, declared, image_names):
+    """[(server name, owner kind, owner name, what it asks for now)] of the
+    running servers whose flavor (as booted) or image asks for other
+    configs than the file now gives that flavor or image."""
+    found = []
+    flavors = {c.name for c in changes if c.kind == FLAVOR}
+    images = {c.name for c in changes if c.kind == IMAGE}
+    for server in sorted(servers, key=lambda s: s['name']):
+        flavor = server.get('flavor') or {}
+        name = flavor.get('original_name')
+        if name in flavors:
+            runs = {c.type: c.value for c in config_specs.configs_of(
+                flavor.get('extra_specs'))}
+            if runs != declared.flavors[name]:
+                found.append((server['name'], FLAVOR, name,
+                              _configs(declared.flavors[name])))
+        image = image_names.get((server.get('image') or {}).get('id'))
+        if image in images:
+            found.append((server['name'], IMAGE, image,
+                          _configs(declared.images[image])))
+    return found
+
+
+def _configs(asks):
+    return [str(deploy_config.Config(t, v)) for t, v in sorted(asks.items())]
+
+
+def rollout_commands(outdated, max_unavailable=1):
+    """The commands that bring the outdated servers in line: one per
+    flavor (its servers in every project), one per image's servers."""
+    commands = []
+    for name in sorted({o[2] for o in outdated if o[1] == FLAVOR and o[3]}):
+        commands.append('openstack server deploy-config set --flavor %s '
+                        '--all-projects --max-unavailable %d' % (
+                            name, max_unavailable))
+    for name in sorted({o[2] for o in outdated if o[1] == IMAGE and o[3]}):
+        servers = sorted(o[0] for o in outdated if o[2] == name
+                         and o[1] == IMAGE)
+        configs = next(o[3] for o in outdated if o[2] == name)
+        commands.append('openstack server deploy-config set %s %s '
+                        '--max-unavailable %d' % (
+                            ' '.join(servers), ' '.join(
+                                '--deploy-config %s' % c for c in configs),
+                            max_unavailable))
+    return commands

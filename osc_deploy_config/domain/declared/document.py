@@ -1,0 +1,407 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The declared file: read (each object with the line and column it
+starts at), checked against the schema and the rules that need only the
+file, and written in a stable order (keys in a fixed order, names and
+lists sorted) so that a file kept in git shows clean diffs.  The cloud's
+state is read into the same model (``from_cloud``), so that ``export``
+writes what ``apply`` reads back unchanged.
+"""
+
+import collections
+
+from osc_lib import exceptions
+import yaml
+
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps as dsteps
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.declared import schema
+from osc_deploy_config.domain.grants import grants
+
+# One template of a config on every kind (``resource_class`` None) or on
+# one kind (ironic's name of the class).  ``steps`` None: the vocabulary's
+# (one template per kind, made from the nodes' BIOS registries).
+Template = collections.namedtuple('Template', [
+    'config', 'resource_class', 'name', 'steps', 'capability_traits'])
+# The declared state.  ``templates``: {(Config, class or None): Template};
+# ``flavors``, ``images``: {name: {type: value}}; ``projects``: {name:
+# [TYPE=VALUE, sorted]}; ``marks``: {path: (line, column)} of the file.
+Declared = collections.namedtuple('Declared', [
+    'templates', 'flavors', 'images', 'projects', 'marks'])
+SECTIONS = ('configs', 'flavors', 'images', 'projects')
+
+
+def parse(text, filename):
+    """The Declared of a file's text; FileError, with the line and column,
+    at the first problem."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise schema.error(filename, mark, 'YAML syntax: %s' % (
+            exc.problem or exc.context)) from None
+    except yaml.YAMLError as exc:
+        raise schema.FileError('%s: YAML syntax: %s' % (filename, exc)
+                               ) from None
+    if node is None:
+        raise schema.error(filename, (1, 1), 'empty: a declared state '
+                           'starts with "version: %d"' % schema.VERSION)
+    schema.check(node, filename)
+    _bios_as_written(node)
+    data = schema.value(node)
+    marks = {}
+    _marks(node, (), marks)
+    reader = _Reader(filename, marks)
+    declared = Declared(reader.templates(data.get('configs') or {}),
+                        reader.asks('flavors', data),
+                        reader.asks('images', data),
+                        reader.grants(data.get('projects') or {}), marks)
+    check_asks(declared, filename)
+    return declared
+
+
+def _bios_as_written(node):
+    """BIOS values as written: ironic takes strings, and YAML 1.1 would
+    read ``Off``, ``On`` or ``No`` as booleans and ``0`` as a number."""
+    for config_values in _children(node, 'configs'):
+        for body in _children(config_values):
+            for template in [body] + list(_children(
+                    _child(body, 'resource_classes'))):
+                for setting in _children(_child(template, 'bios'), pairs=True):
+                    if isinstance(setting[1], yaml.ScalarNode):
+                        setting[1].tag = 'tag:yaml.org,2002:str'
+
+
+def _child(node, key):
+    for key_node, value in getattr(node, 'value', ()) or ():
+        if isinstance(node, yaml.MappingNode) and key_node.value == key:
+            return value
+    return None
+
+
+def _children(node, key=None, pairs=False):
+    """The values of a mapping node (of its ``key`` child)."""
+    node = _child(node, key) if key else node
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    return node.value if pairs else [v for _, v in node.value]
+
+
+def _marks(node, path, marks):
+    """{path: (line, column)} of each key and list item under ``node``."""
+    marks.setdefault(path, schema.node_mark(node))
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            marks[path + (key.value,)] = schema.node_mark(key)
+            _marks(value, path + (key.value,), marks)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            if isinstance(item, yaml.ScalarNode):
+                marks[path + (item.value,)] = schema.node_mark(item)
+
+
+class _Reader:
+    """Reads the sections, each rule's error at its object's place."""
+
+    def __init__(self, filename, marks):
+        self.filename, self.marks = filename, marks
+
+    def at(self, path):
+        """A context that puts a CommandError at ``path``'s place."""
+        return _At(self, path)
+
+    def fail(self, path, message):
+        raise schema.error(self.filename, self.marks.get(path, (1, 1)),
+                           message)
+
+    def templates(self, configs):
+        found, names = {}, {}
+        for config_type, values in sorted(configs.items()):
+            for value, body in sorted(values.items()):
+                path = ('configs', config_type, value)
+                with self.at(path):
+                    config = deploy_config.parse_config('%s=%s' % (
+                        config_type, value))
+                if not set(body) & {'bios', 'steps', 'resource_classes'}:
+                    self.vocabulary(path, body)
+                    found[config, None] = Template(config, None, None, None,
+                                                   None)
+                    continue
+                if set(body) & {'bios', 'steps'}:
+                    found[config, None] = self.template(config, None, body,
+                                                        path, names)
+                for rc, sub in sorted((body.get('resource_classes')
+                                       or {}).items()):
+                    sub_path = path + ('resource_classes', rc)
+                    with self.at(sub_path):
+                        deploy_config.validate_resource_class(rc)
+                    if not set(sub) & {'bios', 'steps'}:
+                        self.fail(sub_path, 'the template of %s for %s has '
+                                  'no bios or steps' % (config, rc))
+                    found[config, rc] = self.template(config, rc, sub,
+                                                      sub_path, names)
+        return found
+
+    def vocabulary(self, path, body):
+        if 'template' in body:
+            self.fail(path + ('template',), 'a template name needs its '
+                      'bios or steps (without them, the vocabulary makes '
+                      'a template per resource class, named for it)')
+
+    def template(self, config, rc, body, path, names):
+        if 'bios' in body and 'steps' in body:
+            self.fail(path + ('steps',), 'give bios or steps, not both')
+        with self.at(path + ('steps',) if 'steps' in body else
+                     path + ('bios',)):
+            steps = dsteps.validate_steps(body['steps']) if 'steps' in body \
+                else [dsteps.bios_step(sorted(body['bios'].items()))]
+        with self.at(path + ('capability_traits',)):
+            traits = sorted(deploy_config.validate_traits(
+                body['capability_traits'])) if 'capability_traits' in body \
+                else deploy_config.default_capability_traits(config.type)
+        with self.at(path + ('template',) if 'template' in body else path):
+            name = deploy_config.validate_template_name(
+                body.get('template') or deploy_config.template_trait(
+                    config, rc))
+            deploy_config.refuse_standard_name(name)
+        if name in names:
+            self.fail(path + ('template',) if 'template' in body else path,
+                      'duplicate name: template %s is also %s\'s' % (
+                          name, names[name]))
+        names[name] = config
+        return Template(config, rc, name, sort_steps(steps), traits)
+
+    def asks(self, section, data):
+        found = {}
+        for name, asks in sorted((data.get(section) or {}).items()):
+            found[name] = {}
+            for config_type, value in sorted(asks.items()):
+                with self.at((section, name, config_type)):
+                    config = deploy_config.parse_config('%s=%s' % (
+                        config_type, value))
+                found[name][config.type] = config.value
+        return found
+
+    def grants(self, projects):
+        found = {}
+        for name, configs in sorted(projects.items()):
+            seen = []
+            for text in configs:
+                with self.at(('projects', name, text)):
+                    config = deploy_config.parse_config(text)
+                if str(config) in seen:
+                    self.fail(('projects', name, text), 'duplicate name: '
+                              '%s is granted twice to %s' % (config, name))
+                seen.append(str(config))
+            found[name] = sorted(seen)
+        return found
+
+
+class _At:
+    def __init__(self, reader, path):
+        self.reader, self.path = reader, path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, traceback):
+        if isinstance(exc, exceptions.CommandError) and not isinstance(
+                exc, schema.FileError):
+            self.reader.fail(self.path, str(exc))
+        return False
+
+
+def check_asks(declared, filename):
+    """The rules over several sections: every ask names a config the file
+    declares; an image asks only for a config served on every kind; a
+    flavor's configs share no step; a grant's templates may run on a
+    running server."""
+    reader = _Reader(filename, declared.marks)
+    offered = {c for c, _ in declared.templates}
+    for section in ('flavors', 'images'):
+        for name, asks in getattr(declared, section).items():
+            configs = [deploy_config.Config(t, v) for t, v in asks.items()]
+            for config in configs:
+                path = (section, name, config.type)
+                if config not in offered:
+                    reader.fail(path, 'unknown config value %s: the file '
+                                'declares no such config (configs: %s)' % (
+                                    config, _listed(offered)))
+                if section == 'images' and (config, None) not in \
+                        declared.templates:
+                    reader.fail(path, '%s is served per resource class, '
+                                'and an image cannot know the kind it lands '
+                                'on: ask for it in the flavors' % config)
+            with reader.at((section, name)):
+                config_specs.refuse_step_conflicts(
+                    configs, every_kind(declared.templates))
+    for name, texts in declared.projects.items():
+        for text in texts:
+            config = deploy_config.parse_config(text)
+            if config not in offered:
+                reader.fail(('projects', name, text), 'unknown config value '
+                            '%s: the file declares no such config' % config)
+            for (asked, _rc), template in declared.templates.items():
+                if asked == config and template.steps is not None:
+                    with reader.at(('projects', name, text)):
+                        grants.refuse_ungrantable(config, as_dict(template))
+
+
+def _listed(configs):
+    return ', '.join(sorted(str(c) for c in configs)) or 'none'
+
+
+def every_kind(templates):
+    """{Config: template dict} of the templates for every kind."""
+    return {c: as_dict(t) for (c, rc), t in templates.items()
+            if rc is None and t.steps is not None}
+
+
+def as_dict(template):
+    """A declared template as the dict ironic's listing gives."""
+    return {'name': template.name, 'steps': template.steps,
+            'extra': deploy_config.template_extra(
+                template.config, template.capability_traits,
+                template.resource_class)}
+
+
+def sort_steps(steps):
+    """Steps in a stable order: by priority (highest first), interface and
+    step name (ironic orders them by priority; two with one priority are
+    refused across templates only when they are the same step)."""
+    return sorted(steps, key=lambda s: (-s['priority'], s['interface'],
+                                        s['step']))
+
+
+# ------------------------------------------------------------ the cloud
+
+
+def from_cloud(templates, flavors, images, project_names):
+    """The Declared of what the cloud holds that this plugin manages: the
+    annotated templates, the flavors' and images' asks (``flavors``,
+    ``images``: dicts as listed, with ``extra_specs`` or properties), and
+    the templates' record of grants (``project_names``: {ID: name})."""
+    found = {}
+    for template in templates:
+        extra = template.get('extra') or {}
+        config = deploy_config.config_of(extra)
+        if config is None:
+            continue
+        rc = extra.get(deploy_config.EXTRA_CLASS) or None
+        found[config, rc] = Template(
+            config, rc, template['name'], sort_steps(template['steps']),
+            deploy_config.capability_traits_of(extra))
+    return Declared(found, _owners(flavors, 'extra_specs', 'flavor'),
+                    _owners(images, None, 'image'),
+                    _granted(templates, project_names), {})
+
+
+def _owners(listed, key, kind):
+    found = {}
+    for owner in listed:
+        asks = {c.type: c.value for c in config_specs.configs_of(
+            owner.get(key) if key else owner)}
+        if not asks:
+            continue
+        name = owner.get('name')
+        if not name or name in found:
+            raise exceptions.CommandError(
+                'More than one %s asking for configs is named %s: a '
+                'declared state names each once (rename one)' % (
+                    kind, name or '(no name)'))
+        found[name] = asks
+    return found
+
+
+def _granted(templates, project_names):
+    found = {}
+    for project_id, configs in grants.by_project(
+            dtemplates.by_config(templates)).items():
+        name = project_names.get(project_id, project_id)
+        found[name] = sorted(set(found.get(name, [])) | {
+            str(c) for c in configs})
+    return found
+
+
+# ------------------------------------------------------------ writing
+
+
+def render(declared):
+    """The file's text: version first, then each section in a fixed order,
+    names and lists sorted."""
+    configs = {}
+    for (config, rc), template in sorted(
+            declared.templates.items(),
+            key=lambda item: (str(item[0][0]), item[0][1] or '')):
+        value = configs.setdefault(config.type, {}).setdefault(
+            config.value, {})
+        if rc is None:
+            value.update(_body(template))
+        else:
+            value.setdefault('resource_classes', {})[rc] = _body(template)
+    for values in configs.values():
+        for body in values.values():
+            if 'resource_classes' in body:
+                body['resource_classes'] = body.pop('resource_classes')
+    data = {'version': schema.VERSION, 'configs': configs,
+            'flavors': _sorted(declared.flavors),
+            'images': _sorted(declared.images),
+            'projects': {n: sorted(c) for n, c in sorted(
+                declared.projects.items())}}
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False,
+                          allow_unicode=True)
+
+
+def _sorted(owners):
+    return {name: dict(sorted(asks.items()))
+            for name, asks in sorted(owners.items())}
+
+
+def _body(template):
+    """A template's entry: its name when not the derived one, its
+    capability traits when not its type's, its BIOS settings or steps."""
+    if template.steps is None:
+        return {}
+    body = {}
+    if template.name != deploy_config.template_trait(
+            template.config, template.resource_class):
+        body['template'] = template.name
+    if template.capability_traits != deploy_config.default_capability_traits(
+            template.config.type):
+        body['capability_traits'] = list(template.capability_traits)
+    settings = bios_settings(template.steps)
+    if settings is not None:
+        body['bios'] = settings
+    else:
+        body['steps'] = [{k: s[k] for k in dsteps.STEP_KEYS}
+                         for s in template.steps]
+    return body
+
+
+def bios_settings(steps):
+    """{name: value} when the steps are one BIOS profile as ``bios:``
+    writes it (sorted, the default priority), else None."""
+    if len(steps) != 1 or set(steps[0]['args']) != {'settings'}:
+        return None
+    settings = steps[0]['args']['settings']
+    if not isinstance(settings, list) or not all(
+            isinstance(s, dict) and set(s) == {'name', 'value'}
+            for s in settings):
+        return None
+    found = {s['name']: s['value'] for s in settings}
+    if len(found) != len(settings) or steps[0] != dsteps.bios_step(
+            sorted(found.items())):
+        return None
+    return dict(sorted(found.items()))

@@ -1,0 +1,21 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A project's grant: the runbook of each template that serves a granted
+config, its name, its drift from its template, and the templates' list of
+projects granted (``grants``); the derived flavors the project's virtual
+servers need (``grant_flavors``); the doors a cloud's policy may leave
+open around a grant, and how ``project deploy-config check`` judges each
+probe of them (``hardening``).
+
+May import: ``configs``, ``toggle``.
+"""

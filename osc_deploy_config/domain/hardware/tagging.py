@@ -1,0 +1,410 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Which nodes can take which config, and the trait changes that say so.
+
+A node is *capable* of a template when it has every capability trait of the
+template, is not retired, is of the resource class the template serves (a
+template for one kind of hardware), and its BIOS registry (ironic API 1.74)
+accepts every BIOS setting of the template: the name exists, the value is
+allowed, it is not read-only (or the template unlocks it with its vendor
+profile), no profile locks it.  A node whose BIOS reports no registry is
+judged by its traits alone.  A node carries one template per config: where
+its class has a template of its own for the config, the template for every
+kind is not for it.  A capable node carries the template's trait
+(it is *tagged*); nova's ironic driver copies node traits to placement,
+where the scheduler matches flavors against them.  Maintenance does not
+untag: nova reports a node in maintenance as reserved inventory, so the
+scheduler skips it, and its tags are ready when it comes back.  Whether the
+scheduler can land on a node *now* is placement's answer (``schedulable``).
+A flavor's ``report`` (``flavor deploy-config show``) counts, for each of
+its configs, the nodes tagged and those placement offers, and says why the
+others are not.  Plain functions over the node and template dicts of
+ironic's API.
+"""
+
+import collections
+
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bios_registry
+from osc_deploy_config.domain.hardware import effects
+
+Status = collections.namedtuple('Status', [
+    'node', 'template', 'config', 'capable', 'tagged', 'in_use',
+    'maintenance', 'provision_state', 'schedulable', 'reason'])
+Change = collections.namedtuple('Change', [
+    'node', 'node_uuid', 'template', 'action', 'reason'])
+# What ``flavor deploy-config show`` tells of a flavor.
+FlavorReport = collections.namedtuple('FlavorReport', [
+    'configs', 'templates', 'required_traits', 'tagged_nodes',
+    'schedulable_nodes', 'drift'])
+
+ADD, REMOVE, KEEP, STALE = 'add', 'remove', 'keep', 'stale'
+# a node that has a template's traits, but not the BIOS to take it now
+LEFT_OUT = 'not offered'
+
+
+def node_label(node):
+    return node.get('name') or node['uuid']
+
+
+def capable(node, template, registry=None, same_step_unlocks=True):
+    """Whether the node can take the template (``registry``: its detailed
+    BIOS settings, None when not read; ``same_step_unlocks``: whether a
+    vendor profile set in the same step unlocks what it locks, as ironic
+    before 37.0 lets it)."""
+    return why_incapable(node, template, registry,
+                         same_step_unlocks) is None
+
+
+def why_incapable(node, template, registry=None, same_step_unlocks=True):
+    """Why the node cannot take the template, in words; None when it
+    can."""
+    if node.get('retired'):
+        return 'retired'
+    needed = deploy_config.capability_traits_of(template.get('extra'))
+    missing = sorted(set(needed) - set(node.get('traits') or ()))
+    if missing:
+        return 'lacks %s' % ', '.join(missing)
+    serves = deploy_config.resource_class_of(template.get('extra'))
+    if serves and serves != resource_class(node):
+        return 'the template serves %s, the node is %s' % (
+            template['extra'][deploy_config.EXTRA_CLASS],
+            node.get('resource_class'))
+    return bios_refusal(node, template, registry, same_step_unlocks)
+
+
+def bios_settings(template):
+    """{name: value} of the BIOS settings the template's enabled steps
+    set."""
+    if 'steps' not in template:
+        return {}
+    return effects.bios_settings(step_safety.enabled(template['steps']))
+
+
+def bios_refusal(node, template, registry, same_step_unlocks=True):
+    """Why the node's BIOS, as ironic caches it (``registry``), refuses
+    the template's settings now; None when it takes them, or when the node
+    reports no registry (its traits alone decide then)."""
+    found = bios_problems(node, template, registry, same_step_unlocks)
+    if not found:
+        return None
+    return 'its BIOS refuses %s' % '; '.join(
+        '%s (%s)' % (p.setting, p.reason) for p in found)
+
+
+def bios_problems(node, template, registry, same_step_unlocks=True):
+    """[bios_registry.Problem] of the template's settings on the node."""
+    wanted = bios_settings(template)
+    if not (wanted and registry and bios_registry.has_registry(registry)):
+        return []
+    return bios_registry.problems(wanted, {node_label(node): registry},
+                                  same_step_unlocks=same_step_unlocks)
+
+
+def preparable(template, registry):
+    """The vendor profile settings ([(name, value)], outermost first) that,
+    once in effect on the node, let it take the template's settings; None
+    when no profile locks them, or none unlocks them."""
+    wanted = bios_settings(template)
+    if not (wanted and registry):
+        return None
+    return bios_profiles.prerequisites(wanted, registry) or None
+
+
+def wants_registry(node, template):
+    """Whether the node's BIOS registry decides it: it passes the other
+    checks, and the template sets BIOS settings."""
+    return bool(bios_settings(template)) and why_incapable(
+        node, template) is None
+
+
+def resource_class(node):
+    """The placement resource class nova gives a node, or None: nova's
+    ironic driver normalises it with os-resource-classes (each run of other
+    characters one ``_``, upper case, always ``CUSTOM_`` first, so ironic's
+    ``CUSTOM_GOLD`` is placement's ``CUSTOM_CUSTOM_GOLD``)."""
+    name = node.get('resource_class')
+    return deploy_config.placement_class(name) if name else None
+
+
+def schedulable(node, template, placement_view):
+    """Whether the scheduler can land a flavor requiring the template on
+    the node now: placement has it free (``placement_view``: {provider
+    UUID: traits} of the free providers of its resource class) with the
+    template's trait.  None when placement was not read."""
+    if placement_view is None:
+        return None
+    return template['name'] in placement_view.get(node['uuid'], ())
+
+
+def in_use(node, template):
+    """Whether the instance on the node was deployed with the template."""
+    instance_traits = (node.get('instance_info') or {}).get('traits') or ()
+    return bool(node.get('instance_uuid')) and (
+        template['name'] in instance_traits)
+
+
+def why_not_offered(node, template, free=None):
+    """Why placement does not offer a node tagged for the template, from
+    ironic's view of it and ``free`` ({provider UUID: traits} of the free
+    providers of its resource class; None when unknown)."""
+    if node.get('maintenance'):
+        return 'reserved (maintenance)'
+    if node.get('instance_uuid'):
+        return 'used (instance %s)' % node['instance_uuid']
+    if node.get('provision_state') != 'available':
+        return 'reserved (%s)' % node.get('provision_state')
+    if free is not None and node['uuid'] not in free:
+        return 'not free in placement'
+    if free is not None and template['name'] not in free[node['uuid']]:
+        return 'tag not yet copied to placement'
+    return "excluded by the flavor's other requirements"
+
+
+def serves(node, template):
+    """Whether the template is for the node's kind of hardware (every kind,
+    or its resource class)."""
+    found = deploy_config.resource_class_of(template.get('extra'))
+    return found is None or found == resource_class(node)
+
+
+def superseded(node, template, own):
+    """Why a node does not take a template for every kind when its class
+    has one of its own for the config (``own``: ``ConfigTemplates.per_class``
+    of every template); None otherwise."""
+    extra = template.get('extra')
+    if deploy_config.resource_class_of(extra):
+        return None
+    config = deploy_config.config_of(extra)
+    mine = own.get(config, {}).get(resource_class(node))
+    if mine is None:
+        return None
+    return 'its class has a template of its own for %s: %s' % (
+        config, mine['name'])
+
+
+def _why(node, template, registries, own, same_step_unlocks=True):
+    """Why the node cannot carry the template; None when it can."""
+    return why_incapable(node, template, registries.get(node['uuid']),
+                         same_step_unlocks) or superseded(node, template, own)
+
+
+def statuses(nodes, templates, placement_view=None, registries=None,
+             every=None, same_step_unlocks=True):
+    """One ``Status`` per node and config template for its kind
+    (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
+    every config template, the ``templates`` when not given;
+    ``same_step_unlocks``: as in ``capable``)."""
+    registries = registries or {}
+    own = dtemplates.by_config(every or templates).per_class
+    found = []
+    for node in sorted(nodes, key=node_label):
+        for template in templates:
+            if not serves(node, template):
+                continue
+            why = _why(node, template, registries, own, same_step_unlocks)
+            found.append(Status(
+                node_label(node), template['name'],
+                str(deploy_config.config_of(template['extra'])),
+                why is None, template['name'] in (node.get('traits') or ()),
+                in_use(node, template), bool(node.get('maintenance')),
+                node.get('provision_state'),
+                schedulable(node, template, placement_view), why or ''))
+    return found
+
+
+def plan_sync(nodes, templates, registries=None, every=None,
+              same_step_unlocks=True):
+    """The trait changes that make tags match capabilities
+    (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
+    every config template, the ``templates`` when not given;
+    ``same_step_unlocks``: as in ``capable``).
+
+    Tags capable nodes; untags the others, and the template for every kind
+    from a node whose class has its own for the config, except where the
+    node's instance was deployed with the template (untagging would not
+    change the instance, and nova would then see a node that no longer
+    matches its flavor): those are kept and reported.
+    """
+    registries = registries or {}
+    own = dtemplates.by_config(every or templates).per_class
+    changes = []
+    for node in sorted(nodes, key=node_label):
+        traits = set(node.get('traits') or ())
+        for template in templates:
+            name = template['name']
+            why = _why(node, template, registries, own, same_step_unlocks)
+            if why is None:
+                if name not in traits:
+                    changes.append(Change(node_label(node), node['uuid'],
+                                          name, ADD, 'capable'))
+            elif name in traits:
+                if in_use(node, template):
+                    changes.append(Change(
+                        node_label(node), node['uuid'], name, KEEP,
+                        '%s, but instance %s uses it'
+                        % (why, node['instance_uuid'])))
+                else:
+                    changes.append(Change(
+                        node_label(node), node['uuid'], name, REMOVE,
+                        why + remedy(node, template, registries.get(
+                            node['uuid']))))
+    return changes
+
+
+def left_out(nodes, templates, registries=None, every=None,
+             same_step_unlocks=True):
+    """[Change] (action ``LEFT_OUT``) of the untagged nodes a template is
+    for (its traits, its class, the settings' names in the node's BIOS)
+    but whose BIOS refuses its settings now: each says why, and how to
+    prepare the node where a vendor profile is what refuses."""
+    registries = registries or {}
+    own = dtemplates.by_config(every or templates).per_class
+    found = []
+    for node in sorted(nodes, key=node_label):
+        for template in templates:
+            registry = registries.get(node['uuid'])
+            if (template['name'] in (node.get('traits') or ())
+                    or why_incapable(node, template) is not None
+                    or superseded(node, template, own)):
+                continue
+            problems = bios_problems(node, template, registry,
+                                     same_step_unlocks)
+            if not problems or any(p.reason == bios_registry.NO_SUCH_SETTING
+                                   for p in problems):
+                continue
+            why = bios_refusal(node, template, registry, same_step_unlocks)
+            found.append(Change(node_label(node), node['uuid'],
+                                template['name'], LEFT_OUT, why + remedy(
+                                    node, template, registry)))
+    return found
+
+
+def remedy(node, template, registry):
+    """What makes the node take a template its BIOS refuses now, as the
+    end of its reason ('' when nothing of ours does): ``prepare`` for a
+    node a vendor profile locks, the toggle where a server runs on it
+    (it sets the profile first, where ironic has not cached the setting
+    read-only), or why ironic's cache keeps it refused."""
+    wanted = bios_settings(template)
+    stale = bios_profiles.stale_read_only(wanted, registry or ())
+    if stale:
+        return '; %s' % bios_profiles.describe_stale(stale)
+    needs = preparable(template, registry)
+    if not needs:
+        return ''
+    if not node.get('instance_uuid'):
+        return '; prepare it: %s' % prepare_command(node_label(node), needs)
+    cached = [e['name'] for e in registry
+              if e['name'] in wanted and e.get('read_only')]
+    if cached:
+        return ('; ironic caches %s read-only: prepare the node once its '
+                'server is gone' % ', '.join(sorted(cached)))
+    return ('; its server\'s toggle sets %s first (openstack server resize '
+            '--deploy-config %s %s)' % (
+                ', '.join('%s=%s' % n for n in needs),
+                deploy_config.config_of(template['extra']),
+                node['instance_uuid']))
+
+
+def prepare_command(node, needs):
+    """The command that sets the profile settings ``needs`` on the node."""
+    return 'openstack baremetal node deploy-config prepare %s (%s)' % (
+        node, ', '.join('%s=%s' % pair for pair in needs))
+
+
+def plan_prune(nodes, template_names, prune=False):
+    """Template traits (our ``CUSTOM_DEPLOY_CONFIG_`` prefix only) of
+    templates that no longer exist: reported as ``STALE``, removed with
+    ``prune``, kept where the node's instance was deployed with them."""
+    changes = []
+    for node in sorted(nodes, key=node_label):
+        instance_traits = (node.get('instance_info') or {}).get(
+            'traits') or ()
+        for trait in sorted(node.get('traits') or ()):
+            if (not trait.startswith(deploy_config.TEMPLATE_PREFIX)
+                    or trait in template_names):
+                continue
+            if node.get('instance_uuid') and trait in instance_traits:
+                changes.append(Change(
+                    node_label(node), node['uuid'], trait, KEEP,
+                    'template deleted, but instance %s uses it'
+                    % node['instance_uuid']))
+            else:
+                changes.append(Change(
+                    node_label(node), node['uuid'], trait,
+                    REMOVE if prune else STALE, 'template deleted'
+                    + ('' if prune else ' (--prune removes it)')))
+    return changes
+
+
+def unseen(changes, carriers):
+    """The trait changes placement does not show yet.  ``carriers``:
+    {template trait: UUIDs of the providers that carry it}."""
+    return [c for c in changes
+            if (c.node_uuid in carriers[c.template]) != (c.action == ADD)]
+
+
+def describe(change):
+    """``bm-0 +CUSTOM_...`` or ``bm-0 -CUSTOM_...``."""
+    return '%s %s%s' % (change.node, '+' if change.action == ADD else '-',
+                        change.template)
+
+
+def report(flavor, templates_by_config, nodes, candidates=None, free=None):
+    """A flavor's configs, their templates and required traits, the nodes
+    tagged in ironic for each, the nodes the scheduler can land on now,
+    and the drift: extra specs that disagree with the templates, and tagged
+    nodes placement does not offer, each with the reason.
+
+    ``candidates``: {provider UUID: traits} of placement's allocation
+    candidates for the flavor (None: placement was not read); ``free``: the
+    same for the free providers of the flavor's resource classes.
+    """
+    specs = flavor['extra_specs']
+    configs = config_specs.configs_of(specs)
+    resources = config_specs.placement_request(flavor)[0]
+    usable = [n for n in nodes if resource_class(n) in resources]
+    templates, traits, tagged = {}, {}, {}
+    warnings = config_specs.drift(specs, templates_by_config)
+    for config in configs:
+        template = templates_by_config.get(config)
+        if template is None:
+            continue
+        templates[str(config)] = template['name']
+        traits[str(config)] = '%s=%s' % (
+            config_specs.trait_spec(template['name']), config_specs.REQUIRED)
+        carrying = [n for n in usable
+                    if template['name'] in (n.get('traits') or ())]
+        tagged[str(config)] = len(carrying)
+        offered = [n for n in carrying
+                   if candidates is None or n['uuid'] in candidates]
+        if len(offered) < len(carrying):
+            warnings.append('%s: %d node(s) tagged in ironic, %d '
+                            'schedulable: %s' % (
+                                config, len(carrying), len(offered),
+                                '; '.join('%s %s' % (
+                                    node_label(n),
+                                    why_not_offered(n, template, free))
+                                    for n in carrying if n not in offered)))
+    schedulable = None if candidates is None else len(candidates)
+    if configs and schedulable == 0:
+        warnings.append('no node is schedulable for this flavor: its '
+                        'servers will fail with NoValidHost (openstack '
+                        'baremetal node deploy-config sync)')
+    return FlavorReport([str(c) for c in configs], templates, traits,
+                        tagged, schedulable, warnings)

@@ -1,0 +1,127 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""``apply``: plan, write, then list (or, with ``--rollout``, roll out)
+the running servers whose flavor or image now asks for other configs."""
+
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.declared import changes as dchanges
+from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.use_cases.declared import planning
+from osc_deploy_config.use_cases.declared import reading
+from osc_deploy_config.use_cases.declared import writing
+from osc_deploy_config.use_cases.fleet import rollout as rollouts
+
+# How long the node sync waits for placement, unless --wait-timeout says.
+SYNC_TIMEOUT = 300
+
+
+class Applied:
+    """One ``apply``; ``say``: progress lines.  With ``rollout``, the
+    outdated servers are toggled as ``server deploy-config set`` does,
+    with its budget (``max_unavailable``), ``max_failures`` and the
+    toggle options."""
+
+    def __init__(self, clients, say, rollout=False, max_unavailable=1,
+                 max_failures=0, allowed_steps=(), wait_seconds=None):
+        self.clients, self.say = clients, say
+        self.rollout = rollout
+        self.max_unavailable = max_unavailable
+        self.max_failures = max_failures
+        self.allowed_steps = allowed_steps
+        self.wait_seconds = wait_seconds
+        self.rollouts = []      # (fleet Rollout, its rows)
+
+    def apply(self, path, prune=False, dry_run=False):
+        """(columns, rows): what was written (``dry_run``: would be), or
+        with ``rollout`` the rollout's rows."""
+        plan = planning.plan(self.clients, path, prune)
+        if dry_run:
+            return dchanges.COLUMNS, [
+                (k, n, 'would %s' % a, f, b, af) for k, n, a, f, b, af in
+                dchanges.rows(plan.changes)]
+        if not plan.changes and not reading.sync_pending(plan.cloud):
+            self.say('No changes: the cloud is equal to %s' % path)
+        rows = writing.Apply(self.clients, self.say, self.wait_seconds or
+                             SYNC_TIMEOUT).run(plan)
+        outdated = writing.outdated(plan)
+        commands = dchanges.rollout_commands(outdated, self.max_unavailable)
+        if not self.rollout:
+            self.tell(outdated, commands)
+            return dchanges.COLUMNS, rows
+        for row in rows:
+            self.say('%s %s: %s %s' % row[:4])
+        return fleet_plan.COLUMNS, self.roll_out(outdated)
+
+    def tell(self, outdated, commands):
+        """The servers left running what their flavor or image no longer
+        asks for, and the commands that bring them in line."""
+        if not outdated:
+            return
+        self.say('%d running server(s) run other configs than their flavor '
+                 'or image now asks for:' % len(outdated))
+        for server, kind, owner, configs in outdated:
+            self.say('  %s (%s %s: %s)' % (server, kind, owner,
+                                           ', '.join(configs) or 'none'))
+        for line in commands:
+            self.say('Bring them in line: %s' % line)
+
+    def roll_out(self, outdated):
+        """Each flavor's servers (every project), then each image's, as
+        ``server deploy-config set`` rolls them out: the rows of all."""
+        rows = []
+        flavors = sorted({o[2] for o in outdated if o[1] == dchanges.FLAVOR
+                          and o[3]})
+        images = sorted({o[2] for o in outdated if o[1] == dchanges.IMAGE
+                         and o[3]})
+        if not flavors and not images:
+            self.say('No running server to roll out')
+        for name in flavors:
+            rows += self.one_rollout(flavor=name)
+        for name in images:
+            servers = sorted(o[0] for o in outdated if o[2] == name)
+            configs = next(o[3] for o in outdated if o[2] == name)
+            rows += self.one_rollout(
+                refs=servers,
+                configs=[deploy_config.parse_config(c) for c in configs])
+        return rows
+
+    def one_rollout(self, refs=(), configs=(), flavor=None):
+        options = {'allowed_steps': self.allowed_steps}
+        if self.wait_seconds is not None:
+            options['wait_seconds'] = self.wait_seconds
+        rollout = rollouts.Rollout(self.clients, self.say,
+                                   self.max_unavailable, self.max_failures,
+                                   **options)
+        _, rows = rollouts.roll_out(rollout, refs, configs, flavor,
+                                    all_projects=True)
+        self.rollouts.append((rollout, rows))
+        return rows
+
+    def failed_rollout(self):
+        """Why the rollout did not get there, or ''; KeyboardInterrupt
+        after Ctrl-C (exit 130), as ``server deploy-config set``."""
+        for rollout, rows in self.rollouts:
+            if rollout.interrupted:
+                raise KeyboardInterrupt()
+            if rollout.spent_by:
+                return ('--max-unavailable %d is spent before any server '
+                        'starts, by %s: rerun once they are back, or allow '
+                        'more down at once' % (rollout.max_unavailable,
+                                               rollout.spent_by))
+            if not fleet_plan.arrived(rows):
+                return '%d of %d server(s) do not run the configs: %s' % (
+                    sum(1 for r in rows if not fleet_plan.arrived([r])),
+                    len(rows), '; '.join(
+                        '%s: %s' % (r[1], r[-2]) for r in rows
+                        if not fleet_plan.arrived([r])))
+        return ''

@@ -1,0 +1,193 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""``apply``: make a Plan's changes through the single commands' own use
+cases, in dependency order:
+
+1. grants withdrawn (a granted template changes or goes only once its
+   grant is withdrawn);
+2. templates created and changed (``deploy_templates``), each marked
+   pending a sync in the same request;
+3. node sync (``node_tags.sync``), which returns once placement, the
+   scheduler's view, shows the tags; then the marks are removed;
+4. flavors' and images' asks (``owner_configs``);
+5. grants made (``project_grants``);
+6. with ``--prune``, the templates the file dropped (``deploy_templates
+   .delete``: their runbooks and node traits first).
+
+Each object is written whole in one request (a template's POST or PATCH
+carries its steps and annotation together), so no template is ever half
+written.  A rerun after a kill plans again from the cloud: what was
+written is equal to the file and is not written again, and a template
+still marked pending makes the rerun sync.  Two applies at once: each
+checks a template, right before changing it, against what it planned
+from; one that finds it changed, or created meanwhile as something else,
+stops in one line (a template created meanwhile as the file has it is
+taken as done).
+"""
+
+import logging
+
+from osc_lib import exceptions
+
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.declared import changes as dchanges
+from osc_deploy_config.domain.declared import document
+from osc_deploy_config.use_cases import deploy_templates
+from osc_deploy_config.use_cases import node_tags
+from osc_deploy_config.use_cases import owner_configs
+from osc_deploy_config.use_cases import project_grants
+from osc_deploy_config.use_cases.declared import planning
+from osc_deploy_config.use_cases.declared import reading
+
+LOG = logging.getLogger(__name__)
+DONE = {dchanges.CREATE: 'created', dchanges.UPDATE: 'updated',
+        dchanges.DELETE: 'deleted'}
+
+
+class Apply:
+    """Writes a Plan; ``say``: progress lines (stderr)."""
+
+    def __init__(self, clients, say, wait_timeout=600):
+        self.clients, self.say = clients, say
+        self.wait_timeout = wait_timeout
+        self.written = []       # the objects written: (kind, name)
+
+    def run(self, plan):
+        """Make the changes; the rows of what was written."""
+        objects = dchanges.objects(plan.changes)
+        withdrawn = [o for o in objects if o[0] == dchanges.PROJECT
+                     and all(c.after is None for c in o[2])]
+        made = [o for o in objects if o[0] == dchanges.TEMPLATE
+                and o[2][0].action != dchanges.DELETE]
+        deleted = [o for o in objects if o[0] == dchanges.TEMPLATE
+                   and o[2][0].action == dchanges.DELETE]
+        owners = [o for o in objects if o[0] in (dchanges.FLAVOR,
+                                                  dchanges.IMAGE)]
+        granted = [o for o in objects if o[0] == dchanges.PROJECT
+                   and o not in withdrawn]
+        for _kind, key, fields in withdrawn:
+            self.grants(key, fields)
+        current = {t['name']: t for t in plan.cloud.templates}
+        for _kind, key, fields in made:
+            self.template(plan.declared.templates[key], fields, current)
+        pending = sorted(set(reading.sync_pending(plan.cloud)) | {
+            f[0].name for _, _, f in made})
+        if pending:
+            self.sync(pending)
+        for kind, key, fields in owners:
+            self.owner(kind, key, fields)
+        for _kind, key, fields in granted:
+            self.grants(key, fields)
+        if deleted:
+            self.delete([f[0].name for _, _, f in deleted])
+        return [(c.kind, c.name, DONE[c.action], c.field,
+                 dchanges.shown(c.before), dchanges.shown(c.after))
+                for c in plan.changes]
+
+    def template(self, want, fields, current):
+        """Create or change one template through ``deploy_templates``;
+        checked first against what the plan read (another apply)."""
+        creating = fields[0].action == dchanges.CREATE
+        name = fields[0].name
+        self.say('%s template %s' % ('Creating' if creating else 'Updating',
+                                     name))
+        if creating:
+            try:
+                deploy_templates.create(self.clients,
+                                        planning.template_input(want))
+            except exceptions.CommandError:
+                if not self.made_meanwhile(want):
+                    raise
+                self.say('Template %s was created meanwhile as the file has '
+                         'it (another apply?)' % name)
+            return
+        ironic = self.clients.ironic()
+        now = deploy_templates.find(ironic, name)
+        if _content(now) != _content(current[name]):
+            raise exceptions.CommandError(
+                'Template %s changed since this apply read it (another '
+                'apply?): it was not written; run diff again' % name)
+        deploy_templates.update(self.clients, name, planning.template_input(
+            want, steps_changed=any(f.field == 'steps' for f in fields),
+            creating=False))
+
+    def made_meanwhile(self, want):
+        """Whether a template equal to the declared one exists now."""
+        try:
+            now = deploy_templates.find(self.clients.ironic(), want.name)
+        except exceptions.CommandError:
+            return False
+        found = document.from_cloud([now], [], [], {}).templates.get(
+            (want.config, want.resource_class))
+        return found is not None and found._replace(name=want.name) == want
+
+    def sync(self, pending):
+        """Tag the nodes as ``sync`` does, until placement shows it; then
+        the templates are no longer pending."""
+        self.say('Syncing the nodes\' tags (%s)' % ', '.join(pending))
+        node_tags.sync(self.clients, (), False, False, True,
+                       self.wait_timeout, self.say)
+        for name in pending:
+            try:
+                deploy_templates.unset(self.clients, name,
+                                       [reading.SYNC_PENDING])
+            except exceptions.CommandError:
+                LOG.debug('%s carries no sync mark (the vocabulary made '
+                          'it)', name)
+
+    def owner(self, kind, name, fields):
+        """A flavor's or an image's asks, as ``deploy-config set|unset``
+        make them."""
+        setting = [deploy_config.Config(f.field, f.after) for f in fields
+                   if f.after is not None]
+        unsetting = [f.field for f in fields if f.after is None]
+        self.say('Updating %s %s' % (kind, name))
+        if setting:
+            owner_configs.set_configs(self.clients, kind, name, setting)
+        if unsetting:
+            owner_configs.unset_configs(self.clients, kind, name, unsetting)
+
+    def grants(self, project, fields):
+        """A project's grants, as ``project deploy-config set|unset``
+        make them."""
+        granting = [f.field for f in fields if f.after is not None]
+        withdrawing = [f.field for f in fields if f.after is None]
+        self.say('Updating the grants of project %s' % project)
+        if withdrawing:
+            project_grants.withdraw(self.clients, project, withdrawing)
+        if granting:
+            project_grants.grant(self.clients, project, granting)
+
+    def delete(self, names):
+        """The templates the file dropped, as ``deploy template delete``
+        deletes them."""
+        self.say('Deleting template(s) %s' % ', '.join(names))
+        _, failures = deploy_templates.delete(self.clients, names)
+        if failures:
+            raise exceptions.CommandError('; '.join(failures))
+
+
+def _content(template):
+    """What a template holds that a declared state decides."""
+    extra = template.get('extra') or {}
+    return (template['name'], document.sort_steps(template['steps']),
+            deploy_config.config_of(extra),
+            deploy_config.capability_traits_of(extra),
+            extra.get(deploy_config.EXTRA_CLASS))
+
+
+def outdated(plan):
+    """The running servers a rollout brings in line, and its commands."""
+    images = {i['id']: i.get('name') for i in plan.cloud.images}
+    return dchanges.outdated_servers(plan.changes, plan.servers,
+                                     plan.declared, images)

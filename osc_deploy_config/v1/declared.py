@@ -1,0 +1,185 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Configs as code: ``openstack deploy-config export | diff | apply``,
+over one YAML file of the declared state (see doc/source/user/declared)."""
+
+import threading
+
+from osc_lib import exceptions
+from osc_lib.command import command
+
+from osc_deploy_config.v1 import cli
+
+
+def _file_option(parser, required=True):
+    """``-f FILE`` (as ``kubectl``), taking ``-f`` from cliff's
+    ``--format``, which keeps its long form."""
+    taken = parser._option_string_actions.pop('-f', None)
+    if taken is not None:
+        taken.option_strings.remove('-f')
+    parser.add_argument('-f', '--file', metavar='<file>', dest='file',
+                        required=required,
+                        help='The declared state (YAML; see the format in '
+                             'the user guide).')
+    parser.add_argument('--prune', action='store_true',
+                        help='Also delete the templates and withdraw the '
+                             'grants of this plugin that the file no longer '
+                             'lists (flavors and images the file does not '
+                             'list are left alone).')
+    return parser
+
+
+class _Said:
+    _lock = threading.Lock()
+
+    def say(self, text):
+        """Progress: on stderr, never in the command's output."""
+        with self._lock:
+            self.app.stderr.write(text + '\n')
+            self.app.stderr.flush()
+
+
+class ExportDeclared(cli.OneLineErrors, command.Command):
+    _description = (
+        'Write the cloud\'s declared state: the configs this plugin\'s '
+        'templates offer (per resource class where a kind has its own), '
+        'the configs each flavor and image asks for, and each project\'s '
+        'grants; names only, keys in a fixed order, lists sorted.')
+    _epilog = """Examples::
+
+  openstack deploy-config export > deploy-config.yaml
+  openstack deploy-config export --file deploy-config.yaml
+"""
+
+    def get_parser(self, prog_name):
+        parser = cli.keep_epilog_lines(super().get_parser(prog_name))
+        parser.add_argument('--file', metavar='<file>',
+                            help='Write it to this file (default: standard '
+                                 'output).')
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.use_cases.declared import reading
+
+        text = reading.export(self.app.client_manager.deploy_config)
+        if not parsed_args.file:
+            self.app.stdout.write(text)
+            return
+        try:
+            with open(parsed_args.file, 'w', encoding='utf-8') as f:
+                f.write(text)
+        except OSError as exc:
+            raise exceptions.CommandError('Cannot write %s: %s' % (
+                parsed_args.file, exc)) from None
+
+
+class DiffDeclared(cli.OneLineErrors, _Said, command.Lister):
+    _description = (
+        'What apply would change to make the cloud equal to the file: a '
+        'row per object and field, create, update or delete, with the '
+        'value before and after. Exit status 0: nothing to change; 1: '
+        'changes; 2 or more: an error (as kubectl diff).')
+    _epilog = """Examples::
+
+  openstack deploy-config diff -f deploy-config.yaml
+  openstack deploy-config diff -f deploy-config.yaml --prune --format json
+"""
+
+    def get_parser(self, prog_name):
+        return _file_option(cli.keep_epilog_lines(
+            super().get_parser(prog_name)))
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.domain.declared import changes
+        from osc_deploy_config.use_cases.declared import planning
+
+        plan = planning.plan(self.app.client_manager.deploy_config,
+                             parsed_args.file, parsed_args.prune)
+        self.changed = bool(plan.changes)
+        if not plan.changes:
+            self.say('No changes: the cloud is equal to %s'
+                     % parsed_args.file)
+        return changes.COLUMNS, changes.rows(plan.changes)
+
+    def run(self, parsed_args):
+        """Exit 0 (no change), 1 (changes) or 2 (an error)."""
+        self.changed = False
+        try:
+            super().run(parsed_args)
+        except Exception as exc:    # noqa: BLE001 - exit 2, as kubectl
+            self.app.LOG.error(exc)
+            return 2
+        return 1 if self.changed else 0
+
+
+class ApplyDeclared(cli.OneLineErrors, _Said, command.Lister):
+    _description = (
+        'Make the cloud equal to the file, in dependency order (templates, '
+        'node sync until the scheduler sees the tags, flavors and images, '
+        'grants; with --prune the dropped templates last), through the same '
+        'checks as the single commands, all made before the first write. '
+        'Lists the running servers whose flavor or image now asks for other '
+        'configs, with the rollout that brings them in line (--rollout runs '
+        'it). Safe to rerun: what is already as the file says is not '
+        'written again.')
+    _epilog = """Examples::
+
+  openstack deploy-config apply -f deploy-config.yaml --dry-run
+  openstack deploy-config apply -f deploy-config.yaml --prune
+  openstack deploy-config apply -f deploy-config.yaml --rollout \\
+      --max-unavailable 2
+"""
+
+    def get_parser(self, prog_name):
+        parser = _file_option(cli.keep_epilog_lines(
+            super().get_parser(prog_name)))
+        parser.add_argument('--dry-run', action='store_true',
+                            help='Check everything and say what would be '
+                                 'written; write nothing.')
+        parser.add_argument(
+            '--rollout', action='store_true',
+            help='Then roll the outdated servers out, as openstack server '
+                 'deploy-config set does; its table is the output, and '
+                 'its exit status the command\'s.')
+        parser.add_argument(
+            '--max-unavailable', metavar='<count>', type=int, default=1,
+            help='With --rollout: at most this many servers down at once, '
+                 'those already down included (default 1).')
+        parser.add_argument(
+            '--max-failures', metavar='<count>', type=int, default=0,
+            help='With --rollout: after more failures than this, no new '
+                 'server starts (default 0).')
+        cli.add_toggle_options(parser, whole_command=True)
+        return parser
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.use_cases.declared import applying
+
+        if parsed_args.rollout and parsed_args.dry_run:
+            raise exceptions.CommandError('--rollout and --dry-run: give '
+                                          'one of them')
+        self.applied = applying.Applied(
+            self.app.client_manager.deploy_config, self.say,
+            parsed_args.rollout, parsed_args.max_unavailable,
+            parsed_args.max_failures, **cli.toggle_options(parsed_args))
+        return self.applied.apply(parsed_args.file, parsed_args.prune,
+                                  parsed_args.dry_run)
+
+    def run(self, parsed_args):
+        """With --rollout, the rollout's exit status: 130 after Ctrl-C, 1
+        unless every outdated server got there."""
+        self.applied = None
+        code = super().run(parsed_args)
+        if self.applied is not None and self.applied.failed_rollout():
+            raise exceptions.CommandError(self.applied.failed_rollout())
+        return code

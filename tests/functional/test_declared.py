@@ -1,0 +1,181 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""``openstack deploy-config export | diff | apply`` on the mini cloud.
+
+Cheap by design: the templates ask for a capability trait no node has, so
+the sync they start tags nothing and waits for no placement copy; the
+flavors are virtual ones; no server boots.
+"""
+
+import json
+import os
+
+import fixtures
+
+from tests.functional import base
+from tests.functional import faults
+
+WRITES = ('POST', 'PATCH', 'PUT', 'DELETE')
+
+
+class TestDeclared(base.FunctionalTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.type = self.unique_name('fn').replace('-', '')
+        self.flavor = self.unique_name('fn-declared')
+        self.create_flavor(self.flavor, 1, 64, 1)
+        self.addCleanup(self.clean_up)
+
+    def clean_up(self):
+        for value in ('a', 'b'):
+            self.openstack('baremetal', 'deploy', 'template', 'delete',
+                           'CUSTOM_DEPLOY_CONFIG_%s_%s' % (
+                               self.type.upper(), value.upper()),
+                           parse=False, fail_ok=True)
+
+    def file(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def declared(self, a='Enabled', with_b=True, flavor_asks='a'):
+        values = {'a': {'capability_traits': ['CUSTOM_NO_NODE_HAS_THIS'],
+                        'bios': {'LogicalProc': a}}}
+        if with_b:
+            values['b'] = {'capability_traits': ['CUSTOM_NO_NODE_HAS_THIS'],
+                           'bios': {'LogicalProc': 'Disabled'}}
+        return json.dumps({
+            'version': 1, 'configs': {self.type: values},
+            'flavors': {self.flavor: {self.type: flavor_asks}
+                        if flavor_asks else {}}})
+
+    def cli(self, *args, clouds_yaml=None, cloud=base.ADMIN):
+        return self.openstack('deploy-config', *args, parse=False,
+                              fail_ok=True, clouds_yaml=clouds_yaml,
+                              cloud=cloud)
+
+    def test_export_apply_edit_diff_prune(self):
+        """~5 s: the file applied, the cloud exported and applied to
+        itself with no write, one edit diffed and applied, a prune made
+        and one refused."""
+        path = self.file('mine.yaml', self.declared())
+        self.assertEqual(0, self.cli('apply', '-f', path).returncode)
+        exported = self.file('cloud.yaml', self.cli('export').stdout)
+        self.assertEqual(0, self.cli('diff', '-f', exported).returncode)
+        with faults.FaultProxy(self.endpoint_root('baremetal')) as ironic:
+            clouds = self.through_proxy(ironic, 'baremetal', like=base.ADMIN)
+            done = self.cli('apply', '-f', exported, '--prune',
+                            clouds_yaml=clouds, cloud='faulty')
+            self.assertEqual((0, ''), (done.returncode, done.stdout.strip()))
+            self.assertEqual(0, sum(ironic.count(m) for m in WRITES))
+
+        edited = self.file('edited.yaml', self.declared(a='Disabled'))
+        done = self.cli('diff', '-f', edited, '--format', 'json')
+        self.assertEqual(1, done.returncode, done.stderr)
+        self.assertEqual([('template', 'CUSTOM_DEPLOY_CONFIG_%s_A'
+                           % self.type.upper(), 'update', 'steps')],
+                         [(r['Kind'], r['Name'], r['Action'], r['Field'])
+                          for r in json.loads(done.stdout)])
+        self.assertEqual(0, self.cli('apply', '-f', edited).returncode)
+        self.assertEqual(0, self.cli('diff', '-f', edited).returncode)
+
+        # b dropped while the flavor (not listed) still asks for it
+        other = self.unique_name('fn-declared')
+        self.create_flavor(other, 1, 64, 1)
+        self.openstack('flavor', 'deploy-config', 'set', other,
+                       '%s=b' % self.type, parse=False)
+        dropped = self.file('dropped.yaml', self.declared(
+            a='Disabled', with_b=False))
+        done = self.cli('apply', '-f', dropped, '--prune')
+        self.assertEqual(1, done.returncode)
+        self.assertIn('Not pruning template CUSTOM_DEPLOY_CONFIG_%s_B: '
+                      'flavor %s still asks for' % (self.type.upper(), other),
+                      done.stderr)
+        self.assertEqual(1, len(done.stderr.strip().splitlines()))
+        self.openstack('flavor', 'deploy-config', 'unset', other, self.type,
+                       parse=False)
+        done = self.cli('apply', '-f', dropped, '--prune')
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn('delete', done.stdout)
+        self.assertEqual(0, self.cli('diff', '-f', dropped, '--prune')
+                         .returncode)
+
+    def test_bad_files_give_one_line_and_change_nothing(self):
+        """~5 s: eight bad files, each refused at its line and column."""
+        before = self.cli('export').stdout
+        good = self.declared()
+        bad = {
+            'syntax': ('version: 1\nflavors: {a: [\n', ':3:1: YAML syntax'),
+            'unknown key': ('version: 1\nservers: {}\n',
+                            ":2:1: unknown key 'servers'"),
+            'wrong type': ('version: 1\nflavors: []\n', ':2:10: wrong type'),
+            'unknown value': (good.replace('"%s": "a"' % self.type,
+                                           '"%s": "zz"' % self.type),
+                              'unknown config value'),
+            # every node capable: their BIOS registries judge the setting
+            'no such setting': (good.replace(
+                '"CUSTOM_NO_NODE_HAS_THIS"', '').replace(
+                'LogicalProc', 'NoSuchSetting'), 'NoSuchSetting'),
+            'raid in a grant': (
+                'version: 1\nconfigs:\n  %s:\n    r:\n      steps:\n'
+                '      - {interface: raid, step: apply_configuration, '
+                'priority: 150, args: {raid_config: {}}}\n'
+                'projects:\n  demo: [%s=r]\n' % (self.type, self.type),
+                ':8:10: Deploy config %s=r cannot be granted' % self.type),
+            'no such flavor': (good.replace(self.flavor, 'no-such-flavor'),
+                               'flavor no-such-flavor does not exist'),
+            'duplicate': ('version: 1\nflavors: {}\nflavors: {}\n',
+                          ":3:1: duplicate name 'flavors'"),
+        }
+        for what, (text, words) in bad.items():
+            path = self.file('bad.yaml', text)
+            done = self.cli('apply', '-f', path)
+            self.assertNotEqual(0, done.returncode, what)
+            self.assertEqual(1, len(done.stderr.strip().splitlines()),
+                             '%s: %s' % (what, done.stderr))
+            self.assertIn(path + ':', done.stderr, what)
+            if words:
+                self.assertIn(words, done.stderr, what)
+            self.assertEqual(2, self.cli('diff', '-f', path).returncode,
+                             what)
+        self.assertEqual(before, self.cli('export').stdout)
+
+    def test_killed_apply_rerun_ends_equal_to_the_file(self):
+        """~4 s: an apply killed while ironic holds its second template's
+        create, then rerun: equal to the file, each template made once."""
+        path = self.file('mine.yaml', self.declared())
+        argv, env = self.openstack_argv('deploy-config', 'apply', '-f', path,
+                                        cloud='faulty', parse=False)
+        posts = []
+
+        def fault(method, url, body):
+            if method == 'POST' and url.endswith('/deploy_templates'):
+                posts.append(body)
+                if len(posts) == 2:
+                    return faults.HANG
+            return None
+
+        with faults.FaultProxy(self.endpoint_root('baremetal'),
+                               fault) as ironic:
+            env['OS_CLIENT_CONFIG_FILE'] = self.through_proxy(
+                ironic, 'baremetal', like=base.ADMIN)
+            self.killed_when(argv, env, lambda: len(posts) == 2)
+        self.assertEqual(1, self.cli('diff', '-f', path).returncode)
+        done = self.cli('apply', '-f', path)
+        self.assertEqual(0, done.returncode, done.stderr)
+        self.assertNotIn('_A', ' '.join(
+            r for r in done.stdout.splitlines() if 'create' in r))
+        self.assertEqual(0, self.cli('diff', '-f', path).returncode)
