@@ -115,8 +115,16 @@ class _Flavors:
             'flavor_access'])
 
     def add_flavor_access(self, flavor_id, project_id):
-        self._request('POST', '/flavors/%s/action' % flavor_id, json={
-            'addTenantAccess': {'tenant': project_id}})
+        """Idempotent: access a concurrent toggle added already (nova's
+        409) is no error."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            self._request('POST', '/flavors/%s/action' % flavor_id, json={
+                'addTenantAccess': {'tenant': project_id}})
+        except sdk_exceptions.ConflictException as exc:
+            if 'already exists' not in str(exc.details or exc):
+                raise
 
     def remove_flavor_access(self, flavor_id, project_id):
         self._request('POST', '/flavors/%s/action' % flavor_id, json={

@@ -199,3 +199,22 @@ class TestRetriesThroughKeystoneauth(testtools.TestCase):
         self.assertRaises(sdk_exceptions.HttpException,
                           self.api.add_node_trait, 'n', 'CUSTOM_X')
         self.assertEqual(1, len(self.sent('PUT', '/v1/nodes/n/traits')))
+
+
+class TestNovaWrites(testtools.TestCase):
+    def test_flavor_access_a_concurrent_toggle_added_is_no_error(self):
+        from openstack.compute.v2 import _proxy as compute_proxy
+
+        from osc_deploy_config.services import nova
+
+        proxy = mock.create_autospec(compute_proxy.Proxy, instance=True)
+        api = nova.Nova(proxy)
+        proxy.request.return_value = fakes.response(409, {
+            'conflictingRequest': {'code': 409, 'message': (
+                'Flavor access already exists for flavor 7 and project p '
+                'combination.')}})
+        api.add_flavor_access('7', 'p')
+        proxy.request.return_value = fakes.response(409, {
+            'conflictingRequest': {'code': 409, 'message': 'Something else'}})
+        self.assertRaises(sdk_exceptions.ConflictException,
+                          api.add_flavor_access, '7', 'p')
