@@ -33,10 +33,11 @@ def make_client(instance):
 
 
 def build_option_parser(parser):
-    """One global option: the operator's vocabulary file (versions are
-    negotiated per call).  OSC hands it, as any ``--os-*`` option, to the
-    cloud's configuration, where clouds.yaml may set it instead
-    (``deploy_config_vocabulary``)."""
+    """Two global options: the operator's vocabulary file, and the
+    timeouts of our requests (versions are negotiated per call).  OSC hands
+    them, as any ``--os-*`` option, to the cloud's configuration, where
+    clouds.yaml may set them instead (``deploy_config_vocabulary``,
+    ``deploy_config_request_seconds``)."""
     import os
 
     parser.add_argument(
@@ -47,4 +48,15 @@ def build_option_parser(parser):
              'vocabulary does not know, by config type (Env: '
              'OS_DEPLOY_CONFIG_VOCABULARY; clouds.yaml: '
              'deploy_config_vocabulary)')
+    parser.add_argument(
+        '--os-deploy-config-request-seconds',
+        metavar='<read>|<connect,read>',
+        default=os.environ.get('OS_DEPLOY_CONFIG_REQUEST_SECONDS'),
+        help='How long each request of the deploy-config commands waits '
+             'for a service to accept it and to answer it, in seconds '
+             '(default 10,60; one number: the read, connecting within 10). '
+             'A request past it ends the command, or a rollout\'s toggle, '
+             'in one line that names the service (Env: '
+             'OS_DEPLOY_CONFIG_REQUEST_SECONDS; clouds.yaml: '
+             'deploy_config_request_seconds)')
     return parser

@@ -32,10 +32,12 @@ _PROJECT_SCOPE_KEYS = (
 _RESCOPABLE_AUTH = ('password', 'v3password', 'token', 'v3token')
 
 
-def system_scoped(conn):
+def system_scoped(conn, timeouts=None):
     """A system-scoped connection from ``conn``'s credentials, or None
     when they cannot have one (no role on the system, or an auth method
-    bound to a project such as application credentials)."""
+    bound to a project such as application credentials).  Its session's
+    requests (the token's, the version discovery's) wait no longer than
+    ``timeouts``' read."""
     from keystoneauth1 import exceptions as ksa_exceptions
     import openstack
     from openstack import exceptions as sdk_exceptions
@@ -51,6 +53,8 @@ def system_scoped(conn):
     auth['system_scope'] = 'all'
     options = {k: v for k, v in cfg.items()
                if k not in ('auth', 'name', 'cloud', 'profile')}
+    if timeouts is not None:
+        options['api_timeout'] = timeouts.read
     system = openstack.connect(load_yaml_config=False, load_envvars=False,
                                auth=auth, **options)
     # Share the version discovery already done (of keystone), as the SDK's
@@ -63,6 +67,15 @@ def system_scoped(conn):
         LOG.debug('no system-scoped token for these credentials: %s', exc)
         return None
     return system
+
+
+def bound_session(conn, timeouts):
+    """Give the connection's session a timeout where it has none (OSC's
+    never has: it drops clouds.yaml's api_timeout): what our wrappers do
+    not send themselves (a token, a version discovery) is bounded too."""
+    session = conn.session
+    if getattr(session, 'timeout', None) is None:
+        session.timeout = timeouts.read
 
 
 def proxy_of(conn, service_type):
@@ -95,33 +108,55 @@ class Clients:
     def __init__(self, instance):
         self._instance = instance
         self._baremetal = None
+        self._timeouts = None
         self.baremetal_scope = None
 
     @property
     def connection(self):
-        return self._instance.sdk_connection
+        conn = self._instance.sdk_connection
+        bound_session(conn, self.timeouts)
+        return conn
 
     def setting(self, name):
         """A setting of the cloud's configuration (clouds.yaml, or the
         ``--os-*`` option or ``OS_*`` variable of that name), or None."""
-        return self._instance.get_configuration().get(name)
+        read = getattr(self._instance, 'get_configuration', None)
+        return read().get(name) if read else None
+
+    @property
+    def timeouts(self):
+        """rest.Timeouts of every request: the cloud's
+        ``deploy_config_request_seconds``, or the default."""
+        from osc_deploy_config.services import rest
+
+        if self._timeouts is None:
+            self._timeouts = rest.parse_timeouts(
+                self.setting(rest.TIMEOUTS_SETTING))
+        return self._timeouts
+
+    def _bounded(self, api):
+        api.timeouts = self.timeouts
+        return api
 
     def nova(self, *features):
         """Nova at the version flavor listings with extra specs need, or
         more for these features."""
         from osc_deploy_config.services import nova
 
-        return nova.Nova(proxy_of(self.connection, 'compute'), *features)
+        return self._bounded(nova.Nova(proxy_of(self.connection, 'compute'),
+                                       *features))
 
     def placement(self):
         from osc_deploy_config.services import placement
 
-        return placement.Placement(proxy_of(self.connection, 'placement'))
+        return self._bounded(placement.Placement(
+            proxy_of(self.connection, 'placement')))
 
     def glance(self):
         from osc_deploy_config.services import glance
 
-        return glance.Glance(proxy_of(self.connection, 'image'))
+        return self._bounded(glance.Glance(proxy_of(self.connection,
+                                                    'image')))
 
     def roles(self):
         """The role names the credentials' token carries (keystone's
@@ -208,13 +243,13 @@ class Clients:
         from osc_deploy_config.services import versions
 
         proxy = self._baremetal_proxy()
-        return ironic.Ironic(proxy, *(features or (
-            versions.DEPLOY_TEMPLATES,)), scope=self.baremetal_scope)
+        return self._bounded(ironic.Ironic(proxy, *(features or (
+            versions.DEPLOY_TEMPLATES,)), scope=self.baremetal_scope))
 
     def _baremetal_proxy(self):
         if self._baremetal is None:
             conn = self.connection
-            system = system_scoped(conn)
+            system = system_scoped(conn, self.timeouts)
             self.baremetal_scope = 'system' if system else 'project'
             # python-ironicclient pins the SDK to its own latest version
             # (--os-baremetal-api-version), and the SDK then refuses to

@@ -115,8 +115,16 @@ class _Flavors:
             'flavor_access'])
 
     def add_flavor_access(self, flavor_id, project_id):
-        self._request('POST', '/flavors/%s/action' % flavor_id, json={
-            'addTenantAccess': {'tenant': project_id}})
+        """Idempotent: access a concurrent toggle added already (nova's
+        409) is no error."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            self._request('POST', '/flavors/%s/action' % flavor_id, json={
+                'addTenantAccess': {'tenant': project_id}})
+        except sdk_exceptions.ConflictException as exc:
+            if 'already exists' not in str(exc.details or exc):
+                raise
 
     def remove_flavor_access(self, flavor_id, project_id):
         self._request('POST', '/flavors/%s/action' % flavor_id, json={
@@ -155,6 +163,17 @@ class _Servers:
                 '%s server named %s' % ('No' if not found else 'More than one',
                                         name_or_id))
         return found[0]
+
+    def server_if_any(self, server_id):
+        """A server's details by ID, or None when nova answers 404 (gone):
+        any other error is raised, not taken for one."""
+        from openstack import exceptions as sdk_exceptions
+
+        try:
+            return self._request('GET', '/servers/%s' % urllib.parse.quote(
+                server_id, safe=''))['server']
+        except sdk_exceptions.NotFoundException:
+            return None
 
     def servers(self, all_projects=False, project=None):
         """Every server (of every project, or of one), with its flavor's
@@ -205,7 +224,8 @@ class _Servers:
         return self._action(server_id, {'lock': {'locked_reason': reason}})
 
     def unlock(self, server_id):
-        self._action(server_id, {'unlock': None})
+        """Unlock the server; returns the unlock's request ID."""
+        return self._action(server_id, {'unlock': None})
 
     def instance_actions(self, server_id, limit=50):
         """The server's latest instance actions, newest first."""

@@ -13,15 +13,28 @@
 """The REST calls of one service, over an SDK proxy, at the versions the
 command's features need (see ``versions``).
 
+Every request has a connect and a read timeout (``Timeouts``: the
+cloud's ``deploy_config_request_seconds``, or
+``--os-deploy-config-request-seconds``; keystoneauth's own default is to
+wait for ever).  A command may bound its reads further by a deadline of
+its own (``bounded``: a rollout's --wait-timeout): a read then waits no
+longer than the time left, and none starts past it.
+
 Reads are idempotent: a refused connection or a 503 (a service restarting,
-a proxy in front of it) is retried with keystoneauth's backoff (0.5 s,
-doubling).  A write is retried only where a service says so
-(``retriable_writes``), never a create.  Retries are logged for --debug
-only (``v1.cli.demote_keystoneauth_warnings``); a service that stays
-unreachable or fails a read (5xx) gets one line naming it and its URL.
+a proxy in front of it) is retried with a backoff (0.5 s, doubling); a
+read that timed out is not (a service that accepts and never answers would
+only be waited for again).  A write is retried only where a service says so
+(``retriable_writes``), never a create, and never after a timeout.  Retries
+are logged for --debug only (``v1.cli.demote_keystoneauth_warnings``); a
+service that stays unreachable, does not answer in time, or fails a read
+(5xx) gets one line naming it and its URL.
 """
 
+import collections
+import contextlib
 import re
+import threading
+import time
 import urllib.parse
 
 from osc_lib import exceptions as osc_exceptions
@@ -30,6 +43,15 @@ from osc_deploy_config.services import versions
 
 READ_RETRIES = 2
 WRITE_RETRIES = 5   # as the SDK retries ironic's by default
+# The first pause before a refused read is sent again (then doubled).
+RETRY_SECONDS = 0.5
+# A request's bounds, in seconds: to connect, and to read each answer.
+Timeouts = collections.namedtuple('Timeouts', ['connect', 'read'])
+DEFAULT_TIMEOUTS = Timeouts(10.0, 60.0)
+# Where a cloud entry sets them (its clouds.yaml key, the --os-* option):
+# a key that ends in "timeout" the SDK folds into api_timeout, which
+# OpenStackClient then drops.
+TIMEOUTS_SETTING = 'deploy_config_request_seconds'
 SERVICE_NAMES = {
     'baremetal': 'baremetal service (ironic)',
     'compute': 'compute service (nova)',
@@ -40,6 +62,7 @@ SERVICE_NAMES = {
 
 _SCOPE_REFUSED = 'requires a scope of'
 _URL = re.compile(r'https?://[^/\s:]+(:\d+)?')
+_FULL_URL = re.compile(r'https?://\S+')
 
 
 def relative_link(url, version_root):
@@ -66,6 +89,9 @@ class Api:
     # only then is checking it before a request free of a request.
     range_known = False
 
+    # (connect, read) seconds of each request; Clients sets the cloud's.
+    timeouts = DEFAULT_TIMEOUTS
+
     def __init__(self, proxy, *features):
         self.proxy = proxy
         self.features = features
@@ -75,19 +101,12 @@ class Api:
     def _send(self, method, path, feature=None, **kwargs):
         """One request; the response, or the SDK's exception.  A call of a
         feature of its own names it, and goes at that feature's version."""
-        from keystoneauth1 import exceptions as ksa_exceptions
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
         self._check_supported(features)
-        try:
-            response = self.proxy.request(
-                path, method, microversion=versions.need(*features),
-                raise_exc=False, **dict(self._retries(method, path), **kwargs)
-            )
-        except ksa_exceptions.ConnectionError as exc:
-            raise unreachable(self.service_type, str(exc),
-                              _reason(exc)) from None
+        response = self._answer(method, path, versions.need(*features),
+                                **kwargs)
         versions.check_response(response, *features)
         if response.status_code == 500 and _SCOPE_REFUSED in response.text:
             # an older ironic (22.1) answers a token of the wrong scope
@@ -106,26 +125,81 @@ class Api:
         exceptions.raise_from_response(response)
         return response
 
+    def _answer(self, method, path, microversion, **kwargs):
+        """The service's answer, within the request's timeouts; a refused
+        read sent again (READ_RETRIES times, backing off), within the
+        command's bound; one line for a service that cannot be reached or
+        does not answer in time."""
+        from keystoneauth1 import exceptions as ksa_exceptions
+
+        retries = READ_RETRIES if method == 'GET' else 0
+        pause = RETRY_SECONDS
+        while True:
+            timeout, bounded_by = self._timeout(method, path)
+            try:
+                return self.proxy.request(
+                    path, method, microversion=microversion,
+                    raise_exc=False, timeout=timeout,
+                    **dict(self._retries(method, path), **kwargs))
+            except ksa_exceptions.ConnectTimeout as exc:
+                raise timed_out(self.service_type, method, path, str(exc),
+                                _timed_out_at(exc), timeout,
+                                bounded_by) from None
+            except ksa_exceptions.ConnectionError as exc:
+                until = current_bound()
+                if retries <= 0 or (until is not None and (
+                        time.monotonic() + pause >= until)):
+                    raise unreachable(self.service_type, str(exc),
+                                      _reason(exc)) from None
+            retries -= 1
+            time.sleep(pause)
+            pause *= 2
+
+    def _timeout(self, method, path):
+        """(connect, read) seconds for this request, and what bounds its
+        read: the setting, or (a read) the command's deadline when it
+        leaves less.  A read past that deadline is not sent."""
+        connect, read = self.timeouts
+        until = current_bound()
+        if method != 'GET' or until is None:
+            return (connect, read), TIMEOUTS_SETTING
+        left = until - time.monotonic()
+        if left <= 0:
+            raise OutOfTime('No time was left to ask the %s %s %s: %s' % (
+                service_name(self.service_type), method,
+                urllib.parse.urlsplit(path).path, _bound.why))
+        if left < read:
+            return (min(connect, left), left), _bound.why
+        return (connect, read), TIMEOUTS_SETTING
+
     def probe(self, method, path, **kwargs):
         """A request whose answer is the point, refusals included: its
-        HTTP status, never retried, never raised."""
+        HTTP status, never retried, never raised (but a service that
+        cannot be reached, or does not answer in time, in one line)."""
         from keystoneauth1 import exceptions as ksa_exceptions
 
         self._check_supported(self.features)
+        timeout, bounded_by = self._timeout(method, path)
         try:
             return self.proxy.request(
                 path, method, microversion=self.version, raise_exc=False,
-                status_code_retries=0, connect_retries=0,
+                status_code_retries=0, connect_retries=0, timeout=timeout,
                 **kwargs).status_code
+        except ksa_exceptions.ConnectTimeout as exc:
+            raise timed_out(self.service_type, method, path, str(exc),
+                            _timed_out_at(exc), timeout,
+                            bounded_by) from None
         except ksa_exceptions.ConnectionError as exc:
             raise unreachable(self.service_type, str(exc),
                               _reason(exc)) from None
 
     def _retries(self, method, path):
-        """Reads are retried on 503 and refused connections; a write only
-        where the service says it is safe (``retriable_writes``)."""
+        """What keystoneauth retries: a read answered 503; a write only
+        where the service says it is safe (``retriable_writes``).  Never
+        a connection: keystoneauth takes a timeout for one, and a refused
+        read is retried here (``_answer``)."""
         if method == 'GET':
-            return {'connect_retries': READ_RETRIES,
+            return {'connect_retries': 0,
                     'status_code_retries': READ_RETRIES,
                     'retriable_status_codes': [503]}
         # keystoneauth takes an empty list for its default, [429, 503], and
@@ -204,6 +278,88 @@ class Api:
         """One request; its JSON answer."""
         response = self._send(method, path, feature, **kwargs)
         return response.json() if response.content else None
+
+
+class OutOfTime(osc_exceptions.CommandError):
+    """A read the command's deadline left no time for (``bounded``)."""
+
+
+class _Bound(threading.local):
+    until = None    # on time.monotonic
+    why = ''
+
+
+_bound = _Bound()
+
+
+@contextlib.contextmanager
+def bounded(until, why='--wait-timeout reached'):
+    """Meanwhile, in this thread, no read waits past ``until`` (on
+    time.monotonic; None: no bound but the requests' timeouts), and none
+    starts after it: ``why`` ends the line of one that would."""
+    previous = _bound.until, _bound.why
+    _bound.until, _bound.why = until, why
+    try:
+        yield
+    finally:
+        _bound.until, _bound.why = previous
+
+
+def current_bound():
+    """The deadline of this thread's reads (``bounded``), or None."""
+    return _bound.until
+
+
+def parse_timeouts(text):
+    """Timeouts from the setting's text: ``READ`` (connecting within
+    DEFAULT_TIMEOUTS.connect, or READ if less), or ``CONNECT,READ``, in
+    seconds; None for the default."""
+    if text is None or text == '':
+        return DEFAULT_TIMEOUTS
+    try:
+        values = [float(v) for v in str(text).split(',')]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or any(v <= 0 for v in values):
+        raise osc_exceptions.CommandError(
+            'Expected %s (--os-deploy-config-request-seconds) of READ or '
+            'CONNECT,READ seconds, each above 0, got %r'
+            % (TIMEOUTS_SETTING, text))
+    if len(values) == 1:
+        return Timeouts(min(DEFAULT_TIMEOUTS.connect, values[0]), values[0])
+    return Timeouts(*values)
+
+
+def timed_out(service_type, method, path, url_text, at, timeout,
+              bounded_by):
+    """The one line for a request a service did not answer in time."""
+    connect, read = timeout
+    found = _FULL_URL.search(url_text)
+    if found:
+        path = found.group(0)
+    if at == 'connect':
+        waited = 'connecting within %s s' % _seconds(connect)
+    else:
+        waited = 'answering within %s s' % _seconds(read)
+    return osc_exceptions.CommandError(
+        'The %s at %s did not answer %s %s: it timed out %s (%s)' % (
+            service_name(service_type), root_url(url_text), method,
+            urllib.parse.urlsplit(path).path, waited, bounded_by))
+
+
+def _seconds(value):
+    return ('%.1f' % value).rstrip('0').rstrip('.')
+
+
+def _timed_out_at(exc):
+    """'connect' or 'read': which of a request's timeouts keystoneauth's
+    ConnectTimeout was (it says neither; requests' own error does)."""
+    import requests
+
+    cause = exc.__context__
+    if isinstance(cause, requests.exceptions.ConnectTimeout):
+        return 'connect'
+    return 'read'
 
 
 def service_name(service_type):

@@ -91,6 +91,13 @@ def add_toggle_options(parser, whole_command=False):
         'With --deploy-config: give up waiting after this many seconds '
         'in all (default 1800); what still runs goes on, and a rerun '
         'finishes it.')
+    parser.add_argument(
+        '--retry-failed', action='store_true',
+        help='%sOn bare metal: service again a node whose earlier servicing '
+             'by a toggle failed, once its hardware is checked. Without '
+             'it, such a node (ironic\'s history shows the failure, or its '
+             'recovery was interrupted) is held in maintenance and '
+             'refused.' % ('' if whole_command else 'With --deploy-config: '))
     return parser
 
 
@@ -108,7 +115,8 @@ def toggle_options(parsed_args):
             raise exceptions.CommandError(
                 'Invalid --allow-step %r: expected INTERFACE.STEP, as in '
                 'vendor.my_step' % step)
-    options = {'allowed_steps': parsed_args.allowed_steps}
+    options = {'allowed_steps': parsed_args.allowed_steps,
+               'retry_failed': parsed_args.retry_failed}
     if timeout is not None:
         options['wait_seconds'] = timeout
     return options

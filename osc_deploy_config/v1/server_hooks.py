@@ -95,10 +95,11 @@ class ResizeDeployConfigHook(hooks.CommandHook):
         """Without --deploy-config: OSC's own resize, whose options argparse
         cannot require on its own (the hook relaxed the group)."""
         if (parsed_args.dry_run or parsed_args.auto_confirm
-                or parsed_args.allowed_steps
+                or parsed_args.allowed_steps or parsed_args.retry_failed
                 or parsed_args.wait_timeout is not None):
-            self._parser.error('--dry-run, --auto-confirm, --allow-step and '
-                               '--wait-timeout go with --deploy-config')
+            self._parser.error('--dry-run, --auto-confirm, --allow-step, '
+                               '--retry-failed and --wait-timeout go with '
+                               '--deploy-config')
         if not (parsed_args.flavor or parsed_args.confirm
                 or parsed_args.revert):
             self._parser.error('one of the arguments --flavor --confirm '

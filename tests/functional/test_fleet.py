@@ -27,6 +27,7 @@ import time
 
 from testtools import content
 
+from osc_deploy_config.use_cases.fleet import drive
 from tests.functional import base
 from tests.functional import faults
 from tests.functional import test_resize
@@ -125,6 +126,20 @@ class FleetTestCase(test_resize.VirtualToggleTestCase):
         return (done.returncode, {r['ID']: r['Outcome'] for r in rows},
                 done.stderr)
 
+    def still(self, server_id, node):
+        """Whether nothing a killed run left goes on by itself: no task of
+        nova's, no confirmation under way (nova confirms after it
+        answers), no servicing."""
+        server = self.server_details(server_id)
+        if server['OS-EXT-STS:task_state']:
+            return False
+        if server['status'] == 'VERIFY_RESIZE':
+            (last, *_) = self.openstack('server', 'event', 'list',
+                                        server_id)
+            return last['Action'] != 'confirmResize'
+        return node is None or self.node(node)['provision_state'] in (
+            'active', 'service failed')
+
     def maintenance(self, node, on):
         ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
         path = '/nodes/%s/maintenance' % node
@@ -136,20 +151,187 @@ class FleetTestCase(test_resize.VirtualToggleTestCase):
             ironic.delete(path, microversion=self.ironic_api)
 
 
+class TestSilentServices(FleetTestCase):
+    """Nova and ironic accept requests and never answer them, at each
+    place a rollout reads: it ends within --wait-timeout and its grace
+    every time, each server in a row, exit 1.  One small fleet (a
+    bare-metal server and a virtual one) for every case; short
+    timeouts."""
+
+    WAIT = 20           # --wait-timeout
+    REQUEST = '2'       # deploy_config_request_seconds
+
+    def test_silent_services_at_every_read_end_the_rollout_in_time(self):
+        config_type, servers = self.boot_two()
+        ids = [s['id'] for s in servers.values()]
+        node = self.node(self.node_of(servers['a']['id']))['uuid']
+        silent = {}
+
+        def fault(service):
+            def answer(method, path, body):
+                when = silent.get(service)
+                return faults.HANG if when and when(method, path, body) \
+                    else None
+            return answer
+
+        with faults.FaultProxy(self.endpoint('baremetal'),
+                               fault('ironic')) as ironic, \
+                faults.FaultProxy(self.endpoint('compute'),
+                                  fault('nova')) as nova:
+            clouds = self.clouds_with(
+                'faulty', base.ADMIN, baremetal_endpoint_override=ironic.url,
+                compute_endpoint_override=nova.url + '/v2.1',
+                deploy_config_request_seconds=self.REQUEST)
+            target = ('--deploy-config', '%s=off' % config_type,
+                      '--max-unavailable', '2', '--wait-timeout',
+                      str(self.WAIT))
+
+            # planning: ironic silent (its templates, its nodes)
+            silent['ironic'] = lambda method, path, body: True
+            rows, said = self.rolled_in_time(ids, target, clouds)
+            self.assertEqual({'not started'}, {
+                r.split(':')[0] for r in rows.values()}, said)
+            self.assertIn('planning failed: ', list(rows.values())[0])
+            self.assertIn('baremetal service (ironic)', said)
+            silent.clear()
+
+            # planning: nova silent once the servers are selected (the
+            # flavors of the virtual servers)
+            silent['nova'] = lambda method, path, body: (
+                path.startswith('/v2.1/flavors'))
+            rows, said = self.rolled_in_time(ids, target, clouds)
+            self.assertRegex(list(rows.values())[0], (
+                r'^not started: planning failed: The compute service \(nova\)'
+                r' at http://127.0.0.1:\d+ did not answer GET /v2.1/flavors/'
+                r'detail\S*: it timed out answering within 2 s '
+                r'\(deploy_config_request_seconds\)$'))
+
+            # the budget: nova's listings silent after the selection's
+            listings = []
+
+            def budget(method, path, body):
+                if method == 'GET' and path.startswith(
+                        '/v2.1/servers/detail'):
+                    listings.append(path)
+                    return len(listings) > 1
+                return False
+
+            silent['nova'] = budget
+            rows, said = self.rolled_in_time(ids, target, clouds)
+            self.assertEqual({'not started: --wait-timeout reached'},
+                             set(rows.values()), said)
+            self.assertIn('The cloud could not be read for the budget', said)
+
+            # a worker's poll: ironic's of the node once it is serviced,
+            # nova's of the server once it is resized
+            asked = set()
+
+            def polls(method, path, body):
+                if method == 'PUT' and b'"service"' in body:
+                    asked.add('ironic')
+                if method == 'POST' and b'"resize"' in body:
+                    asked.add('nova')
+                return method == 'GET' and (
+                    ('ironic' in asked and path.startswith(
+                        '/v1/nodes/%s?' % node)) or (
+                        'nova' in asked and path.startswith(
+                            '/v2.1/servers/%s' % servers['v']['id'])
+                        and 'os-instance-actions' not in path))
+
+            silent['nova'] = silent['ironic'] = polls
+            rows, said = self.rolled_in_time(ids, target, clouds)
+            self.assertEqual({'ironic', 'nova'}, asked)
+            for outcome in rows.values():
+                self.assertRegex(outcome, r'^failed: The (baremetal|compute)'
+                                 r' service .* did not answer GET .*: it '
+                                 r'timed out answering within 2 s', said)
+            silent.clear()
+            self.wait_for('the fleet to be still', lambda: all(
+                self.still(i, self.node_of(i) if i == servers['a']['id']
+                           else None) for i in ids))
+
+            # the read-back: nova's listings silent once both are unlocked
+            unlocked = []
+
+            def read_back(method, path, body):
+                if method == 'POST' and b'"unlock"' in body:
+                    unlocked.append(path)
+                return len(unlocked) >= 2 and method == 'GET' and (
+                    path.startswith('/v2.1/servers/detail'))
+
+            silent['nova'] = read_back
+            rows, said = self.rolled_in_time(ids, target, clouds)
+            for outcome in rows.values():
+                self.assertRegex(outcome, r'^not read back: The compute '
+                                 r'service \(nova\) at \S+ did not answer '
+                                 r'GET /v2.1/servers/detail', said)
+        # what the silent services left, a rerun finishes
+        status, rows, said = self.roll(*ids, *target)
+        self.assertEqual((0, {'unchanged'}), (status, set(rows.values())),
+                         said)
+        self.assertEqual([], [i for i in ids
+                              if self.server_details(i)['locked']])
+
+    def boot_two(self):
+        """A config type; a bare-metal server (a) and a virtual one (v) of
+        flavors asking for <type>=on, their hosts tagged for both."""
+        for node in self.free_nodes('bm-0', 'bm-1'):
+            self.wait_schedulable(node)
+        config_type, made = self.new_pair()
+        self.openstack('baremetal', 'node', 'deploy-config', 'sync',
+                       *[t['name'] for t in made.values()])
+        for template in made.values():
+            self.tag_host(template['name'])
+        servers = {}
+        for name, flavor in (('a', self.create_baremetal_flavor()), (
+                'v', self.create_flavor(self.unique_name('fn-virt'), 1, 64,
+                                        1))):
+            self.openstack('flavor', 'deploy-config', 'set', flavor,
+                           '%s=on' % config_type)
+            servers[name] = self.create_server(flavor)
+        return config_type, servers
+
+    def rolled_in_time(self, ids, target, clouds):
+        """The rollout, as a process, through the silent services: it ends
+        within --wait-timeout and its grace, with a row per server and
+        exit 1; ({server ID: outcome}, what it said)."""
+        started = time.monotonic()
+        done = self.openstack('server', 'deploy-config', 'set', *ids,
+                              *target, cloud='faulty', clouds_yaml=clouds,
+                              fail_ok=True, process=True)
+        took = time.monotonic() - started
+        self.assertLess(took, self.WAIT + drive.GRACE_SECONDS, done.stderr)
+        rows = {r['ID']: r['Outcome'] for r in json.loads(
+            done.stdout or '[]')}
+        self.assertEqual((1, sorted(ids)), (done.returncode, sorted(rows)),
+                         done.stderr)
+        self.assertNotIn('Traceback', done.stderr)
+        return rows, done.stderr
+
+
 class TestFleet(FleetTestCase):
     """One fleet (its boot is most of the cost): a rollout within a budget
     that counts what is down, then one killed at seeded random points and
     run again until it gets there."""
 
-    KILLS = 5
+    # seeded kill points in CI: of the servers' own writes, and of a
+    # failed servicing's recovery (each of its points once)
+    KILLS = 7
+    RECOVERY_KILLS = 3
     BUDGET = 2
 
     def test_a_rollout_within_its_budget_then_killed_anywhere(self):
         config_type, flavors, servers = self.boot()
         self.check_budget(config_type, flavors, servers)
         self.check_timeout(config_type, flavors, servers)
-        self.check_killed_anywhere(config_type, {
-            n: servers[n] for n in ('a', 'b', 'v1', 'v2')})
+        seed = int(os.environ.get('FN_CHAOS_SEED') or time.time())
+        self.addDetail('seed', content.text_content(str(seed)))
+        chance = random.Random(seed)  # noqa: S311 - kill points, not keys
+        chaos, runs = self.check_killed_anywhere(config_type, {
+            n: servers[n] for n in ('a', 'b', 'v1', 'v2')}, chance)
+        recovered = self.check_recovery_killed_anywhere(
+            config_type, servers['a']['id'], chance)
+        self.report_chaos(seed, chaos, runs, recovered)
 
     def check_budget(self, config_type, flavors, servers):
         ids = {n: s['id'] for n, s in servers.items()}
@@ -293,7 +475,75 @@ class TestFleet(FleetTestCase):
                 found['status'], found['locked'], found['flavor'][
                     'extra_specs'].get('deploy-config:%s' % config_type)))
 
-    def check_killed_anywhere(self, config_type, servers):
+    def check_recovery_killed_anywhere(self, config_type, server_id,
+                                       chance):
+        """A servicing that fails, its recovery killed at seeded points
+        (after the node's maintenance is lifted, after the abort, before
+        the hold), each reached; then a rerun: the node held in
+        maintenance with the line, never serviced twice.  The points
+        reached, in order."""
+        kills = int(os.environ.get('FN_CHAOS_RECOVERY_KILLS')
+                    or self.RECOVERY_KILLS)
+        order = list(RecoveryChaos.POINTS)
+        chance.shuffle(order)
+        order += [chance.choice(RecoveryChaos.POINTS)
+                  for _ in range(kills - len(order))]
+        node = self.node_of(server_id)
+        uuid = self.node(node)['uuid']
+        target = 'off' if self.bios(node)['FnToggle'] == 'on' else 'on'
+        reached = []
+        with self.bios_that(node, 'fails_steps', 'fan controller'):
+            for point in order[:kills]:
+                chaos = RecoveryChaos(uuid)
+                with faults.FaultProxy(self.endpoint('baremetal'),
+                                       chaos.fault) as ironic:
+                    argv, env = self.openstack_argv(
+                        'server', 'deploy-config', 'set', server_id,
+                        '--deploy-config', '%s=%s' % (config_type, target),
+                        parse=False, cloud='faulty',
+                        clouds_yaml=self.clouds_with(
+                            'faulty', base.ADMIN,
+                            baremetal_endpoint_override=ironic.url))
+                    chaos.aim(point)
+                    self.assertEqual('killed', self.run_killed_at(
+                        argv, env, chaos.is_held), point)
+                    reached.append(point)
+                    chaos.aim(None)
+                    done = subprocess.run(argv, env=env, text=True,
+                                          capture_output=True)
+                self._commands.append('$ %s (rerun, exit %d)\n%s%s' % (
+                    ' '.join(argv), done.returncode, done.stdout,
+                    done.stderr))
+                self.assertEqual(1, done.returncode, done.stderr)
+                self.assertIn('is held in maintenance: an earlier servicing '
+                              'of it by a toggle failed, and its recovery '
+                              'was interrupted', done.stderr)
+                self.assertEqual(1, chaos.services, point)
+                found = self.node(node)
+                self.assertEqual((True, False), (
+                    found['maintenance'],
+                    self.server_details(server_id)['locked']))
+                self.assertTrue(found['maintenance_reason'].startswith(
+                    'osc-deploy-config: '), found['maintenance_reason'])
+                self.checked_and_released(node)
+        return reached
+
+    def checked_and_released(self, node):
+        """The operator's part once the hardware is checked: the node out
+        of maintenance and back to active, its pending record gone."""
+        ironic = self.sdk(base.SYSTEM_ADMIN).baremetal
+        path = '/nodes/%s' % node
+        ironic.delete(path + '/maintenance', microversion=self.ironic_api)
+        if self.node(node)['provision_state'] == 'service failed':
+            ironic.put(path + '/states/provision', json={'target': 'abort'},
+                       microversion=self.ironic_api)
+        self.wait_for('node %s active' % node, lambda: (
+            self.node(node)['provision_state'] == 'active'
+            and not self.node(node)['reservation']))
+        ironic.patch(path, microversion=self.ironic_api, json=[
+            {'op': 'remove', 'path': '/properties/deploy_config_pending'}])
+
+    def check_killed_anywhere(self, config_type, servers, chance):
         """Rollouts killed at seeded points of each server's own writes
         (after its lock, pending record, service request or resize, during
         its servicing, after its confirmation, before its unlock), each
@@ -301,10 +551,7 @@ class TestFleet(FleetTestCase):
         next goes back; then a last run gets there.  A sampler holds the
         budget all along; the proxies count no node serviced and no server
         resized twice in a round, and no lock is left."""
-        seed = int(os.environ.get('FN_CHAOS_SEED') or time.time())
         kills = int(os.environ.get('FN_CHAOS_KILLS') or self.KILLS)
-        self.addDetail('seed', content.text_content(str(seed)))
-        chance = random.Random(seed)  # noqa: S311 - kill points, not keys
         ids = {n: s['id'] for n, s in servers.items()}
         nodes = {n: self.node_of(ids[n]) for n in ('a', 'b')}
         for node in nodes.values():     # a servicing lasts: a poll sees it
@@ -352,7 +599,6 @@ class TestFleet(FleetTestCase):
             runs.append(self.run_killed_at(*rollout(value)))
             while runs[-1] != 0 and len(runs) < kills + 4:
                 runs.append(self.run_killed_at(*rollout(value)))
-        self.report_chaos(seed, chaos, runs)
         self.assertEqual(0, runs[-1], runs)
         self.assertLessEqual(max(sampler.samples), self.BUDGET,
                              sampler.samples)
@@ -365,20 +611,7 @@ class TestFleet(FleetTestCase):
                 'deploy-config:%s' % config_type) for n in ('v1', 'v2')])
         self.assertEqual([], [i for i in ids.values()
                               if self.server_details(i)['locked']])
-
-    def still(self, server_id, node):
-        """Whether nothing a killed run left goes on by itself: no task of
-        nova's, no confirmation under way (nova confirms after it
-        answers), no servicing."""
-        server = self.server_details(server_id)
-        if server['OS-EXT-STS:task_state']:
-            return False
-        if server['status'] == 'VERIFY_RESIZE':
-            (last, *_) = self.openstack('server', 'event', 'list',
-                                        server_id)
-            return last['Action'] != 'confirmResize'
-        return node is None or self.node(node)['provision_state'] in (
-            'active', 'service failed')
+        return chaos, runs
 
     def points(self, config_type, server_id, node, value):
         """The kill points a run to ``value`` will reach among the
@@ -402,11 +635,14 @@ class TestFleet(FleetTestCase):
             return []
         return ['lock', 'pending', 'service', 'servicing', 'unlock']
 
-    def report_chaos(self, seed, chaos, runs):
+    def report_chaos(self, seed, chaos, runs, recovered):
         """The run's seed and points, for the chaos env's report."""
         text = 'seed %d: %d kill points reached over %d round(s) (%s); ' \
-            'then %s\n' % (seed, len(chaos.reached), chaos.round + 1,
-                           ', '.join(k for _, k in chaos.reached), runs)
+            'then %s; %d kill points of recovery reached (%s), each node ' \
+            'held with its line, serviced once\n' % (
+                seed, len(chaos.reached), chaos.round + 1,
+                ', '.join(k for _, k in chaos.reached), runs,
+                len(recovered), ', '.join(recovered))
         self.addDetail('chaos', content.text_content(text))
         if os.environ.get('FN_CHAOS_REPORT'):
             with open(os.environ['FN_CHAOS_REPORT'], 'a') as f:
@@ -539,3 +775,48 @@ class Chaos:
         if method == 'GET' and server in self.state.get('serviced', ()):
             return server, 'servicing'
         return server, None
+
+
+class RecoveryChaos:
+    """Where a failed servicing's recovery of one node (its UUID) is
+    killed: after its maintenance is lifted, after the abort, or at the
+    hold (held itself); every request is held from there on.  Counts the
+    service requests passed on."""
+
+    POINTS = ('lifted', 'aborted', 'hold')
+
+    def __init__(self, node):
+        self.node = node
+        self.services = 0
+        self.lock = threading.Lock()
+        self.aim(None)
+
+    def aim(self, at):
+        """Kill at ``at`` (None: nowhere), every request passed on till
+        then."""
+        self.at, self.armed, self.held = at, False, False
+
+    def is_held(self):
+        return self.held
+
+    def fault(self, method, path, body):
+        with self.lock:
+            if self.held or self.armed:
+                self.held = True
+                return faults.HANG
+            if self.node not in path:
+                return None
+            kind = None
+            if path.endswith('/maintenance'):
+                kind = {'DELETE': 'lifted', 'PUT': 'hold'}.get(method)
+            elif method == 'PUT' and path.endswith('/states/provision'):
+                if b'"service"' in body:
+                    self.services += 1
+                elif b'"abort"' in body:
+                    kind = 'aborted'
+            if kind and kind == self.at:
+                if kind == 'hold':
+                    self.held = True
+                    return faults.HANG
+                self.armed = True
+            return None

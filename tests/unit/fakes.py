@@ -67,6 +67,21 @@ def gone_pid():
     return process.pid
 
 
+def holder(host, pid):
+    """The holder a lock reason of another process names."""
+    from osc_deploy_config.domain.toggle import toggle_states
+
+    return toggle_states.Holder(host, pid, '', '', '')
+
+
+def mine(pid):
+    """The holder a lock of this host's, with another PID, names (a
+    killed toggle's, with a gone PID)."""
+    from osc_deploy_config.use_cases.toggle import claim
+
+    return claim.me('dead')._replace(pid=pid)
+
+
 def response(status, body=None, url=URL):
     resp = requests.Response()
     resp.status_code = status
@@ -656,6 +671,9 @@ class FakeNova(FakeService):
         self.flavors = {}
         self.servers = {}
         self.actions = {}
+        # the credentials are the servers' own project's (an admin of it):
+        # nova ignores their lock of a locked server
+        self.locks_as_owner = False
         self.no_valid_host = False
         self.confirm_error = None   # a failed confirmation's event details
         self.confirm_leaves = 'ACTIVE'  # the status a confirmation leaves
@@ -880,6 +898,12 @@ class FakeNova(FakeService):
             else:
                 server['status'] = self.confirm_leaves
                 self.transitions.pop(server['id'], None)
+        elif 'lock' in body and server['locked'] and self.locks_as_owner:
+            # as nova: the server's own project locks it only while it is
+            # unlocked; a lock of a locked server is answered, not recorded
+            resp = response(202)
+            resp.headers['x-openstack-request-id'] = request_id
+            return resp
         elif 'lock' in body or 'unlock' in body:
             self._lock(server, body, action)
         self.actions[request_id] = action

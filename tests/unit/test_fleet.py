@@ -24,7 +24,6 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
-from osc_deploy_config.use_cases.toggle import claim
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -317,8 +316,8 @@ class TestBudget(FleetTestCase):
         # bm-1 in maintenance, the budget of 1 is spent, and nothing starts
         self.server('db-0').update(
             locked=True, locked_by='admin', locked_reason=(
-                toggle_states.lock_reason([OFF], claim.me()[0],
-                                          fakes.gone_pid())))
+                toggle_states.lock_reason([OFF], fakes.mine(
+                    pid=fakes.gone_pid()))))
         self.nodes['bm-1']['maintenance'] = True
         status, rows, _, line = self.roll('db-0', 'db-1', *DISABLED)
         self.assertEqual(1, status)
@@ -367,15 +366,22 @@ class TestInterrupted(FleetTestCase):
         self.assertIn('Rerun the same command to finish: openstack ', said)
         self.assertFalse(self.server('db-0')['locked'])
 
-    def test_a_second_ctrl_c_leaves_at_once(self):
+    def test_a_second_ctrl_c_leaves_in_order(self):
+        # the worker is told to stop: its wait ends, and it unlocks
         self.ironic.servicing_reads = 10 ** 6
         self.interrupt(2, lambda method, path: method == 'PUT')
         status, rows, said, _ = self.roll('db-0', 'db-1', *DISABLED)
         self.assertEqual(130, status)
-        self.assertEqual('interrupted: in flight when the rollout left',
-                         rows['db-0']['Outcome'])
+        self.assertEqual(
+            'failed: Node bm-0 is still in "servicing"; ironic goes on: '
+            'rerun to finish the toggle once it ends (the rollout left)',
+            rows['db-0']['Outcome'])
         self.assertEqual('not started: interrupted', rows['db-1']['Outcome'])
+        self.assertIn('Leaving: 1 toggle(s) in flight are told to stop, and '
+                      'waited for up to 15 s (Ctrl-C again to leave now).',
+                      said)
         self.assertIn('Rerun the same command to finish', said)
+        self.assertFalse(self.server('db-0')['locked'])
 
     def test_a_rerun_finishes_a_toggle_interrupted_mid_way(self):
         # killed while ironic serviced bm-0: the lock of a gone process,
@@ -383,7 +389,7 @@ class TestInterrupted(FleetTestCase):
         db0, node = self.server('db-0'), self.nodes['bm-0']
         process = fakes.gone_pid()
         db0.update(locked=True, locked_by='admin', locked_reason=(
-            toggle_states.lock_reason([OFF], claim.me()[0], process)))
+            toggle_states.lock_reason([OFF], fakes.mine(pid=process))))
         node['properties'][toggle_record.PENDING] = \
             toggle_record.pending_patch(node, db0['id'], [OFF])[0]['value']
         self.ironic.set_state(node, 'servicing', 'active',
@@ -619,7 +625,7 @@ class TestAlwaysEnds(FleetTestCase):
     def test_done_that_cannot_be_read_back_is_not_done(self):
         self.listings_fail(lambda: bool(self.ironic.serviced))
         status, rows, _, _ = self.roll('db-0', *DISABLED)
-        self.assertEqual((1, 'failed: not read back: reset by peer'), (
+        self.assertEqual((1, 'not read back: reset by peer'), (
             status, rows['db-0']['Outcome']))
         # what ironic did stands: the rerun finds it done
         self.nova.proxy.request.side_effect = self.nova.handle

@@ -46,10 +46,21 @@ class TestSend(testtools.TestCase):
         self.api.deploy_templates()
         kwargs = self.proxy.request.call_args.kwargs
         self.assertEqual(rest.READ_RETRIES, kwargs['status_code_retries'])
-        self.assertEqual(rest.READ_RETRIES, kwargs['connect_retries'])
         self.assertEqual([503], kwargs['retriable_status_codes'])
+        # a refused connection is retried here, a timeout never
+        self.assertEqual(0, kwargs['connect_retries'])
+        self.assertEqual(tuple(rest.DEFAULT_TIMEOUTS), kwargs['timeout'])
+        slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
+        self.proxy.request.side_effect = [ksa_exceptions.ConnectFailure(
+            'Unable to establish connection to http://10.0.0.5:6385/v1: '
+            'Connection refused')] * 2 + [fakes.response(
+                200, {'deploy_templates': []})]
+        self.assertEqual([], self.api.deploy_templates())
+        self.assertEqual([mock.call(0.5), mock.call(1.0)],
+                         slept.call_args_list)
 
     def test_unreachable_service_in_one_line(self):
+        self.useFixture(fixtures.MockPatch('time.sleep'))
         self.proxy.request.side_effect = ksa_exceptions.ConnectFailure(
             'Unable to establish connection to http://10.0.0.5:6385/v1/'
             'deploy_templates: [Errno 111] Connection refused')
@@ -188,3 +199,22 @@ class TestRetriesThroughKeystoneauth(testtools.TestCase):
         self.assertRaises(sdk_exceptions.HttpException,
                           self.api.add_node_trait, 'n', 'CUSTOM_X')
         self.assertEqual(1, len(self.sent('PUT', '/v1/nodes/n/traits')))
+
+
+class TestNovaWrites(testtools.TestCase):
+    def test_flavor_access_a_concurrent_toggle_added_is_no_error(self):
+        from openstack.compute.v2 import _proxy as compute_proxy
+
+        from osc_deploy_config.services import nova
+
+        proxy = mock.create_autospec(compute_proxy.Proxy, instance=True)
+        api = nova.Nova(proxy)
+        proxy.request.return_value = fakes.response(409, {
+            'conflictingRequest': {'code': 409, 'message': (
+                'Flavor access already exists for flavor 7 and project p '
+                'combination.')}})
+        api.add_flavor_access('7', 'p')
+        proxy.request.return_value = fakes.response(409, {
+            'conflictingRequest': {'code': 409, 'message': 'Something else'}})
+        self.assertRaises(sdk_exceptions.ConflictException,
+                          api.add_flavor_access, '7', 'p')

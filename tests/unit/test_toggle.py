@@ -23,7 +23,7 @@ from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
-from osc_deploy_config.use_cases.toggle import claim
+from osc_deploy_config.use_cases.toggle import recovery
 from osc_deploy_config.use_cases.toggle import toggle as server_toggle
 from osc_deploy_config.use_cases.toggle import waits
 from osc_deploy_config.v1 import project_deploy_config
@@ -45,7 +45,7 @@ DERIVED = 'm1.tiny+hyperthreading=disabled'
 
 def dead_holder():
     """A lock reason of ours whose process is gone (a killed toggle)."""
-    return toggle_states.lock_reason([OFF], claim.me()[0], fakes.gone_pid())
+    return toggle_states.lock_reason([OFF], fakes.mine(pid=fakes.gone_pid()))
 
 
 class ToggleTestCase(fakes.TestCommand):
@@ -309,7 +309,8 @@ class TestVirtual(ToggleTestCase):
         self.assertEqual([], self.nova.writes)
 
     def test_a_running_toggle_holds_the_server(self):
-        reason = toggle_states.lock_reason([ON], 'elsewhere.example', 42)
+        reason = toggle_states.lock_reason([ON], fakes.holder(
+            'elsewhere.example', 42))
         self.shown().update(locked=True, locked_by='admin',
                             locked_reason=reason)
         self.assertEqual(
@@ -326,7 +327,8 @@ class TestVirtual(ToggleTestCase):
         def other_locks_first(path, method, **kwargs):
             if method == 'POST' and 'lock' in (kwargs.get('json') or {}):
                 self.nova.proxy.request.side_effect = real
-                theirs = toggle_states.lock_reason([OFF], 'elsewhere', 7)
+                theirs = toggle_states.lock_reason([OFF], fakes.holder(
+                    'elsewhere', 7))
                 real('/servers/%s/action' % self.server['id'], 'POST',
                      microversion='2.73',
                      json={'lock': {'locked_reason': theirs}})
@@ -405,7 +407,7 @@ class TestVirtual(ToggleTestCase):
             if method == 'GET' and path == '/servers/%s' % self.server['id']:
                 reads.append(path)
                 self.shown()['locked_reason'] = toggle_states.lock_reason(
-                    [OFF], 'elsewhere.example', 42)
+                    [OFF], fakes.holder('elsewhere.example', 42))
             return answer
 
         self.nova.proxy.request.side_effect = taken_meanwhile
@@ -722,15 +724,22 @@ class TestBaremetal(ToggleTestCase):
                           'refused', False), (
             self.node['maintenance'], self.node['maintenance_reason'],
             self.shown()['locked']))
-        # the rerun knows its own hold, and recovers the node
+        # the pending record was marked before the hold was lifted: the
+        # rerun holds the node and refuses, servicing nothing
+        self.assertTrue(toggle_record.pending(
+            self.node, self.server['id']).recovering)
         self.ironic.aborts_hang = False
         why = self.refused(self.server, OFF)
-        self.assertIn('Ironic returned the node to active', why)
+        self.assertIn('its recovery was interrupted. Nothing was serviced',
+                      why)
+        self.assertEqual([('bm-0', 'service'), ('bm-0', 'abort')],
+                         self.ironic.provision_requests)
+        self.assertTrue(self.node['maintenance'])
 
     def test_an_unlock_that_fails_hides_neither_outcome_nor_error(self):
         real = self.nova.handle
-        # the first and the third unlock fail (a rerun's takeover between)
-        fails = [True, False, True]
+        # the toggle's unlock fails, and the rerun's
+        fails = [True, True]
 
         def unlock_fails(path, method, **kwargs):
             if 'unlock' in (kwargs.get('json') or {}) and fails.pop(0):
@@ -738,19 +747,26 @@ class TestBaremetal(ToggleTestCase):
             return real(path, method, **kwargs)
 
         self.nova.proxy.request.side_effect = unlock_fails
-        outcome = self.toggle(self.server, OFF)
-        self.assertEqual(('toggled', {'hyperthreading': OFF}), (
-            outcome.result, self.record()))
+        why = self.refused(self.server, OFF)
+        # toggled, but the server is not the owner's again: exit 1
+        self.assertEqual(
+            'Server db-1 stays locked: unlocking it failed. Once no toggle '
+            'runs on it: openstack server unlock %s' % self.server['id'],
+            why)
+        self.assertEqual({'hyperthreading': OFF}, self.record())
         self.assertIn(
             '  server db-1 stays locked: unlocking it failed (reset by '
             'peer); a rerun, once this command has ended, takes the lock '
             'over, or: openstack server '
             'unlock %s' % self.server['id'], self.said)
-        # the rerun takes the lock over; its failure is said all the same
+        # the rerun (another process) locks over the lock left, and never
+        # unlocks what it did not lock; its failure is said all the same
+        self.shown()['locked_reason'] = dead_holder()
         self.ironic.service_error = 'BIOS interface timed out'
         why = self.refused(self.server, ON)
         self.assertTrue(why.startswith('Servicing node bm-0 failed'), why)
-        self.assertEqual(([], True), (fails, self.shown()['locked']))
+        self.assertEqual(([], True, ['lock', 'lock']), (
+            fails, self.shown()['locked'], self.nova.locks(self.server)))
 
     def test_the_abort_waits_for_its_worker_before_the_hold(self):
         # ironic shows active at once; its worker holds the node's lock a
@@ -762,31 +778,59 @@ class TestBaremetal(ToggleTestCase):
         self.assertEqual((True, None), (self.node['maintenance'],
                                         self.node['reservation']))
 
-    def test_a_lessee_waits_for_no_reservation_it_cannot_read(self):
-        # ironic shows a lessee a banner for the reservation (and for the
-        # last error), whatever it holds
-        self.ironic.service_error = 'BIOS interface timed out'
+    def redact(self, *fields):
+        """Ironic shows these fields of a node as a banner, as to a
+        lessee."""
         real = self.ironic.handle
 
         def redacted(path, method, **kwargs):
             answer = real(path, method, **kwargs)
             shown = answer.json() if answer.content else None
-            if not isinstance(shown, dict) or not {
-                    'reservation', 'last_error'} & set(shown):
+            if not isinstance(shown, dict) or not set(fields) & set(shown):
                 return answer
-            for field in {'reservation', 'last_error'} & set(shown):
+            for field in set(fields) & set(shown):
                 shown[field] = ('** Redacted - requires baremetal:node:get:'
                                 '%s permission. **' % field)
             return fakes.response(answer.status_code, shown)
 
         self.ironic.proxy.request.side_effect = redacted
+
+    def test_a_lessee_waits_for_no_reservation_it_cannot_read(self):
+        # ironic shows a lessee a banner for the reservation, whatever it
+        # holds
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.redact('reservation')
         why = self.refused(self.server, OFF)
         self.assertTrue(why.startswith(
-            'Servicing node bm-0 failed: service failed (ironic shows why '
-            'to its operators only). Ironic returned the node to active'),
-            why)
+            'Servicing node bm-0 failed: BIOS interface timed out. Ironic '
+            'returned the node to active'), why)
         self.assertEqual([], [s for s in self.slept if s >= 1])
         self.assertTrue(self.node['maintenance'])
+
+    def test_a_hold_not_known_for_ironics_own_is_not_lifted(self):
+        # the error hidden, the reason cannot be told for ironic's own
+        # (an operator's keeps the fault); an empty reason, or one hidden,
+        # is no one's known either
+        self.ironic.service_error = 'BIOS interface timed out'
+        self.redact('last_error')
+        why = self.refused(self.server, OFF)
+        self.assertIn('failed: service failed (ironic shows why to its '
+                      'operators only). The node is in maintenance (BIOS '
+                      'interface timed out), and ironic hides its last error '
+                      'from these credentials: whether that hold is its own '
+                      'cannot be told, where ironic refuses to abort it',
+                      why)
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+        self.assertTrue(self.node['maintenance'])
+        for reason, said in (('', 'for no reason given'), (
+                '** Redacted - requires baremetal:node:get:maintenance_reason'
+                ' permission. **', 'for a reason ironic hides')):
+            self.node.update(maintenance_reason=reason,
+                             last_error='BIOS interface timed out')
+            self.ironic.proxy.request.side_effect = self.ironic.handle
+            self.assertFalse(recovery.held_by_toggle(self.node))
+            self.assertTrue(recovery.whose_hold(self.node).startswith(said))
 
     def test_a_hold_refused_says_how_to_hold(self):
         self.ironic.service_error = 'BIOS interface timed out'
@@ -864,11 +908,28 @@ class TestBaremetal(ToggleTestCase):
         return mine
 
     def test_a_servicing_that_failed_is_never_recorded_as_applied(self):
-        # failed, then aborted by someone: active again, as if serviced
+        # failed, then aborted by someone: active again, as if serviced;
+        # no one said the hardware was checked: held, and refused
         mine = self.pending_then(('servicing_end', True))
-        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'])
+        why = self.refused(self.server, mine,
+                           allowed_steps=['vendor.tune_fans'])
+        self.assertEqual(
+            'Node bm-0, under server db-1, is held in maintenance: an '
+            'earlier servicing of it by a toggle failed, and ironic\'s '
+            'history shows it failed. Nothing was serviced; once its '
+            'hardware is checked: openstack baremetal node maintenance '
+            'unset bm-0, then rerun with --retry-failed.', why)
+        self.assertEqual(([], True, {}), (
+            self.ironic.provision_requests, self.node['maintenance'],
+            self.record()))
+        self.assertFalse(self.shown()['locked'])
+        # checked: the operator lifts the hold and says so
+        self.node['maintenance'] = False
+        self.toggle(self.server, mine, allowed_steps=['vendor.tune_fans'],
+                    retry_failed=True)
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
+        self.assertEqual({'vendor': mine}, self.record())
 
     def test_a_servicing_ironic_recorded_as_done_is_not_run_twice(self):
         mine = self.pending_then(('servicing_end', False))
@@ -954,14 +1015,19 @@ class TestBaremetal(ToggleTestCase):
     def test_a_rerun_after_a_kill_before_the_unlock(self):
         self.rerun_after_a_kill('unlock')
 
-    def test_past_a_rollouts_deadline_only_what_is_under_way_goes_on(self):
+    def test_past_a_rollouts_deadline_no_write_starts(self):
         past = time.monotonic() - 1
         self.assertRaises(waits.PastDeadline, self.toggle, self.server, OFF,
                           wait_until=past)
         self.assertEqual([], self.ironic.writes + self.nova.writes)
-        # an interrupted toggle's servicing, its lock taken over: finished
+        # an interrupted toggle's servicing: no takeover past the deadline
+        # either (a lock is a write); a rerun finishes it
         self.killed_after('servicing')
-        self.toggle(self.server, OFF, wait_until=past)
+        writes = len(self.ironic.writes + self.nova.writes)
+        self.assertRaises(waits.PastDeadline, self.toggle, self.server, OFF,
+                          wait_until=past)
+        self.assertEqual(writes, len(self.ironic.writes + self.nova.writes))
+        self.toggle(self.server, OFF)
         self.assertEqual(({'hyperthreading': OFF}, False), (
             self.record(), self.shown()['locked']))
 

@@ -77,29 +77,39 @@ class TestStart(testtools.TestCase):
 
 class TestLock(testtools.TestCase):
     def test_the_reason_names_the_holder(self):
-        reason = toggle_states.lock_reason([OFF], 'host-1', 4242)
+        holder = toggle_states.Holder('host-1', 4242, '4026531836',
+                                      '1a2b3c4d', '9f8e')
+        reason = toggle_states.lock_reason([OFF], holder)
         self.assertEqual('osc-deploy-config: toggling hyperthreading=disabled'
-                         ' (held by host-1 pid 4242)', reason)
-        self.assertEqual(('host-1', 4242), toggle_states.lock_holder(
+                         ' (held by host-1 pid 4242 ns 4026531836 boot '
+                         '1a2b3c4d nonce 9f8e)', reason)
+        self.assertEqual(holder, toggle_states.lock_holder(
             {'locked': True, 'locked_reason': reason}))
+        # an older release's reason: host and PID only
+        self.assertEqual(('host-1', 4242, '', '', ''),
+                         toggle_states.lock_holder({
+                             'locked': True, 'locked_reason': (
+                                 'osc-deploy-config: toggling x=y (held by '
+                                 'host-1 pid 4242)')}))
         self.assertIsNone(toggle_states.lock_holder(
             {'locked': False, 'locked_reason': reason}))
         self.assertIsNone(toggle_states.lock_holder(
             {'locked': True, 'locked_reason': 'kernel upgrade'}))
-        self.assertEqual(('', 0), toggle_states.lock_holder(
+        self.assertEqual(toggle_states.NOBODY, toggle_states.lock_holder(
             {'locked': True,
              'locked_reason': toggle_states.lock_reason_unnamed()}))
 
     def test_a_long_reason_fits_nova(self):
         many = [deploy_config.Config('t%d' % n, 'v' * 30) for n in range(9)]
-        self.assertLessEqual(len(toggle_states.lock_reason(many, 'h', 1)),
-                             255)
+        self.assertLessEqual(len(toggle_states.lock_reason(
+            many, toggle_states.Holder('h' * 64, 1, '4026531836',
+                                       '1a2b3c4d', 'f' * 12))), 255)
 
     def test_someone_elses_lock_is_refused(self):
         toggle_states.refuse_foreign_lock(server(locked=False))
         toggle_states.refuse_foreign_lock(server(
             locked=True, locked_reason=toggle_states.lock_reason(
-                [OFF], 'h', 1)))
+                [OFF], toggle_states.NOBODY)))
         exc = self.assertRaises(
             toggle_states.Unavailable, toggle_states.refuse_foreign_lock,
             server(locked=True, locked_by='owner', locked_reason=None))
@@ -149,7 +159,7 @@ class TestRecord(testtools.TestCase):
         patch = toggle_record.pending_patch(found, 'srv-1', [OFF])
         found['properties'][toggle_record.PENDING] = patch[0]['value']
         under_way = toggle_record.pending(found, 'srv-1')
-        self.assertEqual(({'hyperthreading': OFF}, 'T1'), under_way)
+        self.assertEqual(({'hyperthreading': OFF}, 'T1', False), under_way)
         self.assertFalse(toggle_record.serviced_since(found, under_way))
         found['provision_updated_at'] = 'T2'
         self.assertTrue(toggle_record.serviced_since(found, under_way))

@@ -31,6 +31,9 @@ from osc_deploy_config.domain.servers import server_configs
 DONE, UNCHANGED, FAILED = 'done', 'unchanged', 'failed'
 UNAVAILABLE, NOT_STARTED, SKIPPED = 'unavailable', 'not started', 'skipped'
 INTERRUPTED = 'interrupted'
+# toggled, but its server stays locked (the unlock failed); toggled, but
+# the read-back was cut short
+LEFT_LOCKED, NOT_READ_BACK = 'done, left locked', 'not read back'
 # The outcomes of a fleet that got there.
 ARRIVED = (DONE, UNCHANGED, SKIPPED)
 COLUMNS = ('ID', 'Server', 'Host', 'From', 'To', 'How', 'Outcome',

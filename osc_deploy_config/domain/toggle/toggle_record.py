@@ -33,9 +33,13 @@ Two keys in each place: a pending record is written before the servicing
 and replaced by the applied one (the instance and its toggled configs) once
 the hardware was read back.  A rerun after an interruption finds the
 pending record, and ironic's own record of the servicing decides whether
-it ran (``servicing_outcome``).  Each record names its instance: a record
-of an earlier instance on the node means nothing for the next.  Plain
-functions over ironic's node dicts.
+it ran (``servicing_outcome``).  A failed servicing's recovery marks the
+pending record as recovering before it lifts ironic's maintenance
+(``recovering_patch``): a rerun that finds the mark, or ironic's record of
+our servicing failed, knows that no one has looked at the hardware yet.
+Each record names its instance: a record of an earlier instance on the
+node means nothing for the next.  Plain functions over ironic's node
+dicts.
 """
 
 import ast
@@ -51,8 +55,13 @@ PROJECT_APPLIED = 'deploy_config_project_applied'
 PROJECT_PENDING = 'deploy_config_project_pending'
 
 # A toggle under way: its configs and when the node last changed
-# provisioning before it ({type: Config}, a timestamp).
-Pending = collections.namedtuple('Pending', ['configs', 'since'])
+# provisioning before it ({type: Config}, a timestamp), and whether the
+# recovery of its failed servicing began.
+Pending = collections.namedtuple('Pending', ['configs', 'since',
+                                             'recovering'],
+                                 defaults=(False,))
+RECOVERING = 'recovering'
+
 
 
 def _configs(values):
@@ -116,7 +125,21 @@ def pending(node, instance_uuid, project=False):
                          instance_uuid, 'extra' if project else 'properties')
     if found is None:
         return None
-    return Pending(_configs(found.get('configs')), found.get('since'))
+    return Pending(_configs(found.get('configs')), found.get('since'),
+                   found.get(RECOVERING) is True)
+
+
+def recovering_patch(node, instance_uuid, project=False):
+    """The JSON patch that marks the pending record of the instance (a
+    project's) as recovering: its servicing failed, and the recovery that
+    lifts ironic's maintenance begins.  Nothing without one."""
+    field, key = ('extra', PROJECT_PENDING) if project else (
+        'properties', PENDING)
+    found = _of_instance(node, key, instance_uuid, field)
+    if found is None:
+        return []
+    return [{'op': 'add', 'path': '/%s/%s' % (field, key),
+             'value': dict(found, **{RECOVERING: True})}]
 
 
 def serviced_since(node, under_way):

@@ -20,10 +20,13 @@ target flavor, a servicing its pending record names).  Any other state is
 refused in one line that names it and what to do, before anything changes.
 
 While it runs, nova holds the server locked, with a reason that names the
-toggle and the process holding it (compute API 2.73): the owner cannot
-reboot, stop or delete the server meanwhile, and a second toggle sees it.
-A lock of ours whose process is gone (killed) is an interrupted toggle's,
-taken over by a rerun; anyone else's lock is refused.
+toggle and the process holding it (compute API 2.73): its host, its PID,
+the PID namespace and boot it runs in, and a nonce of its own (``Holder``),
+so that two containers that share a host name never take each other's
+live lock for a dead one.  The owner cannot reboot, stop or delete the
+server meanwhile, and a second toggle sees it.  A lock of ours whose
+process is gone (killed) is an interrupted toggle's, taken over by a rerun;
+anyone else's lock is refused.
 
 Every wait ends on the failure of what it waits for: an error event of
 nova's action, a server back on its flavor or in ERROR, a confirmation that
@@ -32,13 +35,21 @@ it), ironic's ``service failed`` or a node that left servicing for any state
 but ``active``.  Plain functions over the dicts of the APIs.
 """
 
+import collections
 import re
 
 from osc_lib import exceptions
 
 # The prefix of the lock reasons of our toggles, and the holder they name.
 LOCK_PREFIX = 'osc-deploy-config:'
-_HOLDER = re.compile(r'\(held by ([^\s()]+) pid (\d+)\)')
+_HOLDER = re.compile(r'\(held by ([^\s()]+) pid (\d+)'
+                     r'(?: ns (\S+) boot (\S+) nonce (\S+))?\)')
+# The process that holds a lock: its host, PID, PID namespace and boot
+# (or '' where not known: a lock of an older release), and a nonce of the
+# lock's own.
+Holder = collections.namedtuple('Holder', ['host', 'pid', 'ns', 'boot',
+                                           'nonce'])
+NOBODY = Holder('', 0, '', '', '')
 # What to do about a server in each status a toggle does not start from.
 _SERVER_FIXES = {
     'SHUTOFF': 'start it (openstack server start {id})',
@@ -132,24 +143,32 @@ def refuse_node(server, node, ours_under_way=False):
         'node %s %s' % (label, state))
 
 
-def lock_reason(configs, host, pid):
-    """The reason of the lock a toggle holds (nova keeps 255 characters)."""
-    reason = '%s toggling %s (held by %s pid %d)' % (
-        LOCK_PREFIX, ', '.join(str(c) for c in configs), host, pid)
+def lock_reason(configs, holder):
+    """The reason of the lock a toggle holds (nova keeps 255
+    characters)."""
+    held_by = '(held by %s pid %d ns %s boot %s nonce %s)' % (
+        holder.host[:64], holder.pid, holder.ns or '-', holder.boot or '-',
+        holder.nonce or '-')
+    reason = '%s toggling %s %s' % (
+        LOCK_PREFIX, ', '.join(str(c) for c in configs), held_by)
     if len(reason) <= 255:
         return reason
-    return '%s toggling deploy configs (held by %s pid %d)' % (
-        LOCK_PREFIX, host, pid)
+    return '%s toggling deploy configs %s' % (LOCK_PREFIX, held_by)
 
 
 def lock_holder(server):
-    """(host, pid) of the toggle that holds the server's lock; None when
-    the server is not locked by a toggle of ours."""
+    """The Holder of the toggle that holds the server's lock (NOBODY where
+    its reason names none); None when the server is not locked by a
+    toggle of ours."""
     reason = server.get('locked_reason') or ''
     if not server.get('locked') or not reason.startswith(LOCK_PREFIX):
         return None
     found = _HOLDER.search(reason)
-    return (found.group(1), int(found.group(2))) if found else ('', 0)
+    if not found:
+        return NOBODY
+    ns, boot, nonce = (('' if v in (None, '-') else v)
+                       for v in found.group(3, 4, 5))
+    return Holder(found.group(1), int(found.group(2)), ns, boot, nonce)
 
 
 def refuse_foreign_lock(server):
@@ -174,8 +193,8 @@ def lock_reason_unnamed():
 
 def refuse_live_toggle(server, holder):
     """The one line (Unavailable) for a server another running toggle
-    holds (``holder``: (host, pid), or ('', 0) when not known)."""
-    by = ' (pid %d on %s)' % (holder[1], holder[0]) if holder[1] else ''
+    holds (``holder``: a Holder, NOBODY when not known)."""
+    by = ' (pid %d on %s)' % (holder.pid, holder.host) if holder.pid else ''
     return Unavailable(
         'Server %s is being toggled by another command%s. Nothing was '
         'changed; rerun when it ends (if that command is gone, unlock the '
@@ -183,17 +202,41 @@ def refuse_live_toggle(server, holder):
             server['name'], by, server['id']), 'held by another toggle')
 
 
-def first_unmatched_lock(actions):
+def newest_action(actions):
+    """The request ID of the newest of a server's instance actions (newest
+    first, as nova lists them), or None: where a takeover starts."""
+    return actions[0]['request_id'] if actions else None
+
+
+def _since(actions, after):
+    """A server's instance actions in their order, after the action
+    ``after`` (all of them where it is not listed)."""
+    found = list(reversed(actions))
+    ids = [a['request_id'] for a in found]
+    return found[ids.index(after) + 1:] if after in ids else found
+
+
+def first_unmatched_lock(actions, after=None):
     """The request ID of the oldest lock since the last unlock, from a
-    server's instance actions (newest first, as nova lists them), or
-    None."""
+    server's instance actions (newest first, as nova lists them), or None;
+    ``after``: only the locks after that action (where a takeover started:
+    the dead lock's are not the holder's)."""
     first = None
-    for action in actions:
+    for action in _since(actions, after):
         if action['action'] == 'unlock':
-            break
-        if action['action'] == 'lock':
+            first = None
+        elif action['action'] == 'lock' and first is None:
             first = action['request_id']
     return first
+
+
+def first_unlock(actions, after):
+    """The request ID of the first unlock after the action ``after``, or
+    None: of the owners' takeovers of one dead lock (nova lets a server's
+    own project lock it only while it is unlocked, so each unlocks it
+    first), the one that goes on."""
+    return next((a['request_id'] for a in _since(actions, after)
+                 if a['action'] == 'unlock'), None)
 
 
 # ------------------------------------------------------------ waits

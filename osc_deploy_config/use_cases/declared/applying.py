@@ -28,11 +28,13 @@ class Applied:
     """One ``apply``; ``say``: progress lines.  With ``rollout``, the
     outdated servers are toggled as ``server deploy-config set`` does,
     with its budget (``max_unavailable``), ``max_failures`` and the
-    toggle options."""
+    toggle options (``retry_failed`` among them)."""
 
     def __init__(self, clients, say, rollout=False, max_unavailable=1,
-                 max_failures=0, allowed_steps=(), wait_seconds=None):
+                 max_failures=0, allowed_steps=(), wait_seconds=None,
+                 retry_failed=False):
         self.clients, self.say = clients, say
+        self.retry_failed = retry_failed
         self.rollout = rollout
         self.max_unavailable = max_unavailable
         self.max_failures = max_failures
@@ -99,7 +101,8 @@ class Applied:
         return rows
 
     def one_rollout(self, refs=(), configs=(), flavor=None):
-        options = {'allowed_steps': self.allowed_steps}
+        options = {'allowed_steps': self.allowed_steps,
+                   'retry_failed': self.retry_failed}
         if self.wait_seconds is not None:
             options['wait_seconds'] = self.wait_seconds
         rollout = rollouts.Rollout(self.clients, self.say,

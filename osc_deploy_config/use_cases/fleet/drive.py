@@ -19,6 +19,7 @@ import queue
 import threading
 import time
 
+from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import outcomes
@@ -33,6 +34,11 @@ WATCH_SECONDS = 5
 # maintenance again) before the rollout leaves without them: a request a
 # service never answers.
 GRACE_SECONDS = waits.ABORT_SECONDS + 60
+# How long a rollout that leaves waits for the workers it told to stop (a
+# wait ends at its next interval; a recovery holds its node, a toggle
+# unlocks its server): within the grace, which the drive leaves that much
+# before its end.
+JOIN_SECONDS = 15
 
 
 class Drive:
@@ -43,6 +49,7 @@ class Drive:
         self.rollout = rollout
         self.waiting = list(todo)
         self.running = {}
+        self.threads = {}
         self.budget = budgets.Budget(rollout.max_unavailable,
                                      rollout.fleet.look, rollout.clock)
         self.names = names
@@ -81,7 +88,8 @@ class Drive:
             return
         self.stale = False
         try:
-            seen = self.budget.read()
+            with rest.bounded(self.rollout.deadline):
+                seen = self.budget.read()
         except Exception as exc:    # noqa: BLE001 - said, tried again
             self.budget.read_at = now
             if not self.unread:
@@ -107,9 +115,13 @@ class Drive:
         with rollout.lock:
             rollout.count.in_flight += 1
         rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
+        # a daemon, so that a worker the rollout left (``join``) cannot
+        # keep the process; every request it sends has a timeout
         thread = threading.Thread(target=worker.work, args=(
-            rollout.toggle_one, one, fresh, self.done), daemon=True)
+            rollout.toggle_one, one, fresh, self.done), daemon=True,
+            name='toggle %s' % one.server['name'])
         self.running[one.server['id']] = one
+        self.threads[one.server['id']] = thread
         thread.start()
 
     def collect(self):
@@ -123,10 +135,28 @@ class Drive:
             result = self.done.get(timeout=1)
         except queue.Empty:
             return
+        self.ended(result)
+
+    def ended(self, result):
         one = self.running.pop(result.server_id)
+        self.threads.pop(result.server_id, None)
         self.budget.release(result.server_id)
         self.stale = True
         self.rollout.ended(one, result)
+
+    def join(self, seconds):
+        """The Results of the toggles in flight (told to stop), for up to
+        ``seconds``: those still running then are left."""
+        until = time.monotonic() + seconds
+        while self.running:
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                result = self.done.get(timeout=min(1, left))
+            except queue.Empty:
+                continue
+            self.ended(result)
 
     def worth_waiting(self):
         """With nothing running: whether a server still waiting may yet
@@ -141,15 +171,15 @@ class Drive:
             now - self.blocked_since < self.rollout.wait_seconds)
 
     def past_grace(self):
-        """Whether the toggles in flight had their time past the deadline:
-        the rollout leaves them (rows said so)."""
-        deadline = self.rollout.deadline
-        if deadline is None or self.rollout.clock() <= (
-                deadline + GRACE_SECONDS):
+        """Whether the toggles in flight had their time past the deadline
+        (the grace, but the time to join them): the rollout leaves them
+        (rows said so)."""
+        end = self.rollout.end
+        if end is None or self.rollout.clock() <= end - JOIN_SECONDS:
             return False
         self.left = ('in flight %d s past --wait-timeout (a request a '
                      'service does not answer?): rerun to finish it'
-                     % GRACE_SECONDS)
+                     % (GRACE_SECONDS - JOIN_SECONDS))
         return True
 
     def stopped_by(self):

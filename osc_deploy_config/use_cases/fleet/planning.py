@@ -34,14 +34,17 @@ class Voice:
             self.said('%s: %s' % (self.name, text.strip()))
 
 
-def templates(clients, configs):
+def templates(clients):
     """The config templates (ConfigTemplates), read once for the whole
-    rollout; a config no template realises is refused."""
-    found = clients.ironic().config_templates(
+    rollout (``refuse_missing`` refuses a config none realises)."""
+    return clients.ironic().config_templates(
         fields=ironic_api.TEMPLATE_STEP_FIELDS)
+
+
+def refuse_missing(found, configs):
+    """Refuse a config no template (of ``found``) realises."""
     config_specs.refuse_missing_templates(
         [c for c in configs if not found.realises(c)], found)
-    return found
 
 
 def plan(rollout, fleet, configs):
@@ -60,7 +63,8 @@ def plan_one(rollout, fleet, server, configs):
         templates_by_config=fleet.templates_by_config,
         allowed_steps=rollout.allowed_steps,
         placement_view=fleet.providers, fresh_reading=False,
-        wait_until=rollout.deadline)
+        wait_until=rollout.deadline, retry_failed=rollout.retry_failed,
+        leaving=rollout.leaving)
     try:
         prepared = one.prepare(fleet.reading(server))
     except toggle_states.Unavailable as exc:

@@ -123,7 +123,9 @@ class FleetReading:
         they are now: one listing of the servers (in the selection's
         scope; and one of each other project a selected server belongs
         to) and, for bare-metal ones, of the nodes; a selected server the
-        listings miss (gone, or moved) is read by itself."""
+        listings miss (gone, or moved) is read by itself, and left out
+        only where nova answers that read with 404: any other error is
+        the read's."""
         wide, project_id = self.scope
         listed = {s['id']: s for s in self.nova.servers(wide, project_id)}
         for other in sorted({s.get('tenant_id') for s in self.servers
@@ -136,9 +138,8 @@ class FleetReading:
         for server in self.servers:
             now = listed.get(server['id'])
             if now is None:
-                try:
-                    now = self.nova.find_server(server['id'], wide)
-                except exceptions.CommandError:     # gone
+                now = self.nova.server_if_any(server['id'])
+                if now is None:     # gone
                     continue
             found[server['id']] = (now, nodes.get(server['id']))
         return found

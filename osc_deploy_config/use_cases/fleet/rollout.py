@@ -27,18 +27,27 @@ fresh reading, and runs in a worker (``worker``) that reports a Result
 whatever happens.  An interrupted toggle of ours (a killed rollout's)
 starts first.  After more than ``--max-failures`` failures, planning's
 included, no new server starts; ``--wait-timeout`` bounds the whole
-command: past it nothing starts and every wait in flight ends.  Servers
-that spend the budget are waited for only while something moves them.
+command: past it nothing starts, no write starts (a takeover's included),
+and every wait in flight ends; the rollout's own reads (planning, the
+budget) end at it, and the toggles in flight and the read-back within
+``drive.GRACE_SECONDS`` after it.  Every request has a timeout of its own
+(``rest.Timeouts``), --wait-timeout or not.  Servers that spend the budget
+are waited for only while something moves them.
+
 Every server gets a row whatever happens: the normal end, a stop after
-failures or at the deadline, an error, Ctrl-C (no new start; the row of
-each toggle in flight once it ends; a second Ctrl-C leaves at once).  A
-server is *done* only once nova shows it ACTIVE, and ironic its node
-active, read back at the end.  A rerun of the same command finishes what
+failures or at the deadline, an error, Ctrl-C anywhere (no new start; the
+row of each toggle in flight once it ends).  The rollout leaves in order
+(the grace ran out, a second Ctrl-C, an error): its workers are told to
+stop and are waited for a while (``drive.JOIN_SECONDS``), and a node a
+worker left out of maintenance in the middle of a recovery gets the line
+that holds it.  A server is *done* only once the cloud, read back at the
+end, shows it up and on its target: nova's ACTIVE with no task, ironic's
+node active, and the configs in its flavor (virtual) or its node's record
+(bare metal); a server whose unlock failed is "done, left locked", with
+the command that unlocks it.  A rerun of the same command finishes what
 was left: no server is toggled twice.
 """
 
-import contextlib
-import signal
 import threading
 import time
 
@@ -46,8 +55,10 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.fleet import drive as drives
+from osc_deploy_config.use_cases.fleet import ending
 from osc_deploy_config.use_cases.fleet import planning
 from osc_deploy_config.use_cases.fleet import reading as fleet_reading
 from osc_deploy_config.use_cases.fleet import worker
@@ -63,12 +74,13 @@ class Rollout:
     ``max_unavailable``: the servers down at once, those down for any cause
     included; ``max_failures``: the failures tolerated before no new server
     starts; ``wait_seconds``: the bound of the whole command (None: none,
-    each wait bounded by waits.WAIT_SECONDS); ``allowed_steps``: as each
-    toggle's.
+    each wait bounded by waits.WAIT_SECONDS); ``allowed_steps``,
+    ``retry_failed``: as each toggle's.
     """
 
     def __init__(self, clients, say, max_unavailable=1, max_failures=0,
-                 wait_seconds=None, allowed_steps=(), clock=time.monotonic):
+                 wait_seconds=None, allowed_steps=(), clock=time.monotonic,
+                 retry_failed=False):
         if max_unavailable < 1 or max_failures < 0:
             raise exceptions.CommandError(
                 'Expected --max-unavailable of 1 or more and --max-failures '
@@ -81,6 +93,13 @@ class Rollout:
         self.clock = clock
         self.deadline = None if wait_seconds is None else (
             clock() + wait_seconds)
+        # by when the command ends: the deadline, and the grace after it
+        self.end = None if self.deadline is None else (
+            self.deadline + drives.GRACE_SECONDS)
+        self.retry_failed = retry_failed
+        self.configs = []
+        # set when the rollout leaves: every wait of its workers ends
+        self.leaving = threading.Event()
         self.wait_seconds = waits.WAIT_SECONDS if wait_seconds is None \
             else wait_seconds
         self.allowed_steps = allowed_steps
@@ -103,31 +122,39 @@ class Rollout:
             if one.verdict:
                 self.said(one.server['name'], '%s: %s' % (one.verdict,
                                                          one.why))
-        self.clear_left_locks(planned)
         todo = [p for p in planned if p.to_toggle]
         todo.sort(key=lambda p: not p.ours)     # ours first: already down
         self.count = fleet_plan.Count(len(todo))
         drive = drives.Drive(self, todo, {p.server['id']: p.server['name']
                                           for p in planned})
-        with self.interrupts(drive):
+        with ending.interrupts(self):
             try:
+                self.clear_left_locks(planned)
                 drive.go()
             except KeyboardInterrupt:
                 self.left_at_once = True
+                drive.why_not = drive.why_not or drive.stopped_by()
             except Exception as exc:    # noqa: BLE001 - the rows first
                 self.failures.append('the rollout: %s'
                                      % outcomes.one_line(exc))
                 drive.why_not = 'the rollout stopped: %s' % (
                     outcomes.one_line(exc))
-        if not self.left_at_once:
-            self.read_back(drive)
+            ending.leave(self, drive)
+            try:
+                if self.left_at_once:
+                    ending.not_read_back(self, 'interrupted')
+                else:
+                    ending.read_back(self, drive)
+            except KeyboardInterrupt:
+                self.left_at_once = True
+                ending.not_read_back(self, 'interrupted')
         return [self.row(p, drive) for p in planned]
 
     def clear_left_locks(self, planned):
         """Unlock the servers no toggle of this run will hold that an
-        interrupted toggle left locked (each read again first): those that
+        interrupted toggle left locked (each taken over first): those that
         run the configs already, or that it will not toggle (unavailable,
-        skipped, failed at planning)."""
+        skipped, failed at planning).  Nothing past the deadline."""
         if not self.clients.is_admin():
             return
         nova = self.clients.nova(versions.SERVER_LOCKS)
@@ -135,22 +162,39 @@ class Rollout:
             if one.to_toggle and not one.verdict:
                 continue
             claim = claims.Claim(nova, one.server, [], self.say)
+            if not claim.interrupted():
+                continue
+            if self.stopping():
+                self.said(one.server['name'], 'left locked by an '
+                          'interrupted toggle (%s): a rerun unlocks it'
+                          % self.stopping())
+                continue
             try:
-                claim.clear_interrupted()
+                with rest.bounded(self.deadline):
+                    claim.clear_interrupted()
             except Exception as exc:    # noqa: BLE001 - said, not fatal
                 self.said(one.server['name'], 'left locked: %s'
                           % outcomes.one_line(exc))
 
     def toggle_one(self, one, fresh):
         """One server's toggle, in a worker: prepared again on its
-        ``fresh`` (server, node), then carried out; a worker.Result."""
-        toggle_ = one.prepared.strategy.toggle
-        toggle_.say.on = True
-        prepared = toggle_.prepare(self.fleet.reading(*fresh))
-        if prepared.unchanged:
-            toggle_.leave_unchanged(prepared)
-            return worker.Result(one.server['id'], fleet_plan.UNCHANGED)
-        return worker.toggled(one.server['id'], toggle_.carry_out(prepared))
+        ``fresh`` (server, node), then carried out; a worker.Result.  Its
+        reads end with the grace after the deadline."""
+        with rest.bounded(self.end, ending.grace_ran_out()):
+            toggle_ = one.prepared.strategy.toggle
+            toggle_.say.on = True
+            prepared = toggle_.prepare(self.fleet.reading(*fresh))
+            if prepared.unchanged:
+                toggle_.leave_unchanged(prepared)
+                return worker.Result(one.server['id'], fleet_plan.UNCHANGED)
+            outcome = toggle_.carry_out(prepared)
+        result = worker.toggled(one.server['id'], outcome)
+        if prepared.claim and prepared.claim.left_locked and (
+                result.outcome == fleet_plan.DONE):
+            result = worker.Result(
+                one.server['id'], fleet_plan.LEFT_LOCKED,
+                'openstack server unlock %s' % one.server['id'])
+        return result
 
     def ended(self, one, result):
         """Count and say how a toggle ended."""
@@ -167,53 +211,12 @@ class Rollout:
             result.outcome, result.seconds,
             ': ' + result.why if result.why else ''))
 
-    def read_back(self, drive):
-        """A toggle is done once the cloud shows its server up, read now:
-        nova's ACTIVE with no task, ironic's node active."""
-        done = [r for r in self.results.values()
-                if r.outcome == fleet_plan.DONE]
-        if not done:
-            return
-        why = 'toggled, but the server is gone'
-        try:
-            seen = drive.budget.read()
-        except Exception as exc:    # noqa: BLE001 - then not done
-            seen, why = {}, 'not read back: %s' % outcomes.one_line(exc)
-        for result in done:
-            server, node = seen.get(result.server_id, (None, None))
-            down = fleet_plan.unavailable(server, node) if server else None
-            if server is None or down:
-                result.outcome = fleet_plan.FAILED
-                result.why = ('toggled, but the server is %s now' % down.why
-                              if down else why)
-
-    @contextlib.contextmanager
-    def interrupts(self, drive):
-        """Meanwhile, a first Ctrl-C stops new starts (those in flight end
-        first), a second one leaves at once (KeyboardInterrupt)."""
-        def interrupt(signum, frame):
-            # no line here: the drive says it (``say_interrupted``); a
-            # handler that took the lines' lock could wait on itself
-            if self.interrupted:
-                raise KeyboardInterrupt()
-            self.interrupted = True
-
-        try:
-            previous = signal.signal(signal.SIGINT, interrupt)
-        except ValueError:      # not the main thread: no signals here
-            previous = None
-        try:
-            yield
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
-
     def say_interrupted(self, in_flight):
         """The line of a first Ctrl-C, once."""
         if self.interrupted and not self.interrupt_said:
             self.interrupt_said = True
             self.say('Interrupted: no new server starts; %d in flight end '
-                     'first (Ctrl-C again to leave now).' % in_flight)
+                     'first (Ctrl-C again to leave).' % in_flight)
 
     def row(self, one, drive):
         """The result row of one server."""
@@ -227,7 +230,7 @@ class Rollout:
                                   found.seconds)
         if one.server['id'] in drive.running:
             return fleet_plan.row(one, fleet_plan.INTERRUPTED, drive.left or (
-                'in flight when the rollout left'))
+                'in flight when the rollout left: rerun to finish it'))
         return fleet_plan.row(one, fleet_plan.NOT_STARTED, drive.why_not)
 
     def stopping(self):
@@ -247,34 +250,53 @@ class Rollout:
 def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
              all_projects=False, dry_run=False):
     """Select, plan, and (unless ``dry_run``) toggle: (COLUMNS, rows).
-    The configs given, or those the flavor asks for now."""
+    The configs given, or those the flavor asks for now.  Once the
+    servers are selected, each gets a row whatever happens; planning's
+    reads end at the deadline."""
     if not configs and not flavor:
         raise exceptions.CommandError(
             'Give the configs (--deploy-config TYPE=VALUE), or --flavor to '
             'roll out what the flavor asks for now')
     config_specs.refuse_doubled_types(configs)
-    selection = fleet_reading.select(rollout.clients, refs, flavor, project,
-                                     all_projects)
-    configs = list(configs) or fleet_plan.flavor_target(selection.flavor)
-    templates = planning.templates(rollout.clients, configs)
+    with rest.bounded(rollout.deadline):
+        selection = fleet_reading.select(rollout.clients, refs, flavor,
+                                         project, all_projects)
     servers = selection.servers
-    rollout.say('Planning %s on %d server(s)...' % (
-        ', '.join(str(c) for c in configs), len(servers)))
+    configs = list(configs) or fleet_plan.flavor_target(selection.flavor)
+    rollout.configs = configs
     try:
-        rollout.fleet = fleet_reading.FleetReading(
-            rollout.clients, selection, templates, configs)
-        planned = planning.plan(rollout, rollout.fleet, configs)
+        with rest.bounded(rollout.deadline):
+            templates = planning.templates(rollout.clients)
     except KeyboardInterrupt:
         rollout.interrupted = True
         return fleet_plan.COLUMNS, not_started(servers, 'interrupted')
     except Exception as exc:    # noqa: BLE001 - the rows first
-        why = outcomes.one_line(exc)
-        rollout.failures.append('planning: %s' % why)
-        return fleet_plan.COLUMNS, not_started(servers,
-                                               'planning failed: %s' % why)
+        return planning_failed(rollout, servers, exc)
+    planning.refuse_missing(templates, configs)
+    rollout.say('Planning %s on %d server(s)...' % (
+        ', '.join(str(c) for c in configs), len(servers)))
+    try:
+        with rest.bounded(rollout.deadline):
+            rollout.fleet = fleet_reading.FleetReading(
+                rollout.clients, selection, templates, configs)
+            planned = planning.plan(rollout, rollout.fleet, configs)
+    except KeyboardInterrupt:
+        rollout.interrupted = True
+        return fleet_plan.COLUMNS, not_started(servers, 'interrupted')
+    except Exception as exc:    # noqa: BLE001 - the rows first
+        return planning_failed(rollout, servers, exc)
     if dry_run:
         return fleet_plan.COLUMNS, [planned_row(p) for p in planned]
     return fleet_plan.COLUMNS, rollout.run(planned)
+
+
+def planning_failed(rollout, servers, exc):
+    """(COLUMNS, rows) of a rollout whose planning failed: each server not
+    started, for that reason."""
+    why = outcomes.one_line(exc)
+    rollout.failures.append('planning: %s' % why)
+    return fleet_plan.COLUMNS, not_started(servers,
+                                           'planning failed: %s' % why)
 
 
 def not_started(servers, why):

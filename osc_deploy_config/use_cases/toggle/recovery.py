@@ -24,11 +24,19 @@ interrupted recovery had lifted ironic's hold: a rerun knows its own hold).
 The abort's worker holds the node's lock a while after the node shows
 ``active``: the abort's wait waits for it where ironic shows it, and the
 client retries a hold the lock refuses.  A node in maintenance for another
-reason (an operator's, given after the failure) is not the toggle's to
-lift.  An older ironic cannot abort: the line gives the commands that
-recover the node."""
+reason (an operator's, given after the failure), for none, or for one these
+credentials cannot read, is not the toggle's to lift.  An older ironic
+cannot abort: the line gives the commands that recover the node.
+
+Before it lifts ironic's maintenance, the recovery marks the pending record
+as recovering (``toggle_record.recovering_patch``), and names the node in
+``UNHELD`` until it is held again: a rollout that leaves a worker there
+says how to hold it, and a rerun that finds the mark holds the node and
+refuses (``refuse_failed``) instead of servicing it again, unless the
+operator says so (``--retry-failed``)."""
 
 import json
+import threading
 
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
@@ -45,20 +53,94 @@ HOLD_PREFIX = 'osc-deploy-config: '
 FAULT_FIELDS = ('maintenance', 'maintenance_reason', 'fault', 'last_error')
 
 
+class Unheld:
+    """The nodes whose recovery lifted (or is about to lift) their
+    maintenance and has not held them again: {node UUID: (label, the
+    reason of their hold)}, for the whole process (a rollout's workers
+    share it)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._nodes = {}
+
+    def add(self, node, reason):
+        with self._lock:
+            self._nodes[node['uuid']] = (outcomes.label(node), reason)
+
+    def discard(self, node):
+        with self._lock:
+            self._nodes.pop(node['uuid'], None)
+
+    def lines(self):
+        """A line per node left unheld, with the command that holds it."""
+        with self._lock:
+            found = sorted(self._nodes.items())
+        return [hold_line(uuid, label, reason)
+                for uuid, (label, reason) in found]
+
+
+UNHELD = Unheld()
+
+
+def hold_line(uuid, label, reason):
+    return ('Node %s was left out of maintenance in the middle of the '
+            'recovery of a failed servicing: hold it before anything runs '
+            'on it: openstack baremetal node maintenance set %s --reason '
+            '"%s"' % (label, uuid, reason))
+
+
 def held_by_toggle(node):
     """Whether the node's maintenance is the hold of a failed servicing: a
-    toggle's own, or ironic's (its fault, and its error for the reason,
-    where none was given; an operator's ``maintenance set --reason`` keeps
-    the fault and changes the reason).  Where ironic hides the error from
-    these credentials, the fault decides."""
+    toggle's own, or ironic's (its fault, and its error for the reason;
+    an operator's ``maintenance set --reason`` keeps the fault and changes
+    the reason).  A reason that is empty, or that ironic hides from these
+    credentials, is no one's known: not lifted."""
     reason = node.get('maintenance_reason') or ''
     if reason.startswith(HOLD_PREFIX):
         return True
-    if node.get('fault') != SERVICE_FAILURE:
+    if node.get('fault') != SERVICE_FAILURE or not reason or (
+            toggle_states.unredacted(reason) is None):
         return False
-    error = toggle_states.unredacted(node.get('last_error'))
-    hidden = bool(node.get('last_error')) and error is None
-    return not reason or hidden or reason == error
+    return reason == toggle_states.unredacted(node.get('last_error'))
+
+
+def whose_hold(node):
+    """Why a node's maintenance is not known for a failed servicing's
+    hold, in words."""
+    reason = node.get('maintenance_reason')
+    if not reason:
+        return 'for no reason given, which may be anyone\'s'
+    if toggle_states.unredacted(reason) is None:
+        return 'for a reason ironic hides from these credentials'
+    if node.get('fault') == SERVICE_FAILURE and toggle_states.unredacted(
+            node.get('last_error')) is None:
+        return ('(%s), and ironic hides its last error from these '
+                'credentials: whether that hold is its own cannot be told'
+                % reason)
+    return 'for a reason of someone else\'s (%s)' % reason
+
+
+def refuse_failed(strategy, prepared, under_way, failed_servicing):
+    """Hold the node and refuse, in one line, a toggle on a node whose
+    servicing by a toggle of ours failed (``failed_servicing``: ironic's
+    history says so) or whose recovery was interrupted (the pending
+    record's mark): no one has looked at its hardware since.  Nothing is
+    serviced again unless the operator says so (--retry-failed)."""
+    if not (under_way.recovering or failed_servicing):
+        return
+    node = prepared.reading.node
+    why = ('its recovery was interrupted' if under_way.recovering
+           else 'ironic\'s history shows it failed')
+    reason = '%san earlier servicing failed and %s: check the hardware' % (
+        HOLD_PREFIX, why)
+    Recovery(strategy).hold(node, reason)
+    raise exceptions.CommandError(
+        'Node %s, under server %s, is held in maintenance: an earlier '
+        'servicing of it by a toggle failed, and %s. Nothing was serviced; '
+        'once its hardware is checked: openstack baremetal node maintenance '
+        'unset %s, then rerun with --retry-failed.' % (
+            outcomes.label(node), prepared.server['name'], why,
+            outcomes.label(node)))
 
 
 class Recovery:
@@ -81,18 +163,10 @@ class Recovery:
             return self.held_by_another(prepared, failed, now)
         # ironic's hold of a failed step, or (an earlier recovery lifted it
         # and was interrupted) none: the hardware is checked first
-        reason = '%sservicing failed: %s' % (HOLD_PREFIX, why)
-        if now['maintenance']:
-            self.ironic.set_maintenance(node['uuid'], False)
-        try:
-            try:
-                self.ironic.abort(node['uuid'])
-            except sdk_exceptions.BadRequestException:
-                return self.cannot_abort(prepared, steps, failed)
-            state = self.waits.abort(node)
-        finally:
-            # whatever happens (a timeout, Ctrl-C), the node is held again
-            self.hold(node, reason)
+        state = self.abort_held(prepared, now, '%sservicing failed: %s' % (
+            HOLD_PREFIX, why))
+        if state is None:
+            return self.cannot_abort(prepared, steps, failed)
         self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
             node, bool(self.strategy.project)))
         if state['provision_state'] != 'active':
@@ -108,6 +182,33 @@ class Recovery:
                     failed, prepared.server['name'],
                     self.now_shows(prepared, steps), outcomes.label(node)))
 
+    def abort_held(self, prepared, now, reason):
+        """Mark the pending record as recovering, lift the node's
+        maintenance, abort the failed servicing and wait for the node; the
+        node held again for ``reason`` whatever happens: the node then, or
+        None where ironic cannot abort."""
+        node = prepared.reading.node
+        # a rerun that finds the mark holds the node: it is never serviced
+        # again before its hardware is checked, wherever this stops
+        self.ironic.patch_node(node['uuid'], toggle_record.recovering_patch(
+            node, prepared.server['id'], bool(self.strategy.project)))
+        UNHELD.add(node, reason)
+        try:
+            if now['maintenance']:
+                self.ironic.set_maintenance(node['uuid'], False)
+            try:
+                self.ironic.abort(node['uuid'])
+            except sdk_exceptions.BadRequestException:
+                return None
+            return self.waits.abort(node)
+        finally:
+            # whatever happens (a timeout, Ctrl-C, the rollout leaving),
+            # the node is held again (or its line says how to hold it)
+            try:
+                self.hold(node, reason)
+            finally:
+                UNHELD.discard(node)
+
     def held_by_another(self, prepared, failed, now):
         """The line of a failed servicing on a node someone put in
         maintenance for a reason of their own: ironic refuses to abort
@@ -115,12 +216,10 @@ class Recovery:
         stays: a rerun, once the hold is lifted, recovers the node as any
         other failed servicing."""
         node = prepared.reading.node
-        return ('%s The node is in maintenance for a reason of someone '
-                'else\'s (%s), where ironic refuses to abort it: nothing was '
-                'recorded. Once the hardware is checked: openstack baremetal '
-                'node maintenance unset %s, then rerun.' % (
-                    failed, now['maintenance_reason'] or 'no reason given',
-                    outcomes.label(node)))
+        return ('%s The node is in maintenance %s, where ironic refuses to '
+                'abort it: nothing was recorded. Once the hardware is '
+                'checked: openstack baremetal node maintenance unset %s, then '
+                'rerun.' % (failed, whose_hold(now), outcomes.label(node)))
 
     def cannot_abort(self, prepared, steps, failed):
         """The line of an ironic before 32.0, which cannot abort: only a

@@ -143,6 +143,8 @@ class Servicing:
             set(under_way.configs.values()) == set(changed))
         steps = self.steps(prepared) if ours else bios_check.checked_steps(
             self, prepared)
+        history = refuse_failed_before(self, prepared, under_way, ours,
+                                       steps)
         serviced = False
         if prepared.finishing == SERVICING:
             self.say('  finishing the servicing of an interrupted toggle')
@@ -152,7 +154,7 @@ class Servicing:
             serviced = ours and ran(self.ironic, dict(node, **state),
                                     under_way, steps)
         elif ours:
-            serviced = ran(self.ironic, node, under_way, steps)
+            serviced = ran(self.ironic, node, under_way, steps, history)
         if serviced or (self.toggle.fresh_reading
                         and self.shows(prepared, steps)):
             self.say('  node %s already shows %s: recording it' % (
@@ -166,7 +168,7 @@ class Servicing:
             self.request_service(prepared, steps)
             self.check_serviced(prepared, steps, self.waits.servicing(
                 node, fields=self.poll_fields))
-        self.verify(prepared, steps)
+        verify(self, prepared, steps)
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
             node, server['id'], changed, self.project))
         self.say('Server %s: node %s serviced, now %s.' % (
@@ -177,8 +179,10 @@ class Servicing:
     def request_service(self, prepared, steps):
         """Ask ironic to service the node: with the steps, or (a project)
         through the runbook of each config, one after the other.  A
-        request ironic refuses (the node taken by someone else meanwhile)
-        drops the pending record: nothing was serviced."""
+        request ironic refuses (400 or 409: the node taken by someone else
+        meanwhile) drops the pending record: nothing was serviced.  Any
+        other error (a proxy's 502, no answer) leaves it: the servicing may
+        have begun, and a rerun reads ironic's own record of it."""
         node = prepared.reading.node
         try:
             if not self.project:
@@ -191,9 +195,10 @@ class Servicing:
                                             node, fields=self.poll_fields))
                 self.ironic.service_with_runbook(node['uuid'], (
                     prepared.reading.templates_by_config[config]['runbook']))
-        except sdk_exceptions.HttpException:
-            self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
-                node, bool(self.project)))
+        except sdk_exceptions.HttpException as exc:
+            if exc.status_code in (400, 409):
+                self.ironic.patch_node(node['uuid'], (
+                    toggle_record.drop_pending(node, bool(self.project))))
             raise
 
     def check_serviced(self, prepared, steps, state):
@@ -235,35 +240,63 @@ class Servicing:
                 node['uuid'], ['raid_config'])['raid_config']
         return effects.values(prepared.bios), node.get('raid_config')
 
-    def verify(self, prepared, steps):
-        """The node must show what the steps set: ironic reports success
-        for a step the hardware ignored.  A servicing that did not take
-        is over: its pending record goes, and a rerun services anew."""
-        missing = effects.missing(steps, *self.read_again(prepared))
-        if missing:
-            node = prepared.reading.node
-            self.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
-                node, bool(self.project)))
-            raise exceptions.CommandError(
-                'Servicing node %s finished, but the hardware does not show '
-                '%s: %s. Nothing was recorded; rerun to retry once the node '
-                'takes the settings.' % (
-                    outcomes.label(prepared.reading.node),
-                    outcomes.configs_text(prepared.changed),
-                    '; '.join(missing)))
+def verify(servicing, prepared, steps):
+    """The node must show what the steps set (``servicing``: the
+    Servicing that ran them): ironic reports success for a step the
+    hardware ignored.  A servicing that did not take
+    is over: its pending record goes, and a rerun services anew."""
+    missing = effects.missing(steps, *servicing.read_again(prepared))
+    if missing:
+        node = prepared.reading.node
+        servicing.ironic.patch_node(node['uuid'], toggle_record.drop_pending(
+            node, bool(servicing.project)))
+        raise exceptions.CommandError(
+            'Servicing node %s finished, but the hardware does not show '
+            '%s: %s. Nothing was recorded; rerun to retry once the node '
+            'takes the settings.' % (
+                outcomes.label(prepared.reading.node),
+                outcomes.configs_text(prepared.changed),
+                '; '.join(missing)))
 
 
-def ran(ironic, node, under_way, steps):
-    """Whether the servicing a pending record announced ran to its end,
-    from ironic's own record of it: the node's history, or where it cannot
-    be read (an ironic before 1.78, a project's token, history turned
-    off), the node active with no error since, and only for steps whose
-    effect is then read back (``Servicing.verify``)."""
+def refuse_failed_before(servicing, prepared, under_way, ours, steps):
+    """Hold and refuse (``recovery.refuse_failed``) a node whose servicing
+    by a toggle of ours failed before, unless the operator said
+    --retry-failed; what ironic's history says of our servicing (read
+    once: ``ran`` reads it too), where it was read."""
+    node = prepared.reading.node
+    history = _UNREAD
+    if ours and prepared.finishing != SERVICING:
+        history = history_outcome(servicing.ironic, node, under_way, steps)
+    if under_way is not None and not servicing.toggle.retry_failed:
+        recovery.refuse_failed(servicing, prepared, under_way, (
+            history == toggle_record.SERVICE_FAILED))
+    return history
+
+
+def history_outcome(ironic, node, under_way, steps):
+    """How the servicing a pending record announced ended, from the
+    node's history (``toggle_record.servicing_outcome``), or None where it
+    cannot be read or does not tell."""
     try:
-        outcome = toggle_record.servicing_outcome(
+        return toggle_record.servicing_outcome(
             ironic.node_history(node['uuid']), under_way.since, steps)
     except (exceptions.CommandError, sdk_exceptions.HttpException):
-        outcome = None
+        return None
+
+
+_UNREAD = object()
+
+
+def ran(ironic, node, under_way, steps, outcome=_UNREAD):
+    """Whether the servicing a pending record announced ran to its end,
+    from ironic's own record of it (``outcome``, when read already): the
+    node's history, or where it cannot be read (an ironic before 1.78, a
+    project's token, history turned off), the node active with no error
+    since, and only for steps whose effect is then read back
+    (``verify``)."""
+    if outcome is _UNREAD:
+        outcome = history_outcome(ironic, node, under_way, steps)
     if outcome is not None:
         return outcome == toggle_record.SERVICED
     return (toggle_record.serviced_since(node, under_way)

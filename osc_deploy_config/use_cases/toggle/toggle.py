@@ -27,6 +27,8 @@ interrupted anywhere completes when run again.
 
 import dataclasses
 
+from osc_lib import exceptions
+
 from osc_deploy_config.domain.servers import rebuild_plan
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.domain.toggle import toggle_record
@@ -118,8 +120,10 @@ class ServerToggle:
     def __init__(self, clients, configs, say, wait=False, auto_confirm=False,
                  sleep=None, wait_seconds=waits.WAIT_SECONDS,
                  templates_by_config=None, allowed_steps=(),
-                 placement_view=None, fresh_reading=True, wait_until=None):
+                 placement_view=None, fresh_reading=True, wait_until=None,
+                 retry_failed=False, leaving=None):
         self.clients = clients
+        self.retry_failed = retry_failed
         self.placement_view = placement_view
         self.fresh_reading = fresh_reading
         self.authority = None if templates_by_config is None else \
@@ -134,7 +138,8 @@ class ServerToggle:
                                      versions.NODE_TRAITS,
                                      versions.NODE_LESSEE)
         self.waits = waits.Waits(
-            waits.Waiter(say, sleep, wait_seconds, until=wait_until),
+            waits.Waiter(say, sleep, wait_seconds, until=wait_until,
+                         leaving=leaving),
             self.nova, self.ironic)
 
     def run(self, server_ref, dry_run=False):
@@ -152,7 +157,11 @@ class ServerToggle:
         if dry_run:
             return prepared.outcome(outcomes.PLANNED,
                                     prepared.strategy.describe(prepared))
-        return self.carry_out(prepared)
+        outcome = self.carry_out(prepared)
+        if prepared.claim and prepared.claim.left_locked:
+            # done, but the server is not the owner's again: not a success
+            raise exceptions.CommandError(prepared.claim.left_locked_line())
+        return outcome
 
     def leave_unchanged(self, prepared, dry_run=False):
         """A server that runs the configs already: its Outcome; a lock an
@@ -254,12 +263,10 @@ class ServerToggle:
                                           if unlocked else ''))
 
     def refuse_past_deadline(self, prepared):
-        """No change starts past a rollout's deadline (its checks, its lock
-        may have taken the time left); one under way (an interrupted
-        toggle's, whose lock it took over) is finished."""
-        claim = prepared.claim
-        if (self.waits.waiter.past_until() and not prepared.finishing
-                and not (claim and (claim.took_over or claim.interrupted()))):
+        """No write starts past a rollout's deadline (its checks, its lock
+        may have taken the time left), a takeover's lock and the finishing
+        of an interrupted toggle included: a rerun finishes those."""
+        if self.waits.waiter.past_until():
             raise waits.PastDeadline(waits.PAST_DEADLINE)
 
     def refuse_unschedulable(self, prepared):

@@ -45,15 +45,23 @@ class PastDeadline(exceptions.CommandError):
     """A rollout's deadline passed before the toggle changed anything."""
 
 
+class Left(TimedOut):
+    """The rollout is leaving (its grace ran out, a second Ctrl-C, an
+    error): the wait ends; what it waited for goes on."""
+
+
 class Waiter:
     """Polls until a wait ends, every wait of one toggle by one deadline
     (``seconds`` from the first poll: the whole wait; never past
     ``until``, a deadline on ``clock`` shared by a rollout's toggles);
-    says each new state once (``say``: a line at a time)."""
+    says each new state once (``say``: a line at a time).  ``leaving``: a
+    threading.Event a rollout sets when it leaves: every wait then ends at
+    its next interval, the abort's included (its node is held next)."""
 
     def __init__(self, say, sleep=None, seconds=WAIT_SECONDS,
-                 clock=time.monotonic, until=None):
+                 clock=time.monotonic, until=None, leaving=None):
         self.say = say
+        self.leaving = leaving
         self.sleep = sleep or time.sleep
         self.seconds = seconds
         self.clock = clock
@@ -84,9 +92,16 @@ class Waiter:
     def expired(self):
         return self.deadline is not None and self.clock() > self.deadline
 
+    def left(self):
+        """Whether the rollout this wait is part of is leaving."""
+        return self.leaving is not None and self.leaving.is_set()
+
     def poll(self, still):
         """One interval, or TimedOut with the line of what ``still`` runs
-        (it goes on: ``still`` says how to finish it)."""
+        (it goes on: ``still`` says how to finish it); Left once the
+        rollout leaves."""
+        if self.left():
+            raise Left('%s (the rollout left)' % still)
         if self.expired():
             raise TimedOut('%s after %ds of waiting (--wait-timeout)' % (
                 still, round(self.clock() - self.began)))
@@ -179,7 +194,7 @@ class Waits:
                     and toggle_states.node_settled(state)
                     and not toggle_states.unredacted(
                         state.get('reservation'))) or (
-                    self.waiter.clock() > deadline):
+                    self.waiter.clock() > deadline) or self.waiter.left():
                 return state
             self.waiter.pause()
 

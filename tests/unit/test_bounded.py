@@ -1,0 +1,515 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Bounded by the clock, whatever the cloud does: every request's
+timeouts, a rollout's reads within its deadline, its orderly leave, locks
+no one can steal, and outcomes that say what the cloud shows."""
+
+import http.server
+import os
+import signal
+import threading
+import time
+from unittest import mock
+
+import fixtures
+from keystoneauth1 import exceptions as ksa_exceptions
+from openstack.baremetal.v1 import _proxy as baremetal_proxy
+from osc_lib import exceptions
+import testtools
+
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.services import clients
+from osc_deploy_config.services import ironic
+from osc_deploy_config.services import rest
+from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import claim as claims
+from osc_deploy_config.use_cases.toggle import recovery
+from tests.unit import fakes
+from tests.unit import test_fleet
+from tests.unit.fakes import OFF
+
+SLEEP = time.sleep
+
+
+def hanging(fake, when):
+    """The fake's answers, but a request ``when(method, path)`` holds is
+    never answered: it ends at its read timeout, as keystoneauth ends it
+    (real seconds)."""
+    real = fake.handle
+
+    def answer(path, method, **kwargs):
+        if when(method, path):
+            SLEEP(kwargs['timeout'][1])
+            raise ksa_exceptions.ConnectTimeout(
+                'Request to %s%s timed out' % (fake.url, path))
+        return real(path, method, **kwargs)
+
+    fake.proxy.request.side_effect = answer
+
+
+class _SilentIronic(http.server.BaseHTTPRequestHandler):
+    """A loopback ironic that answers its version discovery, and accepts
+    every other request and never answers it."""
+
+    def do_GET(self):
+        if self.path.rstrip('/') in ('', '/v1'):
+            root = 'http://%s:%d' % self.server.server_address
+            version = {'id': 'v1', 'status': 'CURRENT', 'version': '1.80',
+                       'min_version': '1.1',
+                       'links': [{'href': root + '/v1/', 'rel': 'self'}]}
+            import json
+            data = json.dumps({'versions': [version],
+                               'default_version': version}).encode()
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/json')
+            self.send_header('Content-Length', str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.server.seen.append((self.command, self.path))
+        self.server.released.wait(30)
+
+    do_PUT = do_GET
+
+    def log_message(self, *args):
+        pass
+
+
+class TestTimeouts(testtools.TestCase):
+    def silent_ironic(self, timeouts):
+        import openstack
+
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                 _SilentIronic)
+        server.daemon_threads = True
+        server.seen, server.released = [], threading.Event()
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        self.addCleanup(server.released.set)
+        conn = openstack.connect(
+            load_yaml_config=False, load_envvars=False, auth_type='none',
+            baremetal_endpoint_override='http://127.0.0.1:%d/v1'
+            % server.server_address[1])
+        api = ironic.Ironic(conn.baremetal, versions.DEPLOY_TEMPLATES)
+        api.timeouts = timeouts
+        return api, server
+
+    def test_a_service_that_accepts_and_never_answers_is_one_line(self):
+        api, server = self.silent_ironic(rest.Timeouts(1, 0.5))
+        started = time.monotonic()
+        exc = self.assertRaises(exceptions.CommandError,
+                                api.deploy_templates)
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(
+            'The baremetal service (ironic) at http://127.0.0.1:%d did not '
+            'answer GET /v1/deploy_templates: it timed out answering within '
+            '0.5 s (deploy_config_request_seconds)'
+            % server.server_address[1], str(exc))
+        # a read that timed out is not sent again: it would only wait again
+        self.assertEqual(1, len(server.seen))
+
+    def test_a_read_waits_no_longer_than_the_commands_bound(self):
+        api, server = self.silent_ironic(rest.Timeouts(10, 60))
+        started = time.monotonic()
+        with rest.bounded(started + 0.5):
+            exc = self.assertRaises(exceptions.CommandError, api.nodes,
+                                    ['uuid'])
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertIn('did not answer GET /v1/nodes: it timed out answering '
+                      'within 0.', str(exc))
+        self.assertTrue(str(exc).endswith('(--wait-timeout reached)'),
+                        str(exc))
+
+    def test_no_read_starts_past_the_bound_and_a_write_is_not_cut(self):
+        proxy = mock.create_autospec(baremetal_proxy.Proxy, instance=True)
+        api = ironic.Ironic(proxy, versions.DEPLOY_TEMPLATES)
+        with rest.bounded(time.monotonic() - 1, 'the grace ran out'):
+            exc = self.assertRaises(rest.OutOfTime, api.nodes, ['uuid'])
+            self.assertEqual('No time was left to ask the baremetal service '
+                             '(ironic) GET /nodes: the grace ran out',
+                             str(exc))
+            self.assertEqual([], proxy.request.call_args_list)
+            proxy.request.return_value = fakes.response(202)
+            api.abort('n')
+        self.assertEqual(tuple(rest.DEFAULT_TIMEOUTS),
+                         proxy.request.call_args.kwargs['timeout'])
+        # the bound is this thread's, and ends with the block
+        self.assertIsNone(rest.current_bound())
+
+    def test_the_setting_is_read_or_connect_and_read(self):
+        self.assertEqual((10, 60), rest.parse_timeouts(None))
+        self.assertEqual((5, 5), rest.parse_timeouts('5'))
+        self.assertEqual((10, 90), rest.parse_timeouts(90))
+        self.assertEqual((3, 30), rest.parse_timeouts('3,30'))
+        for bad in ('0', 'soon', '1,2,3', '-1,5'):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    rest.parse_timeouts, bad)
+            self.assertIn('deploy_config_request_seconds', str(exc))
+
+
+class TestTheCloudsSetting(fakes.TestCommand):
+    def test_every_request_and_the_session_get_the_clouds_timeouts(self):
+        self.cloud_settings['deploy_config_request_seconds'] = '2,7'
+        manager = self.app.client_manager.deploy_config
+        manager.nova().flavors()
+        manager.ironic().nodes(['uuid'])
+        for fake in (self.nova, self.ironic):
+            self.assertEqual((2, 7),
+                             fake.proxy.request.call_args.kwargs['timeout'])
+        # what our wrappers do not send (a token, a version discovery)
+        self.assertEqual(7, self.conn.session.timeout)
+
+    def test_a_system_scoped_session_gets_them_too(self):
+        self.conn.config.config['auth'] = {'project_name': 'admin'}
+        self.conn.session._discovery_cache = {}
+        connect = self.useFixture(fixtures.MockPatch(
+            'openstack.connect', autospec=True)).mock
+        clients.system_scoped(self.conn, rest.Timeouts(3, 9))
+        self.assertEqual(9, connect.call_args.kwargs['api_timeout'])
+
+
+class TestTakeover(fakes.TestCommand):
+    """Two processes, a dead lock, one server: nova's lock order decides;
+    no process unlocks what it did not lock."""
+
+    def setUp(self):
+        super().setUp()
+        flavor = self.nova.add_flavor('m1.tiny', {})
+        self.server = self.nova.add_server('web-1', flavor)
+        self.api = self.app.client_manager.deploy_config.nova(
+            versions.SERVER_LOCKS)
+        # a killed toggle's lock
+        self.api.lock(self.server['id'], toggle_states.lock_reason(
+            [OFF], fakes.mine(fakes.gone_pid())))
+        self.said = []
+
+    def claim(self):
+        return claims.Claim(self.api, self.api.find_server(
+            self.server['id']), [OFF], self.said.append)
+
+    def test_of_two_that_find_one_dead_lock_exactly_one_proceeds(self):
+        first, second = self.claim(), self.claim()
+        self.assertTrue(first.interrupted() and second.interrupted())
+        # both have read the dead lock before either locks
+        both_read = threading.Barrier(2, timeout=10)
+        real = self.nova.handle
+        gated = []
+
+        def together(path, method, **kwargs):
+            if 'lock' in (kwargs.get('json') or {}) and len(gated) < 2:
+                gated.append(path)
+                both_read.wait()
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = together
+        took = {}
+
+        def take(claim):
+            try:
+                claim.take()
+                took[claim] = 'held'
+            except toggle_states.Unavailable as exc:
+                took[claim] = str(exc)
+
+        threads = [threading.Thread(target=take, args=(c,))
+                   for c in (first, second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        held = [c for c, how in took.items() if how == 'held']
+        self.assertEqual(1, len(held), took)
+        (loser,) = {first, second} - set(held)
+        self.assertIn('is being toggled by another command', took[loser])
+        # no unlock (from another project): the takeovers locked over the
+        # dead lock, and the loser left the winner's lock alone; the
+        # owners' unlocks are each followed by a lock
+        if not self.nova.locks_as_owner:
+            self.assertNotIn('unlock', self.nova.locks(self.server))
+        self.assertEqual('lock', self.nova.locks(self.server)[-1])
+        self.assertTrue(self.nova.servers[self.server['id']]['locked'])
+        held[0].release()
+        self.assertEqual('unlock', self.nova.locks(self.server)[-1])
+        self.assertFalse(self.nova.servers[self.server['id']]['locked'])
+
+    def test_of_two_owners_that_find_one_dead_lock_exactly_one_proceeds(
+            self):
+        # nova ignores a lock of a locked server from its own project: the
+        # takeovers unlock, and the first unlock decides
+        self.nova.locks_as_owner = True
+        self.test_of_two_that_find_one_dead_lock_exactly_one_proceeds()
+
+    def test_a_takeover_locks_over_the_dead_lock(self):
+        claim = self.claim()
+        claim.take()
+        self.assertEqual((['lock', 'lock'], True, claim.reason), (
+            self.nova.locks(self.server), claim.took_over,
+            self.nova.servers[self.server['id']]['locked_reason']))
+
+    def test_a_lock_answer_lost_is_found_by_its_nonce(self):
+        real = self.nova.handle
+
+        def lost(path, method, **kwargs):
+            answer = real(path, method, **kwargs)
+            if 'lock' in (kwargs.get('json') or {}):
+                raise ksa_exceptions.ConnectTimeout('Request timed out')
+            return answer
+
+        self.nova.proxy.request.side_effect = lost
+        claim = self.claim()
+        claim.take()
+        self.assertTrue(claim.held)
+        self.nova.proxy.request.side_effect = real
+        self.assertTrue(claim.let_go())
+        self.assertFalse(self.nova.servers[self.server['id']]['locked'])
+
+    def test_a_lock_answer_lost_and_not_found_is_said_left(self):
+        real = self.nova.handle
+
+        def lost(path, method, **kwargs):
+            if 'lock' in (kwargs.get('json') or {}):
+                real(path, method, **kwargs)
+                # someone locked after it: whose lock holds is not known
+                real(path, method, microversion='2.73',
+                     json={'lock': {'locked_reason': 'RMA'}})
+                raise ksa_exceptions.ConnectTimeout('Request timed out')
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = lost
+        claim = self.claim()
+        self.assertRaises(exceptions.CommandError, claim.take)
+        self.assertFalse(claim.let_go())
+        self.assertIn('  server web-1 may stay locked by this toggle: its '
+                      'lock request got no answer. Once no toggle runs on '
+                      'it: openstack server unlock %s' % self.server['id'],
+                      self.said)
+        self.assertNotIn('unlock', self.nova.locks(self.server))
+
+
+class TestAlive(testtools.TestCase):
+    def test_who_may_still_run(self):
+        me = claims.me('n')
+        self.assertTrue(claims.alive(me))
+        self.assertFalse(claims.alive(me._replace(pid=fakes.gone_pid())))
+        # a container of the same host name: its PID is not ours to look up
+        self.assertTrue(claims.alive(me._replace(pid=fakes.gone_pid(),
+                                                 ns='4026530000')))
+        # this host before its last boot: gone, whatever its PID
+        if me.boot:
+            self.assertFalse(claims.alive(me._replace(boot='0000dead')))
+        self.assertTrue(claims.alive(fakes.holder('elsewhere', 1)))
+
+
+class TestHonestOutcomes(test_fleet.FleetTestCase):
+    def test_done_is_read_back_on_its_target(self):
+        # someone drops db-0's record between the toggle and the read-back
+        node = self.nodes['bm-0']
+        real = self.ironic.after_request
+
+        def record_dropped(method, path):
+            real(method, path)
+            if method == 'PATCH':
+                node['properties'].pop(toggle_record.APPLIED, None)
+
+        self.ironic.after_request = record_dropped
+        status, rows, _, _ = self.roll('db-0', *test_fleet.DISABLED)
+        self.assertEqual((1, 'failed: toggled, but the server does not run '
+                          'hyperthreading=disabled now (its node\'s record '
+                          'shows hyperthreading=enabled)'),
+                         (status, rows['db-0']['Outcome']))
+
+    def test_a_failed_unlock_is_done_left_locked_and_exits_1(self):
+        real = self.nova.handle
+
+        def unlock_fails(path, method, **kwargs):
+            if 'unlock' in (kwargs.get('json') or {}):
+                raise ConnectionResetError('reset by peer')
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = unlock_fails
+        status, rows, said, line = self.roll('db-0', *test_fleet.DISABLED)
+        db0 = self.server('db-0')
+        self.assertEqual((1, 'done, left locked: openstack server unlock %s'
+                          % db0['id']), (status, rows['db-0']['Outcome']))
+        self.assertTrue(db0['locked'])
+
+    def test_the_pending_record_goes_only_on_a_refusal(self):
+        node = self.nodes['bm-0']
+        self.ironic.service_http_errors['bm-0'] = 502
+        status, rows, _, _ = self.roll('db-0', *test_fleet.DISABLED)
+        self.assertEqual(1, status)
+        self.assertTrue(rows['db-0']['Outcome'].startswith('failed: 502'))
+        # a proxy's 502: the servicing may have begun
+        self.assertIn(toggle_record.PENDING, node['properties'])
+        node['properties'].pop(toggle_record.PENDING)
+        self.ironic.service_http_errors['bm-0'] = 409
+        status, rows, _, _ = self.roll('db-0', *test_fleet.DISABLED)
+        self.assertTrue(rows['db-0']['Outcome'].startswith('failed: 409'))
+        self.assertNotIn(toggle_record.PENDING, node['properties'])
+
+    def test_only_a_404_means_a_server_is_gone(self):
+        # after the selection's listing, db-1 leaves the listings, and
+        # nova fails to read it: not gone, the budget is not read
+        db1 = self.server('db-1')
+        real = self.nova.handle
+        listings = []
+
+        def hidden(path, method, **kwargs):
+            if path.startswith('/servers/detail'):
+                listings.append(path)
+                answer = real(path, method, **kwargs)
+                if len(listings) > 1:
+                    found = answer.json()
+                    found['servers'] = [s for s in found['servers']
+                                        if s['id'] != db1['id']]
+                    return fakes.response(200, found)
+                return answer
+            if path == '/servers/%s' % db1['id'] and len(listings) > 1:
+                return fakes.error(500, 'database went away')
+            return real(path, method, **kwargs)
+
+        self.nova.proxy.request.side_effect = hidden
+        status, rows, said, _ = self.roll('db-0', 'db-1',
+                                          *test_fleet.DISABLED,
+                                          '--wait-timeout', '1')
+        self.assertEqual(1, status)
+        self.assertIn('The cloud could not be read for the budget (The '
+                      'compute service (nova) at ', said)
+        self.assertIn(': 500): nothing starts until it can.', said)
+        self.assertEqual([], self.ironic.writes)
+
+    def test_ctrl_c_during_the_read_back_prints_every_row(self):
+        def interrupted_twice(method, path):
+            if path.startswith('/servers/detail') and self.ironic.serviced \
+                    and not self.server('db-0')['locked']:
+                self.nova.after_request = None
+                os.kill(os.getpid(), signal.SIGINT)
+                SLEEP(0.05)
+                os.kill(os.getpid(), signal.SIGINT)
+                SLEEP(0.05)
+
+        self.nova.after_request = interrupted_twice
+        status, rows, _, _ = self.roll('db-0', *test_fleet.DISABLED)
+        self.assertEqual((130, 'not read back: interrupted'),
+                         (status, rows['db-0']['Outcome']))
+
+    def test_ctrl_c_while_clearing_left_locks_prints_every_row(self):
+        # db-1 runs the configs already, left locked by a killed toggle
+        db1 = self.server('db-1')
+        toggle_record_patch = toggle_record.complete_patch(
+            self.nodes['bm-1'], db1['id'], [OFF])
+        self.nodes['bm-1']['properties'][toggle_record.APPLIED] = \
+            toggle_record_patch[0]['value']
+        self.nodes['bm-1']['bios'] = {'HyperThreading': 'Disabled'}
+        db1.update(locked=True, locked_by='admin', locked_reason=(
+            toggle_states.lock_reason([OFF], fakes.mine(fakes.gone_pid()))))
+
+        def interrupted_twice(method, path):
+            if path.startswith('/servers/%s/action' % db1['id']):
+                self.nova.after_request = None
+                os.kill(os.getpid(), signal.SIGINT)
+                SLEEP(0.05)
+                os.kill(os.getpid(), signal.SIGINT)
+                SLEEP(0.05)
+
+        self.nova.after_request = interrupted_twice
+        status, rows, _, _ = self.roll('db-0', 'db-1', *test_fleet.DISABLED)
+        self.assertEqual((130, 'not started: interrupted', 'unchanged'), (
+            status, rows['db-0']['Outcome'], rows['db-1']['Outcome']))
+
+
+class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
+    """Requests that are never answered: the rollout ends in time, every
+    row printed."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.fleet.drive.GRACE_SECONDS', 3))
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.fleet.drive.JOIN_SECONDS', 1))
+
+    def timed(self, *args):
+        started = time.monotonic()
+        found = self.roll(*args)
+        return (time.monotonic() - started,) + found
+
+    def test_a_read_back_never_answered_is_not_read_back(self):
+        hanging(self.nova, lambda method, path: path.startswith(
+            '/servers/detail') and bool(self.ironic.serviced))
+        took, status, rows, said, _ = self.timed(
+            'db-0', *test_fleet.DISABLED, '--wait-timeout', '1')
+        self.assertLess(took, 1 + 3 + 1)
+        self.assertEqual(1, status)
+        self.assertRegex(rows['db-0']['Outcome'], (
+            r'^not read back: The compute service \(nova\) at '
+            r'http://nova.test did not answer GET /v2.1/servers/detail: it '
+            r'timed out answering within [\d.]+ s \(--wait-timeout and the '
+            r'3 s of grace after it ran out\)$'))
+
+    def test_a_poll_never_answered_fails_its_toggle_alone(self):
+        # no --wait-timeout: the request's own timeout ends it
+        self.cloud_settings['deploy_config_request_seconds'] = '0.2'
+        node = self.nodes['bm-0']
+        hanging(self.ironic, lambda method, path: method == 'GET' and (
+            path.startswith('/nodes/%s?' % node['uuid'])))
+        took, status, rows, said, _ = self.timed(
+            'db-0', 'web-0', *test_fleet.DISABLED, '--max-failures', '1',
+            '--max-unavailable', '2')
+        self.assertLess(took, 10)
+        self.assertEqual((1, 'done'), (status, rows['web-0']['Outcome']))
+        self.assertEqual(
+            'failed: The baremetal service (ironic) at http://ironic.test did '
+            'not answer GET /v1/nodes/%s: it timed out answering within 0.2 s '
+            '(deploy_config_request_seconds)' % node['uuid'],
+            rows['db-0']['Outcome'])
+        self.assertFalse(self.server('db-0')['locked'])
+
+    def test_a_worker_left_mid_recovery_says_how_to_hold_its_node(self):
+        # the servicing fails; the abort never ends, and neither does the
+        # hold: past the grace, the rollout leaves with the command
+        self.ironic.service_error = 'BIOS refused'
+        self.ironic.aborts_hang = True
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.toggle.waits.ABORT_SECONDS', 60))
+        node = self.nodes['bm-0']
+        real = self.ironic.handle
+
+        def hold_hangs(path, method, **kwargs):
+            if method == 'PUT' and path.endswith('/maintenance'):
+                SLEEP(3)
+            return real(path, method, **kwargs)
+
+        self.ironic.proxy.request.side_effect = hold_hangs
+        took, status, rows, said, line = self.timed(
+            'db-0', *test_fleet.DISABLED, '--wait-timeout', '1')
+        self.assertLess(took, 1 + 3 + 1)
+        self.assertEqual(1, status)
+        self.assertTrue(rows['db-0']['Outcome'].startswith('interrupted: '),
+                        rows)
+        self.assertIn(
+            'Node bm-0 was left out of maintenance in the middle of the '
+            'recovery of a failed servicing: hold it before anything runs '
+            'on it: openstack baremetal node maintenance set %s --reason '
+            '"osc-deploy-config: servicing failed: BIOS refused"'
+            % node['uuid'], said)
+        # the recovery had marked the pending record first
+        self.assertTrue(toggle_record.pending(
+            node, self.server('db-0')['id']).recovering)
+        for _ in range(100):    # the worker holds the node at last
+            if not recovery.UNHELD.lines():
+                break
+            SLEEP(0.05)
+        self.assertTrue(node['maintenance'])
