@@ -70,9 +70,9 @@ def system_scoped(conn, timeouts=None):
 
 
 def bound_session(conn, timeouts):
-    """Give the connection's session a timeout where it has none (OSC's
-    never has: it drops clouds.yaml's api_timeout): what our wrappers do
-    not send themselves (a token, a version discovery) is bounded too."""
+    """Give the connection's session a timeout where it has none (no
+    ``api_timeout`` in clouds.yaml): what our wrappers do not send
+    themselves (a token, a version discovery) is bounded too."""
     session = conn.session
     if getattr(session, 'timeout', None) is None:
         session.timeout = timeouts.read

@@ -49,8 +49,7 @@ RETRY_SECONDS = 0.5
 Timeouts = collections.namedtuple('Timeouts', ['connect', 'read'])
 DEFAULT_TIMEOUTS = Timeouts(10.0, 60.0)
 # Where a cloud entry sets them (its clouds.yaml key, the --os-* option):
-# a key that ends in "timeout" the SDK folds into api_timeout, which
-# OpenStackClient then drops.
+# a key that ends in "timeout" the SDK would fold into its api_timeout.
 TIMEOUTS_SETTING = 'deploy_config_request_seconds'
 SERVICE_NAMES = {
     'baremetal': 'baremetal service (ironic)',

@@ -306,10 +306,25 @@ class TestAlive(testtools.TestCase):
         # a container of the same host name: its PID is not ours to look up
         self.assertTrue(claims.alive(me._replace(pid=fakes.gone_pid(),
                                                  ns='4026530000')))
-        # this host before its last boot: gone, whatever its PID
-        if me.boot:
-            self.assertFalse(claims.alive(me._replace(boot='0000dead')))
+        # this machine before its last boot: gone, whatever its PID
+        machine = me.boot.partition('.')[0]
+        self.assertFalse(claims.alive(me._replace(boot=machine + '.dead')))
+        # another machine of the same host name (one image, one name)
+        self.assertTrue(claims.alive(me._replace(
+            pid=fakes.gone_pid(), boot='0000beef.' + me.boot.partition(
+                '.')[2])))
+        # a holder whose machine is not known: it may run
+        self.assertTrue(claims.alive(me._replace(pid=fakes.gone_pid(),
+                                                 boot='')))
         self.assertTrue(claims.alive(fakes.holder('elsewhere', 1)))
+
+    def test_without_proc_nothing_is_proven_dead(self):
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.use_cases.toggle.claim._read',
+            return_value=''))
+        me = claims.me('n')
+        self.assertEqual('', me.boot)
+        self.assertTrue(claims.alive(me._replace(pid=fakes.gone_pid())))
 
 
 class TestHonestOutcomes(test_fleet.FleetTestCase):
@@ -426,7 +441,10 @@ class TestHonestOutcomes(test_fleet.FleetTestCase):
 
         self.nova.after_request = interrupted_twice
         status, rows, _, _ = self.roll('db-0', 'db-1', *test_fleet.DISABLED)
-        self.assertEqual((130, 'not started: interrupted', 'unchanged'), (
+        self.assertEqual((130, 'not started: interrupted',
+                          'unchanged: left locked by an interrupted toggle '
+                          '(interrupted while clearing it): openstack server '
+                          'unlock %s' % db1['id']), (
             status, rows['db-0']['Outcome'], rows['db-1']['Outcome']))
 
 

@@ -108,6 +108,7 @@ class Rollout:
         self.count = fleet_plan.Count(0)
         self.failures = []
         self.results = {}           # server ID: worker.Result
+        self.left_locked = {}       # server ID: why, of a lock not cleared
         self.spent_by = ''          # the servers that spent the budget
         self.interrupted = False    # Ctrl-C: no new start
         self.interrupt_said = False
@@ -172,7 +173,12 @@ class Rollout:
             try:
                 with rest.bounded(self.deadline):
                     claim.clear_interrupted()
+            except KeyboardInterrupt:
+                self.left_locked[one.server['id']] = (
+                    'interrupted while clearing it')
+                raise
             except Exception as exc:    # noqa: BLE001 - said, not fatal
+                self.left_locked[one.server['id']] = outcomes.one_line(exc)
                 self.said(one.server['name'], 'left locked: %s'
                           % outcomes.one_line(exc))
 
@@ -223,7 +229,10 @@ class Rollout:
         if one.verdict:
             return fleet_plan.row(one, one.verdict, one.why)
         if not one.to_toggle:
-            return fleet_plan.row(one, fleet_plan.UNCHANGED)
+            left = self.left_locked.get(one.server['id'])
+            return fleet_plan.row(one, fleet_plan.UNCHANGED, left and (
+                'left locked by an interrupted toggle (%s): openstack '
+                'server unlock %s' % (left, one.server['id'])))
         found = self.results.get(one.server['id'])
         if found:
             return fleet_plan.row(one, found.outcome, found.why,

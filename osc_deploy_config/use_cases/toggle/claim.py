@@ -59,8 +59,13 @@ def _namespace():
 
 
 def _boot():
-    """This host's boot (the first part of its boot ID), or ''."""
-    return _read('/proc/sys/kernel/random/boot_id').split('-')[0]
+    """This machine and its boot: the first parts of its machine ID and
+    of its boot ID (``MACHINE.BOOT``), or '' where either is not known.
+    Two machines of one host name differ in the first; a reboot of this
+    one, in the second only."""
+    machine = _read('/etc/machine-id')[:8]
+    boot = _read('/proc/sys/kernel/random/boot_id').split('-')[0]
+    return '%s.%s' % (machine, boot) if machine and boot else ''
 
 
 def me(nonce=''):
@@ -70,15 +75,22 @@ def me(nonce=''):
 
 
 def alive(holder):
-    """Whether the process a lock names may still run: on another host or
-    in another PID namespace it may (it cannot be looked at from here);
-    on this host, before its last boot, it may not."""
+    """Whether the process a lock names may still run.  It is dead only
+    where that can be proven: this machine before its last boot, or this
+    boot, this PID namespace and no such process.  Another machine of the
+    same host name, another container, or a holder whose machine and boot
+    are not known (an older release's lock, a system without ``/proc``)
+    may still run: its lock is cleared by hand."""
     mine = me()
-    if holder.host != mine.host or holder.pid <= 0:
+    if (holder.host != mine.host[:64] or holder.pid <= 0
+            or not holder.boot or not mine.boot):
         return True
-    if holder.boot and mine.boot and holder.boot != mine.boot:
+    machine, _, boot = holder.boot.partition('.')
+    if machine != mine.boot.partition('.')[0]:
+        return True
+    if boot != mine.boot.partition('.')[2]:
         return False
-    if holder.ns != mine.ns and (holder.ns or holder.boot):
+    if holder.ns != mine.ns:
         return True
     try:
         os.kill(holder.pid, 0)
@@ -129,6 +141,9 @@ class Claim:
         self.unknown = False
         # whether the server stays locked after release (an unlock failed)
         self.left_locked = False
+        # a takeover kept for the rerun: the interrupted toggle's server
+        # may be mid-change, and no new write starts past the deadline
+        self.kept = False
 
     def refuse_held(self):
         """Refuse (Unavailable) a server that someone else holds: a lock not
@@ -169,6 +184,10 @@ class Claim:
                 return False
         try:
             self.undecided = self.nova.lock(server_id, self.reason)
+        except KeyboardInterrupt:
+            # the lock may have been sent: released, or said to be left
+            self.unknown = True
+            raise
         except Exception:
             self.undecided = own_lock(self.nova, self.server, self.reason)
             if self.undecided is None:

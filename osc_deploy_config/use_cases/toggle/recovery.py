@@ -161,6 +161,14 @@ class Recovery:
         now = self.ironic.node(node['uuid'], FAULT_FIELDS)
         if now['maintenance'] and not held_by_toggle(now):
             return self.held_by_another(prepared, failed, now)
+        if self.waits.waiter.left():
+            # the rollout is leaving: no recovery starts that it might not
+            # finish; the node stays as ironic holds it, the record pending
+            return ('%s The rollout is leaving: no recovery was started; '
+                    'the node stays in "%s"%s. A rerun holds it and says '
+                    'how to go on.' % (failed, now['provision_state'],
+                                       ', in maintenance' if
+                                       now['maintenance'] else ''))
         # ironic's hold of a failed step, or (an earlier recovery lifted it
         # and was interrupted) none: the hardware is checked first
         state = self.abort_held(prepared, now, '%sservicing failed: %s' % (
@@ -203,11 +211,10 @@ class Recovery:
             return self.waits.abort(node)
         finally:
             # whatever happens (a timeout, Ctrl-C, the rollout leaving),
-            # the node is held again (or its line says how to hold it)
-            try:
-                self.hold(node, reason)
-            finally:
-                UNHELD.discard(node)
+            # the node is held again, or stays listed with the line that
+            # says how to hold it (a second Ctrl-C in the hold included)
+            self.hold(node, reason)
+            UNHELD.discard(node)
 
     def held_by_another(self, prepared, failed, now):
         """The line of a failed servicing on a node someone put in

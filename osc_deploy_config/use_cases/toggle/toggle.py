@@ -250,13 +250,14 @@ class ServerToggle:
             self.refuse_past_deadline(prepared)
             if prepared.claim:
                 prepared.claim.take()
+                prepared.claim.kept = self.waits.waiter.past_until()
                 self.refuse_past_deadline(prepared)
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
             interrupted = True
             raise
         finally:
-            unlocked = prepared.claim.let_go() if prepared.claim else True
+            unlocked = let_go(prepared.claim, self.say)
             if interrupted:
                 self.say('Interrupted%s; rerun the same command to finish '
                          'the toggle.' % (': the server is unlocked'
@@ -296,3 +297,17 @@ class ServerToggle:
                 'the server first.' % (prepared.server['name'],
                                        outcomes.configs_text(self.configs),
                                        '; '.join(problems), fix))
+
+
+def let_go(claim, say):
+    """Unlock the server (whether it is unlocked), but a takeover kept
+    for the rerun past the deadline: its lock names this process, and a
+    rerun takes it over."""
+    if claim is None:
+        return True
+    if not (claim.kept and claim.took_over):
+        return claim.let_go()
+    claim.left_locked = True
+    say('  server %s stays locked for the rerun that finishes the '
+        'interrupted toggle' % claim.server['name'])
+    return False
