@@ -90,6 +90,7 @@ class TestShippedHardening(testtools.TestCase):
     def test_ironic_rules_give_instance_info_to_the_operators(self):
         rules = yaml.safe_load((SHIPPED / hardening.IRONIC_FILE).read_text())
         self.assertEqual('(role:member and system_scope:all) or '
+                         '(role:service and system_scope:all) or '
                          'rule:service_role',
                          rules[hardening.INSTANCE_INFO_RULE])
         self.assertEqual(7, len(rules))
