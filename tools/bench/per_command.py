@@ -41,7 +41,7 @@ def requests_per_size(cloud, counter, sizes):
     """Requests of every command with N bench templates, nodes and
     flavors, for each N of ``sizes``; and how many objects of each kind
     the cloud then had."""
-    table, objects, have, server = {}, {}, 0, None
+    table, counted, have, server = {}, {}, 0, None
     for size in sizes:
         measure.log('growing to %d templates, nodes and flavors' % size)
         objects.grow(cloud, size, have)
@@ -53,10 +53,10 @@ def requests_per_size(cloud, counter, sizes):
             table.setdefault(name, {})[size] = counts
         for name, counts in declared.requests(counter).items():
             table.setdefault(name, {})[size] = counts
-        objects[size] = {
+        counted[size] = {
             'templates': len(cloud.ironic_list('deploy_templates', 'uuid')),
             'nodes': len(cloud.ironic_list('nodes', 'uuid')),
             'flavors': len(cloud.nova_call(
                 'GET', '/flavors?is_public=None&limit=100000')['flavors']),
         }
-    return table, objects, server
+    return table, counted, server
