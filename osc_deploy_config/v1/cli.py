@@ -14,6 +14,7 @@
 
 import logging
 import re
+import threading
 
 # What ``--allow-step`` names: a deploy step, as ironic's schema has it.
 _STEP_NAME = re.compile(r'[a-z_]+\.[A-Za-z0-9_]+')
@@ -31,6 +32,18 @@ def keep_epilog_lines(parser):
 
     parser.formatter_class = KeepLines
     return parser
+
+
+class Progress:
+    """Progress lines (a mixin for command classes): on stderr, never in
+    the command's output, one whole line at a time from any thread."""
+
+    _said = threading.Lock()
+
+    def say(self, text):
+        with self._said:
+            self.app.stderr.write(text + '\n')
+            self.app.stderr.flush()
 
 
 class OneLineErrors:

@@ -13,7 +13,6 @@
 """Configs as code: ``openstack deploy-config export | diff | apply``,
 over one YAML file of the declared state (see doc/source/user/declared)."""
 
-import threading
 
 from osc_lib import exceptions
 from osc_lib.command import command
@@ -37,16 +36,6 @@ def _file_option(parser, required=True):
                              'lists (flavors and images the file does not '
                              'list are left alone).')
     return parser
-
-
-class _Said:
-    _lock = threading.Lock()
-
-    def say(self, text):
-        """Progress: on stderr, never in the command's output."""
-        with self._lock:
-            self.app.stderr.write(text + '\n')
-            self.app.stderr.flush()
 
 
 class ExportDeclared(cli.OneLineErrors, command.Command):
@@ -83,7 +72,7 @@ class ExportDeclared(cli.OneLineErrors, command.Command):
                 parsed_args.file, exc)) from None
 
 
-class DiffDeclared(cli.OneLineErrors, _Said, command.Lister):
+class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
     _description = (
         'What apply would change to make the cloud equal to the file: a '
         'row per object and field, create, update or delete, with the '
@@ -125,7 +114,7 @@ class DiffDeclared(cli.OneLineErrors, _Said, command.Lister):
         return 1 if self.changed else 0
 
 
-class ApplyDeclared(cli.OneLineErrors, _Said, command.Lister):
+class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
     _description = (
         'Make the cloud equal to the file, in dependency order (templates, '
         'node sync until the scheduler sees the tags, flavors and images, '

@@ -47,7 +47,7 @@ class ListNodeDeployConfig(cli.OneLineErrors, command.Lister):
                                      parsed_args.node, parsed_args.config)
 
 
-class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
+class SyncNodeDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
     _description = (
         'Tag every node capable of a deploy config with its template trait, '
         'and untag the nodes no longer capable (unless their instance uses '
@@ -93,13 +93,10 @@ class SyncNodeDeployConfig(cli.OneLineErrors, command.Lister):
             parsed_args.dry_run, parsed_args.prune, not parsed_args.no_wait,
             parsed_args.wait_timeout, self.say)
 
-    def say(self, text):
-        """Progress: on stderr, never in the command's output."""
-        self.app.stderr.write(text + '\n')
-        self.app.stderr.flush()
 
 
-class PrepareNodeDeployConfig(cli.OneLineErrors, command.Lister):
+class PrepareNodeDeployConfig(cli.OneLineErrors, cli.Progress,
+                              command.Lister):
     _description = (
         "Set once the vendor BIOS profiles that the deploy configs of the "
         "nodes' kind need (such as Dell's SysProfile=Custom, which unlocks "
@@ -170,7 +167,3 @@ Examples::
             raise self.not_prepared
         return code
 
-    def say(self, text):
-        """Progress: on stderr, never in the command's output."""
-        self.app.stderr.write(text + '\n')
-        self.app.stderr.flush()

@@ -14,7 +14,6 @@
 what their hardware runs (``use_cases.server_report``).  The hooks on OSC's
 own ``server`` commands are in ``v1.server_hooks``."""
 
-import threading
 
 from osc_lib import exceptions
 from osc_lib.command import command
@@ -70,7 +69,7 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
             parsed_args.long, parsed_args.outdated)
 
 
-class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
+class SetServerDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
     _description = (
         'Toggle deploy configs on many servers, at most --max-unavailable '
         'down at once (those already down included): the configs given, or '
@@ -169,10 +168,3 @@ class SetServerDeployConfig(cli.OneLineErrors, command.Lister):
                         if not fleet_plan.arrived([r]))))
         return code
 
-    _said = threading.Lock()
-
-    def say(self, text):
-        """Progress: on stderr, never in the command's output."""
-        with self._said:
-            self.app.stderr.write(text + '\n')
-            self.app.stderr.flush()
