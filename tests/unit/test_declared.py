@@ -62,7 +62,19 @@ def _cloud_template(name, config, steps, rc=None, **extra):
                 config, ['HW_CPU_HYPERTHREADING'], rc), **extra)}
 
 
-class TestReading(testtools.TestCase):
+class FileTestCase(testtools.TestCase):
+    """Tests of a file ``document.parse`` refuses."""
+
+    def assertRefused(self, text, where, words):
+        """One line, at the file's line and column, naming ``words``."""
+        exc = self.assertRaises(schema.FileError, document.parse, text,
+                                'f.yaml')
+        self.assertIn('f.yaml:%s: ' % where, str(exc))
+        self.assertIn(words, str(exc))
+        self.assertNotIn('\n', str(exc))
+
+
+class TestReading(FileTestCase):
 
     def test_a_good_file_reads_into_templates_asks_and_grants(self):
         declared = document.parse(GOOD, 'f.yaml')
@@ -84,13 +96,6 @@ class TestReading(testtools.TestCase):
         self.assertEqual(declared.templates, again.templates)
         self.assertEqual(text, document.render(again))
         self.assertTrue(text.startswith('version: 1\nconfigs:\n'))
-
-    def assertRefused(self, text, where, words):
-        exc = self.assertRaises(schema.FileError, document.parse, text,
-                                'f.yaml')
-        self.assertIn('f.yaml:%s: ' % where, str(exc))
-        self.assertIn(words, str(exc))
-        self.assertNotIn('\n', str(exc))
 
     def test_yaml_syntax(self):
         self.assertRefused('version: 1\nflavors: {a: [\n', '3:1',
@@ -588,14 +593,7 @@ class TestExportedGrants(testtools.TestCase):
                          [c[:6] for c in changes.diff(declared, current)])
 
 
-class TestYaml(testtools.TestCase):
-
-    def assertRefused(self, text, where, words):
-        exc = self.assertRaises(schema.FileError, document.parse, text,
-                                'f.yaml')
-        self.assertIn('f.yaml:%s: ' % where, str(exc))
-        self.assertIn(words, str(exc))
-        self.assertNotIn('\n', str(exc))
+class TestYaml(FileTestCase):
 
     def test_anchors_and_aliases_are_refused(self):
         self.assertRefused('version: 1\nflavors:\n  a: &x {}\n  b: *x\n',
@@ -653,14 +651,8 @@ class TestVocabulary(testtools.TestCase):
                       str(exc))
 
 
-class TestSchemaRules(testtools.TestCase):
+class TestSchemaRules(FileTestCase):
     """What the code enforces, the published schema says."""
-
-    def assertRefused(self, text, where, words):
-        exc = self.assertRaises(schema.FileError, document.parse, text,
-                                'f.yaml')
-        self.assertIn('f.yaml:%s: ' % where, str(exc))
-        self.assertIn(words, str(exc))
 
     def test_bios_or_steps_not_both(self):
         self.assertRefused(GOOD.replace(
