@@ -37,6 +37,7 @@ from osc_deploy_config.use_cases.toggle import claim as claims
 from osc_deploy_config.use_cases.toggle import recovery
 from tests.unit import fakes
 from tests.unit import test_fleet
+from tests.unit import test_rest
 from tests.unit.fakes import OFF
 
 SLEEP = time.sleep
@@ -58,32 +59,17 @@ def hanging(fake, when):
     fake.proxy.request.side_effect = answer
 
 
-class _SilentIronic(http.server.BaseHTTPRequestHandler):
+class _SilentIronic(test_rest._FakeIronicHandler):
     """A loopback ironic that answers its version discovery, and accepts
     every other request and never answers it."""
 
     def do_GET(self):
-        if self.path.rstrip('/') in ('', '/v1'):
-            root = 'http://%s:%d' % self.server.server_address
-            version = {'id': 'v1', 'status': 'CURRENT', 'version': '1.80',
-                       'min_version': '1.1',
-                       'links': [{'href': root + '/v1/', 'rel': 'self'}]}
-            import json
-            data = json.dumps({'versions': [version],
-                               'default_version': version}).encode()
-            self.send_response(200)
-            self.send_header('Content-Type', 'application/json')
-            self.send_header('Content-Length', str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+        if self.discovered():
             return
         self.server.seen.append((self.command, self.path))
         self.server.released.wait(30)
 
     do_PUT = do_GET
-
-    def log_message(self, *args):
-        pass
 
 
 class TestTimeouts(testtools.TestCase):

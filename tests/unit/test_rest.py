@@ -123,22 +123,32 @@ class _FakeIronicHandler(http.server.BaseHTTPRequestHandler):
     """A loopback ironic: version discovery, and 503 for everything else."""
 
     def do_GET(self):
-        if self.path.rstrip('/') in ('', '/v1'):
-            root = 'http://%s:%d' % self.server.server_address
-            version = {'id': 'v1', 'status': 'CURRENT', 'version': '1.80',
-                       'min_version': '1.1',
-                       'links': [{'href': root + '/v1/', 'rel': 'self'}]}
-            return self.answer(200, {'versions': [version],
-                                     'default_version': version})
-        self.answer(503, {'error_message': 'unavailable'})
+        if not self.discovered():
+            self.answer(503, {'error_message': 'unavailable'})
 
     def do_POST(self):
         self.answer(503, {'error_message': 'unavailable'})
 
     do_PUT = do_POST
 
+    def discovered(self):
+        """Whether this was the version discovery, answered (not counted
+        in ``server.seen``)."""
+        if self.path.rstrip('/') not in ('', '/v1'):
+            return False
+        root = 'http://%s:%d' % self.server.server_address
+        version = {'id': 'v1', 'status': 'CURRENT', 'version': '1.80',
+                   'min_version': '1.1',
+                   'links': [{'href': root + '/v1/', 'rel': 'self'}]}
+        self.send_json(200, {'versions': [version],
+                             'default_version': version})
+        return True
+
     def answer(self, status, body):
         self.server.seen.append((self.command, self.path))
+        self.send_json(status, body)
+
+    def send_json(self, status, body):
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header('Content-Type', 'application/json')
