@@ -397,6 +397,9 @@ class FakeIronic(FakeService):
     def _nodes(self, method, rest, query, body):
         fields = query['fields'].split(',') if 'fields' in query else None
         if method == 'GET' and not rest:
+            for node in self.nodes.values():    # a read of each, in time
+                if 'service_reads_left' in node and self.leased(node):
+                    self._servicing_goes_on(node)
             return response(200, {'nodes': [
                 {k: copy.deepcopy(n[k]) for k in fields}
                 for n in self.nodes.values() if self.leased(n)

@@ -17,6 +17,7 @@ availability budget, every server's outcome reported.
 pages, not per server; ``planning`` plans each server through the
 one-server toggle's own checks; ``drive`` starts the toggles as the
 availability ``budget``, read from the cloud each time, has room, each in
-a ``worker`` that always reports its Result; ``rollout`` holds it
-together and makes a row of every server, whatever happens.
+a ``worker`` that always reports its Result; ``polls`` makes the
+servicings' polls aimed at their ends the budget's reads; ``rollout``
+holds it together and makes a row of every server, whatever happens.
 """

@@ -18,12 +18,14 @@ A slot is wanted when a toggle is to start.  The budget then reads the
 selected servers and their nodes as they are now (``look``: a listing of
 each, in pages): a server that came back frees its place, one that went
 down, whatever the cause, takes one.  A toggle in flight holds its place
-until it ends, whatever its server looks like meanwhile.  A server starts
+until its server is up again (``release``), whatever it looks like
+meanwhile.  A server starts
 only if, with it, no more than ``limit`` are down: starting one already
 down (an interrupted toggle of ours, to finish) adds none, and nothing
 starts past the limit, ours included.
 """
 
+import threading
 import time
 
 from osc_deploy_config.domain.fleet import fleet_plan
@@ -40,12 +42,21 @@ class Budget:
         self.running = set()
         self.seen = {}
         self.read_at = None
+        self.began = None
+        self._kept = threading.Lock()
 
-    def read(self):
-        """The cloud as it is now: {server ID: (server, node)}."""
-        self.seen = self.look()
-        self.read_at = self.clock()
-        return self.seen
+    def read(self, nodes=None):
+        """The cloud as it is now: {server ID: (server, node)}
+        (``nodes``: the nodes as just read; the servers are read then).
+        Of reads made at once (the drive's, a worker's), the last begun
+        is kept."""
+        began = self.clock()
+        seen = self.look() if nodes is None else self.look(nodes)
+        with self._kept:
+            if self.began is None or began >= self.began:
+                self.seen, self.began = seen, began
+                self.read_at = self.clock()
+            return self.seen
 
     def down(self):
         """{server ID: fleet_plan.Down} of the selected servers down at the

@@ -21,6 +21,7 @@ import time
 
 from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.fleet import budget as budgets
+from osc_deploy_config.use_cases.fleet import polls
 from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import waits
@@ -58,6 +59,11 @@ class Drive:
         self.left = ''              # why the rollout left toggles in flight
         self.unread = ''            # why the last read of the cloud failed
         self.stale = True           # a toggle ended since the last read
+        self.fresh = False          # a server found up by the last read
+        self.polls = polls.Polls(
+            self.budget, lambda: rollout.fleet.read_nodes(), rollout.clock,
+            lambda: bool(self.waiting) and not rollout.stopping(),
+            rollout.deadline)
         self.blocked_since = None
         self.started = 0
 
@@ -79,26 +85,21 @@ class Drive:
     def start_what_fits(self):
         """Start the waiting toggles the budget has places for, read from
         the cloud now (when a toggle ended since the last read, or every
-        WATCH_SECONDS); a read that fails starts nothing, and is tried
-        again in WATCH_SECONDS."""
+        WATCH_SECONDS), or as read when a toggle's server was found up
+        again (the read of its poll, ``poll``); a read that fails starts
+        nothing, and is tried again in WATCH_SECONDS."""
         now = self.rollout.clock()
-        if self.budget.full() or not (
-                self.stale or self.budget.read_at is None or
+        if self.budget.full():
+            return
+        if self.stale or self.budget.read_at is None or (
                 now - self.budget.read_at >= WATCH_SECONDS):
+            self.stale = self.fresh = False
+            if not self.read_budget(now):
+                return
+        elif not self.fresh:
             return
-        self.stale = False
-        try:
-            with rest.bounded(self.rollout.deadline):
-                seen = self.budget.read()
-        except Exception as exc:    # noqa: BLE001 - said, tried again
-            self.budget.read_at = now
-            if not self.unread:
-                self.rollout.say('The cloud could not be read for the '
-                                 'budget (%s): nothing starts until it can.'
-                                 % outcomes.one_line(exc))
-            self.unread = outcomes.one_line(exc)
-            return
-        self.unread = ''
+        self.fresh = False
+        seen = self.budget.seen
         self.rollout.count.down = len(self.budget.down())
         for one in list(self.waiting):
             if self.rollout.stopping():
@@ -106,6 +107,29 @@ class Drive:
             if self.budget.acquire(one.server['id']):
                 self.start(one, seen.get(one.server['id']) or (
                     one.server, one.prepared.reading.node))
+
+    def read_budget(self, now):
+        """Read the cloud for the budget: whether it could be."""
+        try:
+            with rest.bounded(self.rollout.deadline):
+                self.budget.read()
+        except Exception as exc:    # noqa: BLE001 - said, tried again
+            self.budget.read_at = now
+            if not self.unread:
+                self.rollout.say('The cloud could not be read for the '
+                                 'budget (%s): nothing starts until it can.'
+                                 % outcomes.one_line(exc))
+            self.unread = outcomes.one_line(exc)
+            return False
+        self.unread = ''
+        return True
+
+    def up(self, server_id):
+        """A toggle's server is up again (in its worker): its place is the
+        cloud's to say, as read with the poll that found it up
+        (``polls``), else by a read of the drive's."""
+        self.polls.read_budget(server_id)
+        self.done.put(worker.Up(server_id))
 
     def start(self, one, fresh):
         rollout = self.rollout
@@ -133,15 +157,25 @@ class Drive:
             return
         try:
             result = self.done.get(timeout=1)
+            while True:     # and those that came with it: one read serves
+                self.ended(result)
+                result = self.done.get_nowait()
         except queue.Empty:
             return
-        self.ended(result)
 
     def ended(self, result):
+        """A toggle's Result, or its server up again (worker.Up)."""
+        found_up = self.polls.found_up(result.server_id)
+        if result.server_id in self.budget.running:
+            self.budget.release(result.server_id)
+            if found_up:
+                self.fresh = True
+            else:
+                self.stale = True
+        if isinstance(result, worker.Up):
+            return
         one = self.running.pop(result.server_id)
         self.threads.pop(result.server_id, None)
-        self.budget.release(result.server_id)
-        self.stale = True
         self.rollout.ended(one, result)
 
     def join(self, seconds):

@@ -118,22 +118,23 @@ class FleetReading:
         self.by_name = placement.provider_names() if any(
             s['id'] not in self.nodes for s in self.servers) else {}
 
-    def look(self):
+    def look(self, nodes=None):
         """{server ID: (server, node or None)} of the selected servers as
         they are now: one listing of the servers (in the selection's
         scope; and one of each other project a selected server belongs
-        to) and, for bare-metal ones, of the nodes; a selected server the
-        listings miss (gone, or moved) is read by itself, and left out
-        only where nova answers that read with 404: any other error is
-        the read's."""
+        to) and, for bare-metal ones, of the nodes (``nodes``: as just
+        read, ``read_nodes``); a selected server the listings miss (gone,
+        or moved) is read by itself, and left out only where nova answers
+        that read with 404: any other error is the read's."""
         wide, project_id = self.scope
         listed = {s['id']: s for s in self.nova.servers(wide, project_id)}
         for other in sorted({s.get('tenant_id') for s in self.servers
                              if s['id'] not in listed} - {None}):
             listed.update((s['id'], s) for s in self.nova.servers(
                 True, other))
-        nodes = self.read_nodes() if any(
-            s['id'] in self.nodes for s in self.servers) else {}
+        if nodes is None:
+            nodes = self.read_nodes() if any(
+                s['id'] in self.nodes for s in self.servers) else {}
         found = {}
         for server in self.servers:
             now = listed.get(server['id'])

@@ -48,6 +48,7 @@ the command that unlocks it.  A rerun of the same command finishes what
 was left: no server is toggled twice.
 """
 
+import functools
 import threading
 import time
 
@@ -104,6 +105,9 @@ class Rollout:
             else wait_seconds
         self.allowed_steps = allowed_steps
         self.fleet = None
+        self.drive = None
+        # when its servicings end: their polls are aimed at it
+        self.pace = waits.Pace()
         self.lock = threading.Lock()
         self.count = fleet_plan.Count(0)
         self.failures = []
@@ -126,8 +130,8 @@ class Rollout:
         todo = [p for p in planned if p.to_toggle]
         todo.sort(key=lambda p: not p.ours)     # ours first: already down
         self.count = fleet_plan.Count(len(todo))
-        drive = drives.Drive(self, todo, {p.server['id']: p.server['name']
-                                          for p in planned})
+        drive = self.drive = drives.Drive(
+            self, todo, {p.server['id']: p.server['name'] for p in planned})
         with ending.interrupts(self):
             try:
                 self.clear_left_locks(planned)
@@ -189,6 +193,10 @@ class Rollout:
         with rest.bounded(self.end, ending.grace_ran_out()):
             toggle_ = one.prepared.strategy.toggle
             toggle_.say.on = True
+            waits_, server_id = toggle_.waits, one.server['id']
+            waits_.on_up = functools.partial(self.drive.up, server_id)
+            waits_.look = functools.partial(self.drive.polls.node, server_id)
+            waits_.pace = self.pace
             prepared = toggle_.prepare(self.fleet.reading(*fresh))
             if prepared.unchanged:
                 toggle_.leave_unchanged(prepared)

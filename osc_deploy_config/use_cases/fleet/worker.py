@@ -38,6 +38,13 @@ class Result:
         return self.outcome == fleet_plan.FAILED
 
 
+@dataclasses.dataclass
+class Up:
+    """A toggle's server is up again (its record and unlock follow)."""
+
+    server_id: str
+
+
 def work(toggle_one, one, fresh, done):
     """Run ``toggle_one(one, fresh)`` (a Result), and put one Result on
     ``done`` however it ends."""

@@ -23,6 +23,8 @@ after an interruption anywhere waits for a servicing under way, and records
 without servicing again a node that was serviced since, or already shows
 every effect."""
 
+import json
+
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
@@ -167,8 +169,11 @@ class Servicing:
                         extra=written['extra'])
             self.request_service(prepared, steps)
             self.check_serviced(prepared, steps, self.waits.servicing(
-                node, fields=self.poll_fields))
+                node, fields=self.poll_fields, pace=json.dumps(
+                    [node.get('resource_class'), steps], sort_keys=True)))
         verify(self, prepared, steps)
+        # up again, and showing the change: a rollout's next server starts
+        self.waits.up()
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
             node, server['id'], changed, self.project))
         self.say('Server %s: node %s serviced, now %s.' % (

@@ -15,9 +15,12 @@ it waits for (``toggle_states`` says which), or at the toggle's one
 deadline (``--wait-timeout``), with a line that says what still runs.
 
 Polls come soon at first, so that a fast step is seen ending early, and
-back off towards one every few seconds.
+back off towards one every few seconds.  A rollout's servicings of the
+same steps take about as long each: once some were seen ending, the first
+polls of the next come when those ended (``Pace``).
 """
 
+import threading
 import time
 
 from osc_lib import exceptions
@@ -32,6 +35,55 @@ POLL_SECONDS = 3
 WAIT_SECONDS = 1800
 # how long ironic may take to return an aborted node to active
 ABORT_SECONDS = 120
+
+
+# how closely ``Pace`` must know when servicings end for one poll to be
+# aimed there; after how many servicings found ended at that poll it tries
+# once whether they end sooner now, and how much sooner
+PACE_CLOSE_SECONDS = 0.2
+PACE_PROBE_AFTER = 8
+PACE_PROBE_SOONER = 0.8
+
+
+class Pace:
+    """When a rollout's servicings of the same steps on the same kind of
+    node (``key``) end: each seen ending ended after the last poll that
+    found it under way (``lo``, seconds after its request was answered;
+    0 when none did) and by the one that found it ended (``hi``).  What is
+    known is where they all ended, narrowed by each that agrees, and
+    started again from one that does not (the hardware got slower or
+    faster).  The first polls of the next are aimed there: at its end once
+    known that closely, else halfway (then at the end), so that each
+    servicing narrows it; and after PACE_PROBE_AFTER found ended at the
+    first poll, once sooner, in case they got faster."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._known = {}        # key: [lo, hi, found ended at once]
+
+    def aims(self, key):
+        """The seconds after the request at which the first polls come:
+        none before a servicing of ``key`` was seen ending."""
+        with self._lock:
+            known = self._known.get(key)
+            if known is None:
+                return []
+            lo, hi, at_once = known
+            if at_once >= PACE_PROBE_AFTER:
+                known[2] = 0
+                return [PACE_PROBE_SOONER * lo, hi]
+        if hi - lo <= PACE_CLOSE_SECONDS:
+            return [hi]
+        return [(lo + hi) / 2, hi]
+
+    def ended(self, key, lo, hi):
+        with self._lock:
+            known = self._known.get(key)
+            if known is None or not (lo < known[1] and hi > known[0]):
+                self._known[key] = [lo, hi, 0]
+                return
+            known[0], known[1] = max(lo, known[0]), min(hi, known[1])
+            known[2] = known[2] + 1 if not lo else 0
 
 
 class TimedOut(exceptions.CommandError):
@@ -96,23 +148,34 @@ class Waiter:
         """Whether the rollout this wait is part of is leaving."""
         return self.leaving is not None and self.leaving.is_set()
 
-    def poll(self, still):
-        """One interval, or TimedOut with the line of what ``still`` runs
-        (it goes on: ``still`` says how to finish it); Left once the
+    def poll(self, still, at=None):
+        """One interval (or until ``at``, on ``clock``: the interval is
+        then left as it was), or TimedOut with the line of what ``still``
+        runs (it goes on: ``still`` says how to finish it); Left once the
         rollout leaves."""
         if self.left():
             raise Left('%s (the rollout left)' % still)
         if self.expired():
             raise TimedOut('%s after %ds of waiting (--wait-timeout)' % (
                 still, round(self.clock() - self.began)))
-        self.sleep(self._interval)
-        self._interval = min(2 * self._interval, POLL_SECONDS)
+        self.pause(at)
 
-    def pause(self):
+    def pause(self, at=None):
         """One interval, whatever the deadline (a wait with a bound of its
-        own)."""
-        self.sleep(self._interval)
-        self._interval = min(2 * self._interval, POLL_SECONDS)
+        own); or until ``at`` on ``clock``, but no later than the
+        deadline, and sleeping no longer than POLL_SECONDS at a time: a
+        rollout that leaves ends it then."""
+        if at is None:
+            self.sleep(self._interval)
+            self._interval = min(2 * self._interval, POLL_SECONDS)
+            return
+        if self.deadline is not None:
+            at = min(at, self.deadline)
+        while not self.left():
+            left = at - self.clock()
+            if left <= 0:
+                return
+            self.sleep(min(left, POLL_SECONDS))
 
 
 class Waits:
@@ -122,6 +185,23 @@ class Waits:
         self.waiter = waiter
         self.nova = nova
         self.ironic = ironic
+        # a rollout's: when its servicings end (Pace); a read of the node
+        # that serves its budget too (``look(uuid)``: the node, or None),
+        # for the polls aimed at the end; and what it is told once the
+        # server is up again (``on_up``: ``up``)
+        self.pace = None
+        self.look = None
+        self.on_up = None
+        # whether the last read of the node was the look's (which reads
+        # less of it)
+        self.looked = False
+
+    def up(self):
+        """The server is up again, its change made (its node active after
+        its servicing; its record and unlock follow): a rollout frees its
+        place in the budget."""
+        if self.on_up is not None:
+            self.on_up()
 
     def resize(self, server):
         """Until nova's resize of the server has ended: the server then
@@ -160,23 +240,54 @@ class Waits:
                 'The confirmation of server %s\'s resize is still under way; '
                 'nova goes on: rerun to finish the toggle' % server['name'])
 
-    def servicing(self, node, requested=True, fields=ironic_api.POLL_FIELDS):
+    def servicing(self, node, requested=True, fields=ironic_api.POLL_FIELDS,
+                  pace=None):
         """Until ironic's servicing of the node has settled: the node then
         (``toggle_states.servicing_failure`` tells how it ended).  Ironic
         answers a service request before it starts: after one
-        (``requested``), the first read comes after the first interval.
-        ``fields``: what each poll reads (the operator's, with what a BIOS
-        step waits for)."""
+        (``requested``), the first read comes after the first interval,
+        or when the servicings of the same steps (``pace``: a key, with
+        ``self.pace``) ended.  ``fields``: what each poll reads (the
+        operator's, with what a BIOS step waits for)."""
         self.waiter.begin()
+        began = self.waiter.clock()
+        learn = requested and self.pace is not None and pace is not None
+        aims = [began + a for a in self.pace.aims(pace)] if learn else []
+        # the poll at the last aim, where it should have ended, is the one
+        # whose read may serve the budget too
+        at_last = len(aims) == 1
         if requested:
-            self.waiter.pause()
+            self.waiter.pause(aims.pop(0) if aims else None)
+        under_way = 0.0
         while True:
-            state = self.ironic.node(node['uuid'], fields)
+            asked = self.waiter.clock()
+            state = self.read_node(node, fields, at_last)
             if toggle_states.node_settled(state):
+                if learn:
+                    self.pace.ended(pace, under_way,
+                                    self.waiter.clock() - began)
                 return state
+            under_way = asked - began
             self.waiter.progress('node %s %s' % (
                 node.get('name') or node['uuid'], state['provision_state']))
-            self.waiter.poll(toggle_states.still_servicing(node, state))
+            if self.looked and (self.waiter.expired() or self.waiter.left()):
+                state = self.read_node(node, fields)    # all it waits for
+                if toggle_states.node_settled(state):
+                    return state
+            at_last = len(aims) == 1
+            self.waiter.poll(toggle_states.still_servicing(node, state),
+                             aims.pop(0) if aims else None)
+
+    def read_node(self, node, fields, at_end=False):
+        """The node as a poll reads it: for a poll aimed at the end
+        (``at_end``), through the rollout's ``look`` where it reads it."""
+        self.looked = False
+        if at_end and self.look is not None:
+            found = self.look(node['uuid'])
+            if found is not None:
+                self.looked = True
+                return found
+        return self.ironic.node(node['uuid'], fields)
 
     def abort(self, node):
         """Until ironic has taken an aborted servicing's node out of

@@ -1,0 +1,86 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""The poll of a rollout's servicing aimed at where it should have ended
+(``waits.Pace``), while servers wait for a place in the budget: a listing
+of the nodes (one for the polls that ask at once), which the budget reads
+anyway.  Where it found the node up, the server's toggle, once up again,
+reads the servers to go with it: that is the budget's read, which the next
+start takes instead of a read of its own."""
+
+import threading
+
+from osc_deploy_config.services import rest
+
+
+class Polls:
+    """``read_nodes()``: {instance UUID: node} of a listing of the nodes;
+    ``wanted()``: whether servers wait for a place; ``deadline``: past it
+    no server starts, and no read for one is made."""
+
+    def __init__(self, budget, read_nodes, clock, wanted, deadline):
+        self.budget = budget
+        self.read_nodes = read_nodes
+        self.clock = clock
+        self.wanted = wanted
+        self.deadline = deadline
+        self.found = {}         # server ID: the listing that found it up
+        self.up = set()         # the servers the budget's read found up
+        self.listed = None      # (when begun, {instance UUID: node})
+        self.listing = threading.Lock()
+
+    def node(self, server_id, uuid):
+        """The server's node ``uuid`` as the poll reads it
+        (``waits.Waits.look``), or None (the poll reads it alone): while
+        servers wait for a place, and the listing can be read."""
+        if not self.wanted():
+            return None
+        try:
+            nodes = self.since(self.clock())
+        except Exception:   # noqa: BLE001 - the poll reads the node alone
+            return None
+        node = nodes.get(server_id)
+        if node is None or node['uuid'] != uuid:
+            return None
+        if node['provision_state'] == 'active' and not node.get(
+                'target_provision_state'):
+            self.found[server_id] = nodes
+        return node
+
+    def since(self, asked):
+        """The nodes, from a listing begun since ``asked``."""
+        with self.listing:
+            if self.listed is None or self.listed[0] < asked:
+                began = self.clock()
+                self.listed = began, self.read_nodes()
+            return self.listed[1]
+
+    def read_budget(self, server_id):
+        """The server's toggle is over but its record: if its poll found
+        it up, the budget's read, with the servers read now (whether it
+        was made).  Before the deadline only."""
+        nodes = self.found.pop(server_id, None)
+        if nodes is None or not self.wanted():
+            return False
+        try:
+            with rest.bounded(self.deadline):
+                self.budget.read(nodes=nodes)
+        except Exception:   # noqa: BLE001 - the drive reads it again
+            return False
+        self.up.add(server_id)
+        return True
+
+    def found_up(self, server_id):
+        """Whether the budget's last read found the server up (said once)."""
+        found = server_id in self.up
+        self.up.discard(server_id)
+        return found

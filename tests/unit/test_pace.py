@@ -1,0 +1,246 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A rollout at the hardware's speed: polls aimed at when its servicings
+end, and a server's place in the budget freed once it is up again."""
+
+import threading
+
+import testtools
+
+from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.toggle import waits
+from tests.unit import fakes
+from tests.unit import test_fleet
+
+
+class TestPace(testtools.TestCase):
+    def test_nothing_is_aimed_before_a_servicing_ended(self):
+        self.assertEqual([], waits.Pace().aims('steps'))
+
+    def test_halfway_then_the_end_until_the_end_is_known_closely(self):
+        pace = waits.Pace()
+        pace.ended('steps', 3.75, 6.75)
+        self.assertEqual([5.25, 6.75], pace.aims('steps'))
+        pace.ended('steps', 5.25, 6.0)
+        self.assertEqual([5.625, 6.0], pace.aims('steps'))
+        pace.ended('steps', 5.625, 5.75)
+        self.assertEqual([5.75], pace.aims('steps'))
+        self.assertEqual([], pace.aims('other steps'))
+
+    def test_a_servicing_that_disagrees_starts_it_again(self):
+        pace = waits.Pace()
+        pace.ended('steps', 5.0, 5.25)
+        pace.ended('steps', 5.6, 5.75)      # slower
+        self.assertEqual([5.75], pace.aims('steps'))
+        pace.ended('steps', 0.0, 9.0)       # agrees: nothing new
+        self.assertEqual([5.75], pace.aims('steps'))
+        pace.ended('steps', 1.0, 1.1)       # faster
+        self.assertEqual([1.1], pace.aims('steps'))
+
+
+class TestPaceThroughTheWait(testtools.TestCase):
+    def test_an_aimed_pause_ends_soon_after_the_rollout_leaves(self):
+        clock, leaving = Clock(), threading.Event()
+
+        def sleep(seconds):
+            clock.sleep(seconds)
+            if clock() >= 10:
+                leaving.set()
+
+        waiter = waits.Waiter(lambda line: None, sleep, clock=clock,
+                              leaving=leaving)
+        waiter.begin()
+        waiter.pause(at=300)
+        self.assertLessEqual(clock(), 10 + waits.POLL_SECONDS)
+
+
+class Clock:
+    """time.monotonic and time.sleep of a wait, in step."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class TestAimedPolls(fakes.TestCommand):
+    def setUp(self):
+        super().setUp()
+        self.ironic.add_hyperthreading_templates()
+        self.node = self.deploy_on_node(
+            self.nova.add_server('db-0', self.nova.add_flavor('bm', {})),
+            'bm-0', [], {'HyperThreading': 'Enabled'})
+        self.clock = Clock()
+        self.read_at = []
+        self.ironic.after_request = lambda method, path: (
+            self.read_at.append(self.clock()))
+        self.waits = waits.Waits(
+            waits.Waiter(lambda line: None, self.clock.sleep,
+                         clock=self.clock), None,
+            self.app.client_manager.deploy_config.ironic(
+                versions.NODE_SERVICING))
+        self.waits.pace = waits.Pace()
+
+    def serviced(self, reads):
+        """A servicing that ends at the read after ``reads`` reads of the
+        node, waited for: the node then."""
+        self.node.update(provision_state='servicing',
+                         target_provision_state='active',
+                         service_reads_left=reads, service_steps=[])
+        self.clock.now, self.read_at[:] = 0.0, []
+        return self.waits.servicing(self.node, pace='steps')
+
+    def test_the_polls_come_when_the_servicings_before_ended(self):
+        self.waits.pace.ended('steps', 4.0, 5.0)
+        self.assertEqual('active', self.serviced(1)['provision_state'])
+        # halfway (under way still), then where the last one had ended
+        self.assertEqual([4.5, 5.0], self.read_at)
+        self.assertEqual([4.75, 5.0], self.waits.pace.aims('steps'))
+        self.serviced(0)
+        self.assertEqual([4.75], self.read_at)
+        self.assertEqual([4.625, 4.75], self.waits.pace.aims('steps'))
+
+    def test_a_servicing_past_the_aim_is_polled_as_ever(self):
+        self.waits.pace.ended('steps', 4.9, 5.0)
+        self.serviced(2)
+        self.assertEqual([5.0, 5.25, 5.75], self.read_at)
+
+    def test_servicings_that_got_faster_are_found_by_a_sooner_poll(self):
+        self.waits.pace.ended('steps', 4.9, 5.0)
+        for _ in range(waits.PACE_PROBE_AFTER):
+            self.serviced(0)
+            self.assertEqual([5.0], self.read_at)
+        self.serviced(0)
+        self.assertEqual([waits.PACE_PROBE_SOONER * 4.9], self.read_at)
+        # known again from there: sooner still is looked for
+        self.assertEqual([1.96, 3.92], [
+            round(a, 6) for a in self.waits.pace.aims('steps')])
+
+    def test_without_a_pace_the_first_poll_comes_soon(self):
+        self.waits.pace = None
+        self.serviced(1)
+        self.assertEqual([0.25, 0.75], self.read_at)
+
+
+class TestUpAgain(test_fleet.FleetTestCase):
+    def test_the_next_servicing_starts_before_the_last_servers_unlock(self):
+        # the unlock of db-0 is held until bm-1's servicing was asked
+        # for: with one place, it is, as db-0 is up again once its node
+        # is active, before its record and unlock
+        asked, nova = threading.Event(), self.nova.proxy.request.side_effect
+        db_0 = self.server('db-0')['id']
+        bm_1 = self.nodes['bm-1']['uuid']
+        held = []
+
+        def request(path, method, json=None, **kwargs):
+            if json == {'unlock': None} and db_0 in path:
+                held.append(asked.wait(10))
+            return nova(path, method, json=json, **kwargs)
+
+        def servicing_asked(method, path):
+            self.sample(method, path)
+            if method == 'PUT' and path.startswith('/nodes/%s/' % bm_1):
+                asked.set()
+
+        self.nova.proxy.request.side_effect = request
+        self.ironic.after_request = servicing_asked
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
+        self.assertEqual((0, [True]), (status, held))
+        self.assertEqual(1, self.peak)
+        self.assertEqual({'db-0': 'done', 'db-1': 'done'},
+                         self.outcomes(rows))
+
+
+    def test_a_read_back_that_fails_counts_before_the_next_starts(self):
+        # bm-0 ignores the step: its read-back, held a second, fails it,
+        # and with --max-failures 0 db-1 does not start
+        self.ironic.bios_ignores_steps = True
+        ironic, bm_0 = self.ironic.proxy.request.side_effect, self.nodes[
+            'bm-0']['uuid']
+
+        def request(path, method, json=None, **kwargs):
+            if path.startswith('/nodes/%s/bios' % bm_0) and (
+                    self.ironic.provision_requests):
+                threading.Event().wait(1)
+            return ironic(path, method, json=json, **kwargs)
+
+        self.ironic.proxy.request.side_effect = request
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
+        self.assertEqual(1, status)
+        self.assertEqual('not started: more than --max-failures 0 failures',
+                         rows['db-1']['Outcome'])
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+
+DISABLED_ONE = test_fleet.DISABLED + ('--max-unavailable', '1')
+
+
+class TestPollsServeTheBudget(test_fleet.FleetTestCase):
+    def test_a_poll_that_finds_its_node_up_is_the_next_starts_read(self):
+        for number in range(3, 5):
+            self.baremetal('db-%d' % number, 'bm-%d' % number, tagged=True)
+        self.ironic.servicing_reads = 0     # ended at the first poll
+        names = ['db-0', 'db-1', 'db-3', 'db-4']
+        status, rows, _, _ = self.roll(*names, *DISABLED_ONE)
+        self.assertEqual((0, ['done'] * 4), (
+            status, [rows[n]['Outcome'] for n in names]))
+        reads = [path.split('?')[0] for method, path, _ in
+                 self.ironic.requests if method == 'GET' and '?fields=' in (
+                     path) and path.startswith('/nodes')]
+        # the first servicing's poll (no pace yet) and the last one's (no
+        # server waits) read their node alone; the two between are
+        # listings of the nodes that found them up, which the next start
+        # took as the budget's read: one listing of the servers and one
+        # of the nodes at planning, at the first two starts, at these
+        # two polls, and at the read-back
+        self.assertEqual(2, sum(1 for p in reads if p != '/nodes'))
+        self.assertEqual(6, reads.count('/nodes'))
+        self.assertEqual(6, sum(
+            1 for method, path, _ in self.nova.requests
+            if path.startswith('/servers/detail')))
+
+    def test_a_node_finished_then_serviced_again_keeps_its_place(self):
+        # a killed rollout to enabled left bm-0 servicing; this one, to
+        # disabled, finishes that servicing, then services bm-0 again:
+        # db-1 may not start meanwhile
+        db_0, node = self.server('db-0'), self.nodes['bm-0']
+        db_0.update(locked=True, locked_by='admin', locked_reason=(
+            toggle_states.lock_reason([fakes.ON], fakes.mine(
+                pid=fakes.gone_pid()))))
+        node['properties'][toggle_record.PENDING] = (
+            toggle_record.pending_patch(node, db_0['id'], [fakes.ON])[0][
+                'value'])
+        self.ironic.set_state(node, 'servicing', 'active',
+                              service_reads_left=2, service_steps=[])
+        # bm-0's servicing anew is held a second: time for db-1 to start,
+        # were db-0's place given back
+        ironic, bm_0 = self.ironic.proxy.request.side_effect, node['uuid']
+
+        def request(path, method, json=None, **kwargs):
+            if method == 'PUT' and bm_0 in path:
+                threading.Event().wait(1)
+            return ironic(path, method, json=json, **kwargs)
+
+        self.ironic.proxy.request.side_effect = request
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
+        self.assertEqual({'db-0': 'done', 'db-1': 'done'},
+                         self.outcomes(rows))
+        self.assertEqual(1, self.peak)
+        self.assertEqual([('bm-0', 'service'), ('bm-1', 'service')],
+                         self.ironic.provision_requests)
