@@ -130,44 +130,47 @@ def _round(cloud, counter, found, providers, kind, number, width):
     rollout = ('server', 'deploy-config', 'set', '--flavor',
                'bench.%s' % kind[5:], '--all-projects', '--deploy-config',
                '%s=%s' % (kind, value), '--max-unavailable', str(width))
-    planning, _ = counter.run(*rollout, '--dry-run')
+    planning, planning_s = counter.run(*rollout, '--dry-run')
     counts, took = counter.run(*rollout)
     _check_read_back(cloud, found, value)
     return {'max_unavailable': width, 's': took, 'requests': counts,
-            'planning': planning, 'value': value, 'floor': floor}
+            'planning': planning, 'planning_s': planning_s, 'value': value,
+            'floor': floor}
 
 
 def raw_floor(cloud, nodes, value, width):
     """What any tool must do to service ``nodes``, ``width`` at a time: the
     service request, and polls until the node is active again (as soon
-    and as often as a toggle polls); its wall time and requests."""
+    and as often as a toggle polls: the toggle's own wait, aimed as a
+    rollout's at when the servicings before ended); its wall time and
+    requests."""
     import threading
+
+    from osc_deploy_config.use_cases.toggle import waits
 
     steps = [{'interface': 'bios', 'step': 'apply_configuration',
               'args': {'settings': [{'name': 'BenchFleet',
                                      'value': value}]}}]
-    sent, lock = [0], threading.Lock()
+    sent, lock, pace = [0], threading.Lock(), waits.Pace()
 
     def call(method, path, **kwargs):
         with lock:
             sent[0] += 1
         return cloud.ironic_call(method, path, **kwargs)
 
+    class Ironic:
+        def node(self, uuid, fields):
+            return call('GET', '/nodes/%s?fields=%s' % (uuid,
+                                                        ','.join(fields)))
+
     def one(node):
         call('PUT', '/nodes/%s/states/provision' % node,
              json={'target': 'service', 'service_steps': steps})
-        interval = 0.25
-        while True:
-            time.sleep(interval)
-            interval = min(2 * interval, 3)
-            state = call('GET', '/nodes/%s?fields=provision_state,'
-                         'target_provision_state' % node)
-            if state['provision_state'] == 'active' and not state[
-                    'target_provision_state']:
-                return
-            if state['provision_state'] == 'service failed':
-                raise SystemExit('the floor\'s servicing of %s failed'
-                                 % node)
+        wait = waits.Waits(waits.Waiter(lambda line: None), None, Ironic())
+        wait.pace = pace
+        state = wait.servicing({'uuid': node}, pace=value)
+        if state['provision_state'] != 'active':
+            raise SystemExit('the floor\'s servicing of %s failed' % node)
 
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(width) as pool:
