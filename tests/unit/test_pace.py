@@ -20,9 +20,12 @@ import testtools
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.toggle import waits
 from tests.unit import fakes
 from tests.unit import test_fleet
+
+DISABLED_ONE = test_fleet.DISABLED + ('--max-unavailable', '1')
 
 
 class TestPace(testtools.TestCase):
@@ -64,6 +67,19 @@ class TestPaceThroughTheWait(testtools.TestCase):
         waiter.begin()
         waiter.pause(at=300)
         self.assertLessEqual(clock(), 10 + waits.POLL_SECONDS)
+
+
+class TestBudgetReads(testtools.TestCase):
+    def test_of_reads_made_at_once_the_one_begun_last_is_kept(self):
+        # a worker's read with nodes listed at 3 ends after the drive's
+        # begun at 5: the drive's is kept
+        budget = budgets.Budget(1, lambda nodes=None: {'nodes': nodes},
+                                clock=lambda: 5.0)
+        budget.read()
+        budget.read(nodes='listed at 3', began=3.0)
+        self.assertEqual({'nodes': None}, budget.seen)
+        budget.read(nodes='listed at 6', began=6.0)
+        self.assertEqual({'nodes': 'listed at 6'}, budget.seen)
 
 
 class Clock:
@@ -126,11 +142,31 @@ class TestAimedPolls(fakes.TestCommand):
         for _ in range(waits.PACE_PROBE_AFTER):
             self.serviced(0)
             self.assertEqual([5.0], self.read_at)
-        self.serviced(0)
-        self.assertEqual([waits.PACE_PROBE_SOONER * 4.9], self.read_at)
-        # known again from there: sooner still is looked for
-        self.assertEqual([1.96, 3.92], [
+        # 10 % faster: under way at the sooner poll, then polled as
+        # without a pace, and known again from there
+        self.serviced(2)
+        self.assertEqual([3.92, 4.17, 4.67], [
+            round(a, 6) for a in self.read_at])
+        self.assertEqual([4.42, 4.67], [
             round(a, 6) for a in self.waits.pace.aims('steps')])
+
+    def test_an_early_end_before_a_far_aim_is_seen_soon(self):
+        # servicings of 300 s: one that ends (or fails) at 70 s is seen
+        # at the third poll of one every 30 s, not at 300 s
+        self.waits.pace.ended('steps', 299, 301)
+        self.serviced(2)
+        self.assertEqual([30.0, 60.0, 90.0], self.read_at)
+
+    def test_an_aimed_wait_ends_at_the_deadline(self):
+        self.waits.waiter.seconds = 100
+        self.waits.pace.ended('steps', 299, 301)
+        self.node.update(provision_state='servicing',
+                         target_provision_state='active',
+                         service_reads_left=50, service_steps=[])
+        self.clock.now, self.read_at[:] = 0.0, []
+        self.assertRaises(waits.TimedOut, self.waits.servicing, self.node,
+                          pace='steps')
+        self.assertEqual([30.0, 60.0, 90.0, 100.0], self.read_at)
 
     def test_without_a_pace_the_first_poll_comes_soon(self):
         self.waits.pace = None
@@ -188,7 +224,28 @@ class TestUpAgain(test_fleet.FleetTestCase):
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
 
-DISABLED_ONE = test_fleet.DISABLED + ('--max-unavailable', '1')
+    def test_a_record_that_fails_counts_before_the_next_starts(self):
+        # ironic answers bm-0's record 409 (its conductor still holds it),
+        # a second late: with --max-failures 0, db-1 does not start
+        ironic, bm_0 = self.ironic.proxy.request.side_effect, self.nodes[
+            'bm-0']['uuid']
+        patches = []
+
+        def request(path, method, json=None, **kwargs):
+            if method == 'PATCH' and path == '/nodes/%s' % bm_0:
+                patches.append(path)
+                if len(patches) == 2:
+                    threading.Event().wait(1)
+                    return fakes.error(409, 'Node %s is locked' % bm_0)
+            return ironic(path, method, json=json, **kwargs)
+
+        self.ironic.proxy.request.side_effect = request
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
+        self.assertEqual(1, status)
+        self.assertEqual('not started: more than --max-failures 0 failures',
+                         rows['db-1']['Outcome'])
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
 
 
 class TestPollsServeTheBudget(test_fleet.FleetTestCase):

@@ -18,8 +18,8 @@ A slot is wanted when a toggle is to start.  The budget then reads the
 selected servers and their nodes as they are now (``look``: a listing of
 each, in pages): a server that came back frees its place, one that went
 down, whatever the cause, takes one.  A toggle in flight holds its place
-until its server is up again (``release``), whatever it looks like
-meanwhile.  A server starts
+until it ends (a bare-metal one: until its server is up again, read back
+and recorded), whatever its server looks like meanwhile.  A server starts
 only if, with it, no more than ``limit`` are down: starting one already
 down (an interrupted toggle of ours, to finish) adds none, and nothing
 starts past the limit, ours included.
@@ -45,12 +45,13 @@ class Budget:
         self.began = None
         self._kept = threading.Lock()
 
-    def read(self, nodes=None):
+    def read(self, nodes=None, began=None):
         """The cloud as it is now: {server ID: (server, node)}
-        (``nodes``: the nodes as just read; the servers are read then).
-        Of reads made at once (the drive's, a worker's), the last begun
-        is kept."""
-        began = self.clock()
+        (``nodes``: the nodes as read since ``began``; the servers are
+        read then).  Of reads made at once (the drive's, a worker's), the
+        one begun last is kept."""
+        if nodes is None:
+            began = self.clock()
         seen = self.look() if nodes is None else self.look(nodes)
         with self._kept:
             if self.began is None or began >= self.began:
@@ -58,20 +59,21 @@ class Budget:
                 self.read_at = self.clock()
             return self.seen
 
-    def down(self):
+    def down(self, seen=None):
         """{server ID: fleet_plan.Down} of the selected servers down at the
-        last read, but for those our toggles hold."""
+        last read (or as ``seen``), but for those our toggles hold."""
         found = {}
-        for server_id, (server, node) in self.seen.items():
+        seen = self.seen if seen is None else seen
+        for server_id, (server, node) in seen.items():
             down = fleet_plan.unavailable(server, node)
             if down and server_id not in self.running:
                 found[server_id] = down
         return found
 
-    def acquire(self, server_id):
-        """Take a place for the server's toggle, if, at the last read, the
-        budget has room for it: whether it did."""
-        spent = set(self.down()) | self.running
+    def acquire(self, server_id, seen=None):
+        """Take a place for the server's toggle, if, at the last read (or
+        as ``seen``), the budget has room for it: whether it did."""
+        spent = set(self.down(seen)) | self.running
         if len(spent | {server_id}) > self.limit:
             return False
         self.running.add(server_id)

@@ -58,8 +58,11 @@ class Drive:
         self.why_not = ''
         self.left = ''              # why the rollout left toggles in flight
         self.unread = ''            # why the last read of the cloud failed
-        self.stale = True           # a toggle ended since the last read
-        self.fresh = False          # a server found up by the last read
+        # a place freed since the last read (that read no longer serves),
+        # or by a server the last read found up again (it serves)
+        self.stale = True
+        self.fresh = False
+        self.retry_at = float('-inf')   # after a read that failed
         self.polls = polls.Polls(
             self.budget, lambda: rollout.fleet.read_nodes(), rollout.clock,
             lambda: bool(self.waiting) and not rollout.stopping(),
@@ -86,25 +89,26 @@ class Drive:
         """Start the waiting toggles the budget has places for, read from
         the cloud now (when a toggle ended since the last read, or every
         WATCH_SECONDS), or as read when a toggle's server was found up
-        again (the read of its poll, ``poll``); a read that fails starts
-        nothing, and is tried again in WATCH_SECONDS."""
+        again (with its poll's listing, ``polls``); a read that fails
+        starts nothing, and is tried again in WATCH_SECONDS."""
         now = self.rollout.clock()
         if self.budget.full():
             return
         if self.stale or self.budget.read_at is None or (
                 now - self.budget.read_at >= WATCH_SECONDS):
-            self.stale = self.fresh = False
-            if not self.read_budget(now):
+            self.fresh = False
+            if now < self.retry_at or not self.read_budget(now):
                 return
+            self.stale = False
         elif not self.fresh:
             return
         self.fresh = False
         seen = self.budget.seen
-        self.rollout.count.down = len(self.budget.down())
+        self.rollout.count.down = len(self.budget.down(seen))
         for one in list(self.waiting):
             if self.rollout.stopping():
                 return
-            if self.budget.acquire(one.server['id']):
+            if self.budget.acquire(one.server['id'], seen):
                 self.start(one, seen.get(one.server['id']) or (
                     one.server, one.prepared.reading.node))
 
@@ -114,7 +118,7 @@ class Drive:
             with rest.bounded(self.rollout.deadline):
                 self.budget.read()
         except Exception as exc:    # noqa: BLE001 - said, tried again
-            self.budget.read_at = now
+            self.retry_at = now + WATCH_SECONDS
             if not self.unread:
                 self.rollout.say('The cloud could not be read for the '
                                  'budget (%s): nothing starts until it can.'

@@ -20,6 +20,7 @@ start takes instead of a read of its own."""
 import threading
 
 from osc_deploy_config.services import rest
+from osc_deploy_config.use_cases.toggle import waits
 
 
 class Polls:
@@ -33,7 +34,7 @@ class Polls:
         self.clock = clock
         self.wanted = wanted
         self.deadline = deadline
-        self.found = {}         # server ID: the listing that found it up
+        self.found = {}         # server ID: (began, nodes) found it up
         self.up = set()         # the servers the budget's read found up
         self.listed = None      # (when begun, {instance UUID: node})
         self.listing = threading.Lock()
@@ -45,35 +46,41 @@ class Polls:
         if not self.wanted():
             return None
         try:
-            nodes = self.since(self.clock())
+            listed = self.since(self.clock())
         except Exception:   # noqa: BLE001 - the poll reads the node alone
             return None
-        node = nodes.get(server_id)
-        if node is None or node['uuid'] != uuid:
+        node = listed and listed[1].get(server_id)
+        if not node or node['uuid'] != uuid:
             return None
         if node['provision_state'] == 'active' and not node.get(
                 'target_provision_state'):
-            self.found[server_id] = nodes
+            self.found[server_id] = listed
         return node
 
     def since(self, asked):
-        """The nodes, from a listing begun since ``asked``."""
-        with self.listing:
+        """(when begun, the nodes) of a listing begun since ``asked``;
+        None where another poll's listing takes longer than a poll's
+        interval (the poll then reads its node alone)."""
+        if not self.listing.acquire(timeout=waits.POLL_SECONDS):
+            return None
+        try:
             if self.listed is None or self.listed[0] < asked:
                 began = self.clock()
                 self.listed = began, self.read_nodes()
-            return self.listed[1]
+            return self.listed
+        finally:
+            self.listing.release()
 
     def read_budget(self, server_id):
-        """The server's toggle is over but its record: if its poll found
+        """The server's toggle is over but its unlock: if its poll found
         it up, the budget's read, with the servers read now (whether it
         was made).  Before the deadline only."""
-        nodes = self.found.pop(server_id, None)
-        if nodes is None or not self.wanted():
+        listed = self.found.pop(server_id, None)
+        if listed is None or not self.wanted():
             return False
         try:
             with rest.bounded(self.deadline):
-                self.budget.read(nodes=nodes)
+                self.budget.read(nodes=listed[1], began=listed[0])
         except Exception:   # noqa: BLE001 - the drive reads it again
             return False
         self.up.add(server_id)

@@ -172,10 +172,10 @@ class Servicing:
                 node, fields=self.poll_fields, pace=json.dumps(
                     [node.get('resource_class'), steps], sort_keys=True)))
         verify(self, prepared, steps)
-        # up again, and showing the change: a rollout's next server starts
-        self.waits.up()
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
             node, server['id'], changed, self.project))
+        # up again, showing the change, recorded: a rollout's next starts
+        self.waits.up()
         self.say('Server %s: node %s serviced, now %s.' % (
             server['name'], outcomes.label(node),
             outcomes.configs_text(changed)))

@@ -38,11 +38,15 @@ ABORT_SECONDS = 120
 
 
 # how closely ``Pace`` must know when servicings end for one poll to be
-# aimed there; after how many servicings found ended at that poll it tries
-# once whether they end sooner now, and how much sooner
+# aimed there; after how many servicings in a row found ended at that poll
+# the next is polled first sooner (at that share of the time one was last
+# seen under way), then as without a pace, to find whether they got faster
 PACE_CLOSE_SECONDS = 0.2
 PACE_PROBE_AFTER = 8
 PACE_PROBE_SOONER = 0.8
+# before an aim further away, a poll at least this often (or a tenth of the
+# aim's time), so that a servicing that fails early is seen soon enough
+PACE_COARSE_SECONDS = 10
 
 
 class Pace:
@@ -55,7 +59,8 @@ class Pace:
     faster).  The first polls of the next are aimed there: at its end once
     known that closely, else halfway (then at the end), so that each
     servicing narrows it; and after PACE_PROBE_AFTER found ended at the
-    first poll, once sooner, in case they got faster."""
+    first poll, once sooner, then as without a pace, in case they got
+    faster.  Only servicings that ended in ``active`` are learnt from."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -71,7 +76,7 @@ class Pace:
             lo, hi, at_once = known
             if at_once >= PACE_PROBE_AFTER:
                 known[2] = 0
-                return [PACE_PROBE_SOONER * lo, hi]
+                return [PACE_PROBE_SOONER * lo]
         if hi - lo <= PACE_CLOSE_SECONDS:
             return [hi]
         return [(lo + hi) / 2, hi]
@@ -84,6 +89,18 @@ class Pace:
                 return
             known[0], known[1] = max(lo, known[0]), min(hi, known[1])
             known[2] = known[2] + 1 if not lo else 0
+
+
+def coarse(aims):
+    """``aims``, after a poll every PACE_COARSE_SECONDS (or a tenth of the
+    first aim) until the first."""
+    if not aims:
+        return aims
+    every = max(PACE_COARSE_SECONDS, aims[0] / 10)
+    count = int(aims[0] // every)
+    if count and count * every >= aims[0]:
+        count -= 1
+    return [every * n for n in range(1, count + 1)] + list(aims)
 
 
 class TimedOut(exceptions.CommandError):
@@ -142,7 +159,7 @@ class Waiter:
         return self.until is not None and self.clock() > self.until
 
     def expired(self):
-        return self.deadline is not None and self.clock() > self.deadline
+        return self.deadline is not None and self.clock() >= self.deadline
 
     def left(self):
         """Whether the rollout this wait is part of is leaving."""
@@ -252,7 +269,8 @@ class Waits:
         self.waiter.begin()
         began = self.waiter.clock()
         learn = requested and self.pace is not None and pace is not None
-        aims = [began + a for a in self.pace.aims(pace)] if learn else []
+        aims = coarse(self.pace.aims(pace)) if learn else []
+        aims = [began + a for a in aims]
         # the poll at the last aim, where it should have ended, is the one
         # whose read may serve the budget too
         at_last = len(aims) == 1
@@ -263,7 +281,7 @@ class Waits:
             asked = self.waiter.clock()
             state = self.read_node(node, fields, at_last)
             if toggle_states.node_settled(state):
-                if learn:
+                if learn and state['provision_state'] == 'active':
                     self.pace.ended(pace, under_way,
                                     self.waiter.clock() - began)
                 return state
