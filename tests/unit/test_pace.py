@@ -53,6 +53,18 @@ class TestPace(testtools.TestCase):
         self.assertEqual([1.1], pace.aims('steps'))
 
 
+    def test_ended_at_the_aim_after_polls_that_came_before_it(self):
+        # a far aim has polls before it (``coarse``): a servicing they
+        # saw under way and the aimed poll found ended counts as found
+        # ended at once, and the sooner poll comes all the same
+        pace = waits.Pace()
+        pace.ended('steps', 119.5, 120)
+        for _ in range(waits.PACE_PROBE_AFTER):
+            pace.ended('steps', 110, 120)
+        self.assertEqual([waits.PACE_PROBE_SOONER * 119.5],
+                         pace.aims('steps'))
+
+
 class TestPaceThroughTheWait(testtools.TestCase):
     def test_an_aimed_pause_ends_soon_after_the_rollout_leaves(self):
         clock, leaving = Clock(), threading.Event()
@@ -156,6 +168,19 @@ class TestAimedPolls(fakes.TestCommand):
         self.waits.pace.ended('steps', 299, 301)
         self.serviced(2)
         self.assertEqual([30.0, 60.0, 90.0], self.read_at)
+
+    def test_a_failed_servicing_is_not_learnt_from(self):
+        self.waits.pace.ended('steps', 4.0, 5.0)
+
+        def fails(method, path):
+            self.read_at.append(self.clock())
+            self.node.update(provision_state='service failed',
+                             target_provision_state=None)
+
+        self.ironic.after_request = fails
+        self.assertEqual('service failed',
+                         self.serviced(5)['provision_state'])
+        self.assertEqual([4.5, 5.0], self.waits.pace.aims('steps'))
 
     def test_an_aimed_wait_ends_at_the_deadline(self):
         self.waits.waiter.seconds = 100

@@ -50,13 +50,13 @@ class Budget:
         (``nodes``: the nodes as read since ``began``; the servers are
         read then).  Of reads made at once (the drive's, a worker's), the
         one begun last is kept."""
-        if nodes is None:
+        if nodes is None or began is None:
             began = self.clock()
         seen = self.look() if nodes is None else self.look(nodes)
         with self._kept:
             if self.began is None or began >= self.began:
-                self.seen, self.began = seen, began
-                self.read_at = self.clock()
+                # as old as its nodes: the drive reads again in time
+                self.seen, self.began, self.read_at = seen, began, began
             return self.seen
 
     def down(self, seen=None):

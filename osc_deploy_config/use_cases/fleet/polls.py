@@ -64,6 +64,8 @@ class Polls:
         if not self.listing.acquire(timeout=waits.POLL_SECONDS):
             return None
         try:
+            # only one begun since it asked: an older one may show the
+            # node as it was before its servicing began
             if self.listed is None or self.listed[0] < asked:
                 began = self.clock()
                 self.listed = began, self.read_nodes()
@@ -76,8 +78,9 @@ class Polls:
         it up, the budget's read, with the servers read now (whether it
         was made).  Before the deadline only."""
         listed = self.found.pop(server_id, None)
-        if listed is None or not self.wanted():
-            return False
+        if listed is None or not self.wanted() or (
+                self.clock() - listed[0] > waits.POLL_SECONDS):
+            return False    # a read-back or record that took long: stale
         try:
             with rest.bounded(self.deadline):
                 self.budget.read(nodes=listed[1], began=listed[0])
@@ -90,4 +93,5 @@ class Polls:
         """Whether the budget's last read found the server up (said once)."""
         found = server_id in self.up
         self.up.discard(server_id)
+        self.found.pop(server_id, None)
         return found

@@ -126,15 +126,15 @@ class FleetReading:
         read, ``read_nodes``); a selected server the listings miss (gone,
         or moved) is read by itself, and left out only where nova answers
         that read with 404: any other error is the read's."""
+        if nodes is None:   # first: a read is as old as its nodes
+            nodes = self.read_nodes() if any(
+                s['id'] in self.nodes for s in self.servers) else {}
         wide, project_id = self.scope
         listed = {s['id']: s for s in self.nova.servers(wide, project_id)}
         for other in sorted({s.get('tenant_id') for s in self.servers
                              if s['id'] not in listed} - {None}):
             listed.update((s['id'], s) for s in self.nova.servers(
                 True, other))
-        if nodes is None:
-            nodes = self.read_nodes() if any(
-                s['id'] in self.nodes for s in self.servers) else {}
         found = {}
         for server in self.servers:
             now = listed.get(server['id'])

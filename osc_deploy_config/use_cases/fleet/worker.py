@@ -40,7 +40,8 @@ class Result:
 
 @dataclasses.dataclass
 class Up:
-    """A toggle's server is up again (its record and unlock follow)."""
+    """A toggle's server is up again, read back and recorded (its unlock
+    follows)."""
 
     server_id: str
 

@@ -44,8 +44,8 @@ ABORT_SECONDS = 120
 PACE_CLOSE_SECONDS = 0.2
 PACE_PROBE_AFTER = 8
 PACE_PROBE_SOONER = 0.8
-# before an aim further away, a poll at least this often (or a tenth of the
-# aim's time), so that a servicing that fails early is seen soon enough
+# before an aim further away, a poll every so often (or every tenth of the
+# aim's time, if longer), so that a servicing that fails early is seen
 PACE_COARSE_SECONDS = 10
 
 
@@ -87,20 +87,23 @@ class Pace:
             if known is None or not (lo < known[1] and hi > known[0]):
                 self._known[key] = [lo, hi, 0]
                 return
+            # found ended at the aim: no poll saw it under way past it
+            at_once = lo <= known[0]
             known[0], known[1] = max(lo, known[0]), min(hi, known[1])
-            known[2] = known[2] + 1 if not lo else 0
+            known[2] = known[2] + 1 if at_once else 0
 
 
 def coarse(aims):
     """``aims``, after a poll every PACE_COARSE_SECONDS (or a tenth of the
-    first aim) until the first."""
+    first aim) until shortly before the first."""
     if not aims:
         return aims
     every = max(PACE_COARSE_SECONDS, aims[0] / 10)
-    count = int(aims[0] // every)
-    if count and count * every >= aims[0]:
-        count -= 1
-    return [every * n for n in range(1, count + 1)] + list(aims)
+    last = aims[0] - max(POLL_SECONDS, every / 2)
+    polls = []
+    while (len(polls) + 1) * every <= last:
+        polls.append((len(polls) + 1) * every)
+    return polls + list(aims)
 
 
 class TimedOut(exceptions.CommandError):
@@ -214,9 +217,9 @@ class Waits:
         self.looked = False
 
     def up(self):
-        """The server is up again, its change made (its node active after
-        its servicing; its record and unlock follow): a rollout frees its
-        place in the budget."""
+        """The server is up again, its change made and recorded (its node
+        active after its servicing, read back; its unlock follows): a
+        rollout frees its place in the budget."""
         if self.on_up is not None:
             self.on_up()
 
