@@ -41,8 +41,7 @@ class Budget:
         self.clock = clock
         self.running = set()
         self.seen = {}
-        self.read_at = None
-        self.began = None
+        self.read_at = None     # when the kept read's nodes were listed
         self._kept = threading.Lock()
 
     def read(self, nodes=None, began=None):
@@ -54,9 +53,9 @@ class Budget:
             began = self.clock()
         seen = self.look() if nodes is None else self.look(nodes)
         with self._kept:
-            if self.began is None or began >= self.began:
+            if self.read_at is None or began >= self.read_at:
                 # as old as its nodes: the drive reads again in time
-                self.seen, self.began, self.read_at = seen, began, began
+                self.seen, self.read_at = seen, began
             return self.seen
 
     def down(self, seen=None):
