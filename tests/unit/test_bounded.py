@@ -314,6 +314,18 @@ class TestAlive(testtools.TestCase):
 
 
 class TestHonestOutcomes(test_fleet.FleetTestCase):
+    def interrupt_twice_after(self, at):
+        """Ctrl-C twice, as a user leaving at once, after the first nova
+        request whose path ``at`` holds for."""
+        def interrupted_twice(method, path):
+            if at(path):
+                self.nova.after_request = None
+                for _ in range(2):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    SLEEP(0.05)
+
+        self.nova.after_request = interrupted_twice
+
     def test_done_is_read_back_on_its_target(self):
         # someone drops db-0's record between the toggle and the read-back
         node = self.nodes['bm-0']
@@ -392,16 +404,9 @@ class TestHonestOutcomes(test_fleet.FleetTestCase):
         self.assertEqual([], self.ironic.writes)
 
     def test_ctrl_c_during_the_read_back_prints_every_row(self):
-        def interrupted_twice(method, path):
-            if path.startswith('/servers/detail') and self.ironic.serviced \
-                    and not self.server('db-0')['locked']:
-                self.nova.after_request = None
-                os.kill(os.getpid(), signal.SIGINT)
-                SLEEP(0.05)
-                os.kill(os.getpid(), signal.SIGINT)
-                SLEEP(0.05)
-
-        self.nova.after_request = interrupted_twice
+        self.interrupt_twice_after(lambda path: path.startswith(
+            '/servers/detail') and self.ironic.serviced and not self.server(
+                'db-0')['locked'])
         status, rows, _, _ = self.roll('db-0', *test_fleet.DISABLED)
         self.assertEqual((130, 'not read back: interrupted'),
                          (status, rows['db-0']['Outcome']))
@@ -417,15 +422,8 @@ class TestHonestOutcomes(test_fleet.FleetTestCase):
         db1.update(locked=True, locked_by='admin', locked_reason=(
             toggle_states.lock_reason([OFF], fakes.mine(fakes.gone_pid()))))
 
-        def interrupted_twice(method, path):
-            if path.startswith('/servers/%s/action' % db1['id']):
-                self.nova.after_request = None
-                os.kill(os.getpid(), signal.SIGINT)
-                SLEEP(0.05)
-                os.kill(os.getpid(), signal.SIGINT)
-                SLEEP(0.05)
-
-        self.nova.after_request = interrupted_twice
+        self.interrupt_twice_after(lambda path: path.startswith(
+            '/servers/%s/action' % db1['id']))
         status, rows, _, _ = self.roll('db-0', 'db-1', *test_fleet.DISABLED)
         self.assertEqual((130, 'not started: interrupted',
                           'unchanged: left locked by an interrupted toggle '

@@ -28,6 +28,20 @@ from tests.unit import test_fleet
 DISABLED_ONE = test_fleet.DISABLED + ('--max-unavailable', '1')
 
 
+def intercept(service, hook):
+    """Let ``hook(path, method, json)`` see each request to the fake
+    ``service`` first: its answer, or None for the service's own."""
+    own = service.proxy.request.side_effect
+
+    def request(path, method, json=None, **kwargs):
+        answer = hook(path, method, json)
+        if answer is None:
+            answer = own(path, method, json=json, **kwargs)
+        return answer
+
+    service.proxy.request.side_effect = request
+
+
 class TestPace(testtools.TestCase):
     def test_nothing_is_aimed_before_a_servicing_ended(self):
         self.assertEqual([], waits.Pace().aims('steps'))
@@ -203,23 +217,21 @@ class TestUpAgain(test_fleet.FleetTestCase):
     def test_the_next_servicing_starts_before_the_last_servers_unlock(self):
         # the unlock of db-0 is held until bm-1's servicing was asked
         # for: with one place, it is, as db-0 is up again once its node
-        # is active, before its record and unlock
-        asked, nova = threading.Event(), self.nova.proxy.request.side_effect
+        # is active, read back and recorded, before its unlock
+        asked, held = threading.Event(), []
         db_0 = self.server('db-0')['id']
         bm_1 = self.nodes['bm-1']['uuid']
-        held = []
 
-        def request(path, method, json=None, **kwargs):
+        def unlock(path, method, json):
             if json == {'unlock': None} and db_0 in path:
                 held.append(asked.wait(10))
-            return nova(path, method, json=json, **kwargs)
 
         def servicing_asked(method, path):
             self.sample(method, path)
             if method == 'PUT' and path.startswith('/nodes/%s/' % bm_1):
                 asked.set()
 
-        self.nova.proxy.request.side_effect = request
+        intercept(self.nova, unlock)
         self.ironic.after_request = servicing_asked
         status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
         self.assertEqual((0, [True]), (status, held))
@@ -227,44 +239,39 @@ class TestUpAgain(test_fleet.FleetTestCase):
         self.assertEqual({'db-0': 'done', 'db-1': 'done'},
                          self.outcomes(rows))
 
-
     def test_a_read_back_that_fails_counts_before_the_next_starts(self):
         # bm-0 ignores the step: its read-back, held a second, fails it,
         # and with --max-failures 0 db-1 does not start
         self.ironic.bios_ignores_steps = True
-        ironic, bm_0 = self.ironic.proxy.request.side_effect, self.nodes[
-            'bm-0']['uuid']
+        bm_0 = self.nodes['bm-0']['uuid']
 
-        def request(path, method, json=None, **kwargs):
+        def read_back(path, method, json):
             if path.startswith('/nodes/%s/bios' % bm_0) and (
                     self.ironic.provision_requests):
                 threading.Event().wait(1)
-            return ironic(path, method, json=json, **kwargs)
 
-        self.ironic.proxy.request.side_effect = request
-        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
-        self.assertEqual(1, status)
-        self.assertEqual('not started: more than --max-failures 0 failures',
-                         rows['db-1']['Outcome'])
-        self.assertEqual([('bm-0', 'service')],
-                         self.ironic.provision_requests)
+        intercept(self.ironic, read_back)
+        self.assert_db_1_not_started()
 
     def test_a_record_that_fails_counts_before_the_next_starts(self):
         # ironic answers bm-0's record 409 (its conductor still holds it),
         # a second late: with --max-failures 0, db-1 does not start
-        ironic, bm_0 = self.ironic.proxy.request.side_effect, self.nodes[
-            'bm-0']['uuid']
-        patches = []
+        bm_0, patches = self.nodes['bm-0']['uuid'], []
 
-        def request(path, method, json=None, **kwargs):
+        def record(path, method, json):
             if method == 'PATCH' and path == '/nodes/%s' % bm_0:
                 patches.append(path)
                 if len(patches) == 2:
                     threading.Event().wait(1)
                     return fakes.error(409, 'Node %s is locked' % bm_0)
-            return ironic(path, method, json=json, **kwargs)
+            return None
 
-        self.ironic.proxy.request.side_effect = request
+        intercept(self.ironic, record)
+        self.assert_db_1_not_started()
+
+    def assert_db_1_not_started(self):
+        """A rollout of db-0 and db-1, one at a time: db-0's failure stops
+        it before db-1's node is serviced."""
         status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
         self.assertEqual(1, status)
         self.assertEqual('not started: more than --max-failures 0 failures',
@@ -312,14 +319,11 @@ class TestPollsServeTheBudget(test_fleet.FleetTestCase):
                               service_reads_left=2, service_steps=[])
         # bm-0's servicing anew is held a second: time for db-1 to start,
         # were db-0's place given back
-        ironic, bm_0 = self.ironic.proxy.request.side_effect, node['uuid']
-
-        def request(path, method, json=None, **kwargs):
-            if method == 'PUT' and bm_0 in path:
+        def servicing_anew(path, method, json):
+            if method == 'PUT' and node['uuid'] in path:
                 threading.Event().wait(1)
-            return ironic(path, method, json=json, **kwargs)
 
-        self.ironic.proxy.request.side_effect = request
+        intercept(self.ironic, servicing_anew)
         status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
         self.assertEqual({'db-0': 'done', 'db-1': 'done'},
                          self.outcomes(rows))
