@@ -58,9 +58,9 @@ class Pace:
     started again from one that does not (the hardware got slower or
     faster).  The first polls of the next are aimed there: at its end once
     known that closely, else halfway (then at the end), so that each
-    servicing narrows it; and after PACE_PROBE_AFTER found ended at the
-    first poll, once sooner, then as without a pace, in case they got
-    faster.  Only servicings that ended in ``active`` are learnt from."""
+    servicing narrows it; and after PACE_PROBE_AFTER in a row found ended
+    at the aimed poll, once sooner, then as without a pace, in case they
+    got faster.  Only servicings that ended in ``active`` are learnt from."""
 
     def __init__(self):
         self._lock = threading.Lock()
