@@ -1249,3 +1249,17 @@ class TestCommand(base.TestCommand):
             self.app.stdin = stdin
         parsed = self.check_parser(cmd, args, [])
         return cmd.take_action(parsed)
+
+
+def intercept(service, hook):
+    """Let ``hook(path, method, json)`` see each request to the fake
+    ``service`` first: its answer, or None for the service's own."""
+    own = service.proxy.request.side_effect
+
+    def request(path, method, json=None, **kwargs):
+        answer = hook(path, method, json)
+        if answer is None:
+            answer = own(path, method, json=json, **kwargs)
+        return answer
+
+    service.proxy.request.side_effect = request

@@ -264,19 +264,26 @@ class TestBudget(FleetTestCase):
     def test_a_server_that_goes_down_meanwhile_spends_the_budget(self):
         # web-1 is stopped by its owner once db-0 and db-1 have started:
         # with a budget of 2, web-0 then waits until both have ended
-        real = self.nova.handle
         at_start = []
 
-        def count_at_lock(path, method, **kwargs):
-            if 'lock' in (kwargs.get('json') or {}):
-                with fakes.FakeService.lock:
-                    at_start.append(len(self.down_now() | {
-                        path.split('/')[2]}))
-                    if len(at_start) == 2:
-                        self.server('web-1')['status'] = 'SHUTOFF'
-            return real(path, method, **kwargs)
+        def count_at(server_id):
+            with fakes.FakeService.lock:
+                at_start.append(len(self.down_now() | {server_id}))
+                if len(at_start) == 2:
+                    self.server('web-1')['status'] = 'SHUTOFF'
 
-        self.nova.proxy.request.side_effect = count_at_lock
+        def at_service(path, method, json):
+            if isinstance(json, dict) and json.get('target') == 'service':
+                count_at(self.ironic.nodes[path.split('/')[2]][
+                    'instance_uuid'])
+
+        def at_resize(path, method, json):
+            if isinstance(json, dict) and 'resize' in json:
+                count_at(path.split('/')[2])
+
+        # each toggle's first change (locks may come ahead of a place)
+        fakes.intercept(self.ironic, at_service)
+        fakes.intercept(self.nova, at_resize)
         status, rows, _, _ = self.roll('db-0', 'db-1', 'web-0', 'web-1',
                                        *DISABLED, '--max-unavailable', '2')
         self.assertEqual(1, status)

@@ -28,20 +28,6 @@ from tests.unit import test_fleet
 DISABLED_ONE = test_fleet.DISABLED + ('--max-unavailable', '1')
 
 
-def intercept(service, hook):
-    """Let ``hook(path, method, json)`` see each request to the fake
-    ``service`` first: its answer, or None for the service's own."""
-    own = service.proxy.request.side_effect
-
-    def request(path, method, json=None, **kwargs):
-        answer = hook(path, method, json)
-        if answer is None:
-            answer = own(path, method, json=json, **kwargs)
-        return answer
-
-    service.proxy.request.side_effect = request
-
-
 class TestPace(testtools.TestCase):
     def test_nothing_is_aimed_before_a_servicing_ended(self):
         self.assertEqual([], waits.Pace().aims('steps'))
@@ -231,7 +217,7 @@ class TestUpAgain(test_fleet.FleetTestCase):
             if method == 'PUT' and path.startswith('/nodes/%s/' % bm_1):
                 asked.set()
 
-        intercept(self.nova, unlock)
+        fakes.intercept(self.nova, unlock)
         self.ironic.after_request = servicing_asked
         status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
         self.assertEqual((0, [True]), (status, held))
@@ -250,7 +236,7 @@ class TestUpAgain(test_fleet.FleetTestCase):
                     self.ironic.provision_requests):
                 threading.Event().wait(1)
 
-        intercept(self.ironic, read_back)
+        fakes.intercept(self.ironic, read_back)
         self.assert_db_1_not_started()
 
     def test_a_record_that_fails_counts_before_the_next_starts(self):
@@ -266,7 +252,7 @@ class TestUpAgain(test_fleet.FleetTestCase):
                     return fakes.error(409, 'Node %s is locked' % bm_0)
             return None
 
-        intercept(self.ironic, record)
+        fakes.intercept(self.ironic, record)
         self.assert_db_1_not_started()
 
     def assert_db_1_not_started(self):
@@ -323,7 +309,7 @@ class TestPollsServeTheBudget(test_fleet.FleetTestCase):
             if method == 'PUT' and node['uuid'] in path:
                 threading.Event().wait(1)
 
-        intercept(self.ironic, servicing_anew)
+        fakes.intercept(self.ironic, servicing_anew)
         status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
         self.assertEqual({'db-0': 'done', 'db-1': 'done'},
                          self.outcomes(rows))

@@ -12,7 +12,8 @@
 
 """A rollout's toggles under way: each starts when the budget
 (``budget``), read from the cloud then, has a place for it, and runs in a
-worker (``worker``) that reports a Result whatever happens.  Servers that
+worker (``worker``) that reports a Result whatever happens; while every
+place is held, the next ones are prepared ahead (``ahead``).  Servers that
 spend the budget are waited for only while something moves them back."""
 
 import queue
@@ -20,6 +21,7 @@ import threading
 import time
 
 from osc_deploy_config.services import rest
+from osc_deploy_config.use_cases.fleet import ahead
 from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import polls
 from osc_deploy_config.use_cases.fleet import worker
@@ -50,7 +52,8 @@ class Drive:
         self.rollout = rollout
         self.waiting = list(todo)
         self.running = {}
-        self.threads = {}
+        self.threads = {}           # the workers, those prepared ahead too
+        self.gates = ahead.Gates(rollout.leaving)
         self.budget = budgets.Budget(rollout.max_unavailable,
                                      rollout.fleet.look, rollout.clock)
         self.names = names
@@ -75,15 +78,21 @@ class Drive:
         past --wait-timeout by GRACE_SECONDS."""
         try:
             while self.waiting or self.running:
-                if self.waiting and not self.rollout.stopping():
+                if self.rollout.stopping():
+                    self.gates.close(stopped_by(self))
+                elif self.waiting:
                     self.start_what_fits()
+                    if self.budget.full():  # the next, ahead of a place
+                        self.gates.prepare(self.waiting, self.budget.limit,
+                                           self.budget.seen, self.run)
                 if not self.running and not self.worth_waiting():
                     break
                 if self.past_grace():
                     break
                 self.collect()
         finally:
-            self.why_not = self.stopped_by()
+            self.why_not = stopped_by(self)
+            self.gates.close(self.why_not)
 
     def start_what_fits(self):
         """Start the waiting toggles the budget has places for, read from
@@ -136,6 +145,8 @@ class Drive:
         self.done.put(worker.Up(server_id))
 
     def start(self, one, fresh):
+        """The toggle has a place: its gate opens (``fresh``: its server
+        and node as read then), or it starts."""
         rollout = self.rollout
         self.waiting.remove(one)
         self.started += 1
@@ -143,12 +154,17 @@ class Drive:
         with rollout.lock:
             rollout.count.in_flight += 1
         rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
+        self.running[one.server['id']] = one
+        if not self.gates.open(one.server['id'], fresh):
+            self.run(one, fresh)
+
+    def run(self, one, fresh):
+        """The toggle's worker, started."""
         # a daemon, so that a worker the rollout left (``join``) cannot
         # keep the process; every request it sends has a timeout
         thread = threading.Thread(target=worker.work, args=(
-            rollout.toggle_one, one, fresh, self.done), daemon=True,
+            self.rollout.toggle_one, one, fresh, self.done), daemon=True,
             name='toggle %s' % one.server['name'])
-        self.running[one.server['id']] = one
         self.threads[one.server['id']] = thread
         thread.start()
 
@@ -156,7 +172,7 @@ class Drive:
         """The next Result, if one comes within a second; with nothing
         running, a second's wait.  A Ctrl-C taken meanwhile is said."""
         self.rollout.say_interrupted(len(self.running))
-        if not self.running:
+        if not self.threads:
             time.sleep(1)
             return
         try:
@@ -178,15 +194,21 @@ class Drive:
                 self.stale = True
         if isinstance(result, worker.Up):
             return
-        one = self.running.pop(result.server_id)
         self.threads.pop(result.server_id, None)
-        self.rollout.ended(one, result)
+        self.gates.ended(result.server_id)
+        one = self.running.pop(result.server_id, None)
+        placed = one is not None
+        if not placed:      # prepared ahead, ended before its place
+            one = next(o for o in self.waiting
+                       if o.server['id'] == result.server_id)
+            self.waiting.remove(one)
+        self.rollout.ended(one, result, placed)
 
     def join(self, seconds):
         """The Results of the toggles in flight (told to stop), for up to
         ``seconds``: those still running then are left."""
         until = time.monotonic() + seconds
-        while self.running:
+        while self.threads:
             left = until - time.monotonic()
             if left <= 0:
                 return
@@ -220,18 +242,19 @@ class Drive:
                      % (GRACE_SECONDS - JOIN_SECONDS))
         return True
 
-    def stopped_by(self):
-        """Why the servers still waiting did not start."""
-        if not self.waiting:
-            return ''
-        why = self.rollout.stopping()
-        if why:
-            return why
-        if self.unread:
-            return 'the cloud could not be read: %s' % self.unread
-        spent = self.budget.spent_by(self.names) or 'toggles in flight'
-        if not self.started:
-            self.rollout.spent_by = spent
-        return '--max-unavailable %d spent by %s%s' % (
-            self.rollout.max_unavailable, spent, '' if self.budget.moving()
-            else ', which nothing under way brings back')
+
+def stopped_by(drive):
+    """Why the drive's servers still waiting did not start."""
+    if not drive.waiting:
+        return ''
+    why = drive.rollout.stopping()
+    if why:
+        return why
+    if drive.unread:
+        return 'the cloud could not be read: %s' % drive.unread
+    spent = drive.budget.spent_by(drive.names) or 'toggles in flight'
+    if not drive.started:
+        drive.rollout.spent_by = spent
+    return '--max-unavailable %d spent by %s%s' % (
+        drive.rollout.max_unavailable, spent, '' if drive.budget.moving()
+        else ', which nothing under way brings back')

@@ -38,6 +38,10 @@ def leave(rollout, drive):
     for them a while (``drive.JOIN_SECONDS``), and say how to hold a
     node one of them left out of maintenance mid-recovery."""
     if not drive.running:
+        try:    # those prepared ahead, told not to start: their unlocks
+            drive.join(drives.JOIN_SECONDS)
+        except KeyboardInterrupt:
+            rollout.left_at_once = True
         return
     rollout.leaving.set()
     rollout.say('Leaving: %d toggle(s) in flight are told to stop, and '

@@ -138,7 +138,7 @@ class Rollout:
                 drive.go()
             except KeyboardInterrupt:
                 self.left_at_once = True
-                drive.why_not = drive.why_not or drive.stopped_by()
+                drive.why_not = drive.why_not or drives.stopped_by(drive)
             except Exception as exc:    # noqa: BLE001 - the rows first
                 self.failures.append('the rollout: %s'
                                      % outcomes.one_line(exc))
@@ -197,6 +197,8 @@ class Rollout:
             waits_.on_up = functools.partial(self.drive.up, server_id)
             waits_.look = functools.partial(self.drive.polls.node, server_id)
             waits_.pace = self.pace
+            waits_.place = functools.partial(self.drive.gates.placed,
+                                             server_id)
             prepared = toggle_.prepare(self.fleet.reading(*fresh))
             if prepared.unchanged:
                 toggle_.leave_unchanged(prepared)
@@ -210,11 +212,11 @@ class Rollout:
                 'openstack server unlock %s' % one.server['id'])
         return result
 
-    def ended(self, one, result):
-        """Count and say how a toggle ended."""
+    def ended(self, one, result, placed=True):
+        """Count and say how a toggle ended (``placed``: in flight)."""
         self.results[result.server_id] = result
         with self.lock:
-            self.count.in_flight -= 1
+            self.count.in_flight -= placed
             if result.outcome in fleet_plan.ARRIVED:
                 self.count.done += 1
             elif result.outcome != fleet_plan.NOT_STARTED:
@@ -248,6 +250,10 @@ class Rollout:
         if one.server['id'] in drive.running:
             return fleet_plan.row(one, fleet_plan.INTERRUPTED, drive.left or (
                 'in flight when the rollout left: rerun to finish it'))
+        if one.server['id'] in drive.gates:     # its worker, left
+            return fleet_plan.row(one, fleet_plan.NOT_STARTED, (
+                '%s; prepared ahead, it may stay locked: a rerun takes the '
+                'lock over' % drive.why_not))
         return fleet_plan.row(one, fleet_plan.NOT_STARTED, drive.why_not)
 
     def stopping(self):

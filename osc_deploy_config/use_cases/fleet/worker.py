@@ -19,6 +19,7 @@ import time
 
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.use_cases.fleet import ahead
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import waits
 
@@ -56,7 +57,7 @@ def work(toggle_one, one, fresh, done):
         result = toggle_one(one, fresh)
     except toggle_states.Unavailable as exc:
         result = Result(one.server['id'], fleet_plan.UNAVAILABLE, exc.state)
-    except waits.PastDeadline as exc:
+    except (waits.PastDeadline, ahead.NotPlaced) as exc:
         result = Result(one.server['id'], fleet_plan.NOT_STARTED, str(exc))
     except toggle_states.Incapable as exc:
         result = Result(one.server['id'], fleet_plan.SKIPPED,

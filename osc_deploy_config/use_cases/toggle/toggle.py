@@ -248,10 +248,7 @@ class ServerToggle:
         interrupted = False
         try:
             self.refuse_past_deadline(prepared)
-            if prepared.claim:
-                prepared.claim.take()
-                prepared.claim.kept = self.waits.waiter.past_until()
-                self.refuse_past_deadline(prepared)
+            hold(self, prepared)
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
             interrupted = True
@@ -311,3 +308,21 @@ def let_go(claim, say):
     say('  server %s stays locked for the rerun that finishes the '
         'interrupted toggle' % claim.server['name'])
     return False
+
+
+def hold(toggle, prepared):
+    """Lock the server (a toggle that holds it), wait for a rollout's
+    place (a toggle prepared ahead: its server and node as the budget read
+    them then, whose state is refused again), and refuse a deadline passed
+    meanwhile."""
+    if prepared.claim:
+        prepared.claim.take()
+    fresh = toggle.waits.placed()
+    if fresh is not None:
+        prepared.server, node = fresh
+        if node is not None:
+            prepared.reading.node = node
+        prepared.strategy.refuse_state(prepared)
+    if prepared.claim:
+        prepared.claim.kept = toggle.waits.waiter.past_until()
+        toggle.refuse_past_deadline(prepared)

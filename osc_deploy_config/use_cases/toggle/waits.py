@@ -207,11 +207,13 @@ class Waits:
         self.ironic = ironic
         # a rollout's: when its servicings end (Pace); a read of the node
         # that serves its budget too (``look(uuid)``: the node, or None),
-        # for the polls aimed at the end; and what it is told once the
-        # server is up again (``on_up``: ``up``)
+        # for the polls aimed at the end; what it is told once the
+        # server is up again (``on_up``: ``up``); and the wait of a toggle
+        # prepared ahead for its place (``place()``: ``placed``)
         self.pace = None
         self.look = None
         self.on_up = None
+        self.place = None
         # whether the last read of the node was the look's (which reads
         # less of it)
         self.looked = False
@@ -222,6 +224,11 @@ class Waits:
         rollout frees its place in the budget."""
         if self.on_up is not None:
             self.on_up()
+
+    def placed(self):
+        """A rollout's toggle prepared ahead: once it has its place in the
+        budget, its (server, node) as read then; None for any other."""
+        return None if self.place is None else self.place()
 
     def resize(self, server):
         """Until nova's resize of the server has ended: the server then

@@ -1,0 +1,110 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Toggles prepared ahead of their place: while every place of the budget
+is held, as many of the waiting toggles as hold one start and lock their
+servers, then wait at a ``Gate`` before their first write.  The drive
+opens a gate with the server and node as the budget read them when it
+gave the place, and closes every gate still shut when no more server may
+start: those toggles unlock their servers and report "not started"."""
+
+import threading
+
+from osc_deploy_config.use_cases.toggle import waits
+
+
+class NotPlaced(Exception):
+    """A toggle prepared ahead got no place: it did not start (``str``:
+    why)."""
+
+
+class Gate:
+    """Where a toggle prepared ahead waits for its place (``wait``, in
+    its worker), until the drive opens it (``open``) or closes it
+    (``close``), or the rollout leaves (``leaving``: an Event)."""
+
+    def __init__(self, leaving):
+        self.leaving = leaving
+        self.fresh = None
+        self.why = ''
+        self.shut = threading.Event()
+
+    def open(self, fresh):
+        """The toggle has a place: (server, node) as read then."""
+        self.fresh = fresh
+        self.shut.set()
+
+    def close(self, why):
+        """No place comes (``why``): the toggle does not start."""
+        if not self.shut.is_set():
+            self.why = why
+            self.shut.set()
+
+    def wait(self):
+        """(server, node) once the gate is open; NotPlaced once it is
+        closed, or the rollout leaves."""
+        while not self.shut.wait(waits.POLL_SECONDS):
+            if self.leaving.is_set():
+                raise NotPlaced('the rollout left')
+        if self.fresh is None:
+            raise NotPlaced(self.why)
+        return self.fresh
+
+
+class Gates:
+    """The gates of a rollout's toggles prepared ahead, by server ID,
+    each kept until its toggle ends (``leaving``: the rollout's Event)."""
+
+    def __init__(self, leaving):
+        self.leaving = leaving
+        self.by_server = {}
+
+    def __contains__(self, server_id):
+        return server_id in self.by_server
+
+    def prepare(self, waiting, held, seen, run):
+        """Start ahead as many of the ``waiting`` toggles as hold a place
+        (``held``), but an interrupted one of ours (it takes over a lock
+        of its own): ``run(one, (server, node))``, as ``seen`` by the
+        budget's last read."""
+        shut = sum(1 for one in waiting if one.server['id'] in self)
+        for one in waiting:
+            if shut >= held:
+                return
+            server_id = one.server['id']
+            if one.ours or server_id in self:
+                continue
+            self.by_server[server_id] = Gate(self.leaving)
+            run(one, seen.get(server_id) or (one.server,
+                                             one.prepared.reading.node))
+            shut += 1
+
+    def open(self, server_id, fresh):
+        """Open the server's gate: whether it had one."""
+        gate = self.by_server.get(server_id)
+        if gate is not None:
+            gate.open(fresh)
+        return gate is not None
+
+    def placed(self, server_id):
+        """In a toggle's worker, before its first write: its (server,
+        node) once it has its place (None: it started with them)."""
+        gate = self.by_server.get(server_id)
+        return None if gate is None else gate.wait()
+
+    def close(self, why=''):
+        """No more toggle starts (``why``): those prepared ahead do not."""
+        for gate in list(self.by_server.values()):
+            gate.close(why or 'the rollout stopped')
+
+    def ended(self, server_id):
+        self.by_server.pop(server_id, None)

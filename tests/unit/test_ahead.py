@@ -1,0 +1,108 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""A rollout's toggles prepared ahead of their place (``fleet.ahead``):
+locked while every place is held, written only once they have one."""
+
+import threading
+
+from osc_deploy_config.domain.toggle import toggle_record
+from tests.unit import fakes
+from tests.unit import test_fleet
+from tests.unit import test_pace
+
+
+class TestAhead(test_fleet.FleetTestCase):
+    def setUp(self):
+        super().setUp()
+        self.db_1 = self.server('db-1')
+        self.bm_1 = self.nodes['bm-1']
+        self.locks = []     # server IDs
+
+        def lock(path, method, json):
+            if json and 'lock' in json:
+                self.locks.append(path.split('/')[2])
+                self.on_lock(path.split('/')[2])
+
+        fakes.intercept(self.nova, lock)
+
+    def on_lock(self, server_id):
+        """What a test does at a lock, before nova takes it."""
+
+    def assert_untouched(self):
+        """db-1 was locked ahead, then unlocked, and its node never
+        written to nor serviced."""
+        self.assertIn(self.db_1['id'], self.locks)
+        self.assertFalse(self.db_1['locked'])
+        self.assertNotIn(toggle_record.PENDING, self.bm_1['properties'])
+        self.assertNotIn(('bm-1', 'service'), self.ironic.provision_requests)
+        self.assertFalse([p for m, p, _ in self.ironic.requests
+                          if m == 'PATCH' and self.bm_1['uuid'] in p])
+
+    def test_the_next_is_locked_while_the_one_before_is_serviced(self):
+        # bm-0's servicing ends only once db-1 is locked: one place, so
+        # db-1 waits for it locked, and is serviced once db-0 is up again
+        locked = threading.Event()
+        bm_0, held = self.nodes['bm-0']['uuid'], []
+
+        def polled(path, method, json):
+            if method == 'GET' and path.startswith('/nodes/%s?' % bm_0) and (
+                    self.ironic.provision_requests) and not held:
+                held.append(locked.wait(10))
+
+        self.on_lock = lambda server_id: (
+            server_id == self.db_1['id'] and locked.set())
+        fakes.intercept(self.ironic, polled)
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual({'db-0': 'done', 'db-1': 'done'},
+                         self.outcomes(rows))
+        self.assertEqual((0, [True]), (status, held))
+        self.assertEqual(1, self.peak)
+        self.assertEqual([('bm-0', 'service'), ('bm-1', 'service')],
+                         self.ironic.provision_requests)
+        self.assertFalse(self.db_1['locked'])
+
+    def test_one_that_gets_no_place_is_unlocked_untouched(self):
+        # bm-0 ignores the step: db-0 fails, and with --max-failures 0
+        # db-1, locked ahead, does not start
+        self.ironic.bios_ignores_steps = True
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual(1, status)
+        self.assertEqual('not started: more than --max-failures 0 failures',
+                         rows['db-1']['Outcome'])
+        self.assert_untouched()
+
+    def test_one_whose_node_went_down_meanwhile_is_refused_at_its_place(self):
+        # bm-1 goes into maintenance as db-1 is locked ahead: once db-0
+        # is done, db-1 gets the place (it is down already), is refused
+        # on the budget's read, and unlocked
+        def on_lock(server_id):
+            if server_id == self.db_1['id']:
+                self.bm_1['maintenance'] = True
+
+        self.on_lock = on_lock
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual('done', rows['db-0']['Outcome'])
+        self.assertEqual('unavailable: node bm-1 in maintenance',
+                         rows['db-1']['Outcome'])
+        self.assert_untouched()
+
+    def test_none_is_prepared_ahead_while_places_are_free(self):
+        # only toggles that wait for a place are: with room for both,
+        # each server is locked once, when it starts
+        status, rows, _, _ = self.roll('db-0', 'db-1', *test_fleet.DISABLED,
+                                       '--max-unavailable', '2')
+        self.assertEqual(0, status)
+        self.assertEqual(2, len(self.locks))
