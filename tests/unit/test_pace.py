@@ -85,8 +85,9 @@ class TestBudgetReads(testtools.TestCase):
     def test_of_reads_made_at_once_the_one_begun_last_is_kept(self):
         # a worker's read with nodes listed at 3 ends after the drive's
         # begun at 5: the drive's is kept
-        budget = budgets.Budget(1, lambda nodes=None: {'nodes': nodes},
-                                clock=lambda: 5.0)
+        budget = budgets.Budget(
+            1, lambda nodes=None, servers=None: {'nodes': nodes},
+            clock=lambda: 5.0)
         budget.read()
         budget.read(nodes='listed at 3', began=3.0)
         self.assertEqual({'nodes': None}, budget.seen)
@@ -289,6 +290,32 @@ class TestPollsServeTheBudget(test_fleet.FleetTestCase):
         self.assertEqual(6, sum(
             1 for method, path, _ in self.nova.requests
             if path.startswith('/servers/detail')))
+
+    def test_the_servers_are_listed_beside_the_polls_nodes(self):
+        # bm-1's read-back waits for a listing of the servers begun since
+        # its servicing was asked for: its poll's, begun beside the nodes
+        for number in range(3, 5):
+            self.baremetal('db-%d' % number, 'bm-%d' % number, tagged=True)
+        self.ironic.servicing_reads = 0     # ended at the first poll
+        bm_1 = self.nodes['bm-1']['uuid']
+        serviced, listed, held = threading.Event(), threading.Event(), []
+
+        def read_back(path, method, json):
+            if method == 'PUT' and bm_1 in path:
+                serviced.set()
+            elif path.startswith('/nodes/%s/bios' % bm_1) and (
+                    serviced.is_set() and not held):
+                held.append(listed.wait(5))
+
+        def servers_listed(path, method, json):
+            if path.startswith('/servers/detail') and serviced.is_set():
+                listed.set()
+
+        fakes.intercept(self.ironic, read_back)
+        fakes.intercept(self.nova, servers_listed)
+        status, rows, _, _ = self.roll('db-0', 'db-1', 'db-3', 'db-4',
+                                       *DISABLED_ONE)
+        self.assertEqual((0, [True]), (status, held))
 
     def test_a_node_finished_then_serviced_again_keeps_its_place(self):
         # a killed rollout to enabled left bm-0 servicing; this one, to

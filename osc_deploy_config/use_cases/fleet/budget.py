@@ -44,14 +44,14 @@ class Budget:
         self.read_at = None     # when the kept read's nodes were listed
         self._kept = threading.Lock()
 
-    def read(self, nodes=None, began=None):
+    def read(self, nodes=None, began=None, servers=None):
         """The cloud as it is now: {server ID: (server, node)}
-        (``nodes``: the nodes as read since ``began``; the servers are
-        read then).  Of reads made at once (the drive's, a worker's), the
-        one begun last is kept."""
+        (``nodes``: the nodes as read since ``began``; ``servers``: the
+        servers listed since then, else read now).  Of reads made at once
+        (the drive's, a worker's), the one begun last is kept."""
         if nodes is None or began is None:
             began = self.clock()
-        seen = self.look() if nodes is None else self.look(nodes)
+        seen = self.look() if nodes is None else self.look(nodes, servers)
         with self._kept:
             if self.read_at is None or began >= self.read_at:
                 # as old as its nodes: the drive reads again in time

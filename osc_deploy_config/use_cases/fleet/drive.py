@@ -67,7 +67,7 @@ class Drive:
         self.fresh = False
         self.retry_at = float('-inf')   # after a read that failed
         self.polls = polls.Polls(
-            self.budget, lambda: rollout.fleet.read_nodes(), rollout.clock,
+            self.budget, rollout.fleet, rollout.clock,
             lambda: bool(self.waiting) and not rollout.stopping(),
             rollout.deadline)
         self.blocked_since = None

@@ -13,9 +13,10 @@
 """The poll of a rollout's servicing aimed at where it should have ended
 (``waits.Pace``), while servers wait for a place in the budget: a listing
 of the nodes (one for the polls that ask at once), which the budget reads
-anyway.  Where it found the node up, the server's toggle, once up again,
-reads the servers to go with it: that is the budget's read, which the next
-start takes instead of a read of its own."""
+anyway, and beside it, in a thread of its own, a listing of the servers.
+Where the poll found the node up, the two are the budget's read once the
+server's toggle is up again (read back and recorded), which the next start
+takes instead of a read of its own."""
 
 import threading
 
@@ -24,19 +25,20 @@ from osc_deploy_config.use_cases.toggle import waits
 
 
 class Polls:
-    """``read_nodes()``: {instance UUID: node} of a listing of the nodes;
-    ``wanted()``: whether servers wait for a place; ``deadline``: past it
-    no server starts, and no read for one is made."""
+    """``fleet``: its ``read_nodes()`` ({instance UUID: node} of a listing
+    of the nodes) and ``list_servers()``; ``wanted()``: whether servers
+    wait for a place; ``deadline``: past it no server starts, and no read
+    for one is made."""
 
-    def __init__(self, budget, read_nodes, clock, wanted, deadline):
+    def __init__(self, budget, fleet, clock, wanted, deadline):
         self.budget = budget
-        self.read_nodes = read_nodes
+        self.fleet = fleet
         self.clock = clock
         self.wanted = wanted
         self.deadline = deadline
-        self.found = {}         # server ID: (began, nodes) found it up
+        self.found = {}         # server ID: the listing that found it up
         self.up = set()         # the servers the budget's read found up
-        self.listed = None      # (when begun, {instance UUID: node})
+        self.listed = None      # (when begun, nodes, Later of the servers)
         self.listing = threading.Lock()
 
     def node(self, server_id, uuid):
@@ -58,9 +60,9 @@ class Polls:
         return node
 
     def since(self, asked):
-        """(when begun, the nodes) of a listing begun since ``asked``;
-        None where another poll's listing takes longer than a poll's
-        interval (the poll then reads its node alone)."""
+        """(when begun, the nodes, the servers' Later) of a listing begun
+        since ``asked``; None where another poll's listing takes longer
+        than a poll's interval (the poll then reads its node alone)."""
         if not self.listing.acquire(timeout=waits.POLL_SECONDS):
             return None
         try:
@@ -68,22 +70,24 @@ class Polls:
             # node as it was before its servicing began
             if self.listed is None or self.listed[0] < asked:
                 began = self.clock()
-                self.listed = began, self.read_nodes()
+                servers = Later(self.fleet.list_servers, self.deadline)
+                self.listed = began, self.fleet.read_nodes(), servers
             return self.listed
         finally:
             self.listing.release()
 
     def read_budget(self, server_id):
         """The server's toggle is over but its unlock: if its poll found
-        it up, the budget's read, with the servers read now (whether it
-        was made).  Before the deadline only."""
+        it up, the budget's read, with the servers listed beside its nodes
+        (whether it was made).  Before the deadline only."""
         listed = self.found.pop(server_id, None)
         if listed is None or not self.wanted() or (
                 self.clock() - listed[0] > waits.POLL_SECONDS):
             return False    # a read-back or record that took long: stale
+        began, nodes, servers = listed
         try:
             with rest.bounded(self.deadline):
-                self.budget.read(nodes=listed[1], began=listed[0])
+                self.budget.read(nodes, began, servers.result())
         except Exception:   # noqa: BLE001 - the drive reads it again
             return False
         self.up.add(server_id)
@@ -95,3 +99,28 @@ class Polls:
         self.up.discard(server_id)
         self.found.pop(server_id, None)
         return found
+
+
+class Later:
+    """``read()`` begun now, in a thread of its own, bounded by
+    ``until`` (rest.bounded); ``result()`` waits for it."""
+
+    def __init__(self, read, until):
+        self.value = self.error = None
+        self.thread = threading.Thread(target=self.run, args=(read, until),
+                                       daemon=True, name='listing')
+        self.thread.start()
+
+    def run(self, read, until):
+        try:
+            with rest.bounded(until):
+                self.value = read()
+        except Exception as exc:    # noqa: BLE001 - the reader's to raise
+            self.error = exc
+
+    def result(self):
+        """What ``read()`` returned, or raise what it raised."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.value

@@ -118,19 +118,25 @@ class FleetReading:
         self.by_name = placement.provider_names() if any(
             s['id'] not in self.nodes for s in self.servers) else {}
 
-    def look(self, nodes=None):
+    def list_servers(self):
+        """{server ID: server} of one listing of the servers in the
+        selection's scope."""
+        wide, project_id = self.scope
+        return {s['id']: s for s in self.nova.servers(wide, project_id)}
+
+    def look(self, nodes=None, listed=None):
         """{server ID: (server, node or None)} of the selected servers as
         they are now: one listing of the servers (in the selection's
-        scope; and one of each other project a selected server belongs
-        to) and, for bare-metal ones, of the nodes (``nodes``: as just
-        read, ``read_nodes``); a selected server the listings miss (gone,
-        or moved) is read by itself, and left out only where nova answers
-        that read with 404: any other error is the read's."""
+        scope, ``listed``: as just read, ``list_servers``; and one of each
+        other project a selected server belongs to) and, for bare-metal
+        ones, of the nodes (``nodes``: as just read, ``read_nodes``); a
+        selected server the listings miss (gone, or moved) is read by
+        itself, and left out only where nova answers that read with 404:
+        any other error is the read's."""
         if nodes is None:   # first: a read is as old as its nodes
             nodes = self.read_nodes() if any(
                 s['id'] in self.nodes for s in self.servers) else {}
-        wide, project_id = self.scope
-        listed = {s['id']: s for s in self.nova.servers(wide, project_id)}
+        listed = dict(self.list_servers() if listed is None else listed)
         for other in sorted({s.get('tenant_id') for s in self.servers
                              if s['id'] not in listed} - {None}):
             listed.update((s['id'], s) for s in self.nova.servers(
