@@ -48,9 +48,9 @@ class TestAhead(test_fleet.FleetTestCase):
         self.assertFalse([p for m, p, _ in self.ironic.requests
                           if m == 'PATCH' and self.bm_1['uuid'] in p])
 
-    def test_the_next_is_locked_while_the_one_before_is_serviced(self):
-        # bm-0's servicing ends only once db-1 is locked: one place, so
-        # db-1 waits for it locked, and is serviced once db-0 is up again
+    def hold_bm_0_until_db_1_is_locked(self, then=lambda: None):
+        """bm-0's servicing ends (its first poll is answered) only once
+        db-1 is locked (and ``then()`` ran): whether it was, a list."""
         locked = threading.Event()
         bm_0, held = self.nodes['bm-0']['uuid'], []
 
@@ -58,10 +58,17 @@ class TestAhead(test_fleet.FleetTestCase):
             if method == 'GET' and path.startswith('/nodes/%s?' % bm_0) and (
                     self.ironic.provision_requests) and not held:
                 held.append(locked.wait(10))
+                then()
 
         self.on_lock = lambda server_id: (
             server_id == self.db_1['id'] and locked.set())
         fakes.intercept(self.ironic, polled)
+        return held
+
+    def test_the_next_is_locked_while_the_one_before_is_serviced(self):
+        # one place: db-1 waits for it locked, and is serviced once db-0
+        # is up again
+        held = self.hold_bm_0_until_db_1_is_locked()
         status, rows, _, _ = self.roll('db-0', 'db-1',
                                        *test_pace.DISABLED_ONE)
         self.assertEqual({'db-0': 'done', 'db-1': 'done'},
@@ -84,20 +91,50 @@ class TestAhead(test_fleet.FleetTestCase):
         self.assert_untouched()
 
     def test_one_whose_node_went_down_meanwhile_is_refused_at_its_place(self):
-        # bm-1 goes into maintenance as db-1 is locked ahead: once db-0
+        # bm-1 goes into maintenance once db-1 is locked ahead: once db-0
         # is done, db-1 gets the place (it is down already), is refused
         # on the budget's read, and unlocked
-        def on_lock(server_id):
-            if server_id == self.db_1['id']:
-                self.bm_1['maintenance'] = True
-
-        self.on_lock = on_lock
+        self.hold_bm_0_until_db_1_is_locked(
+            lambda: self.bm_1.update(maintenance=True))
         status, rows, _, _ = self.roll('db-0', 'db-1',
                                        *test_pace.DISABLED_ONE)
         self.assertEqual('done', rows['db-0']['Outcome'])
         self.assertEqual('unavailable: node bm-1 in maintenance',
                          rows['db-1']['Outcome'])
         self.assert_untouched()
+
+    def test_a_lock_put_over_ours_meanwhile_is_left_to_its_holder(self):
+        # an operator locks db-1 over our lock while it waits: at its
+        # place it is refused, and the operator's lock stays
+        self.hold_bm_0_until_db_1_is_locked(lambda: self.db_1.update(
+            locked=True, locked_by='admin', locked_reason='firmware check'))
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual({'db-0': 'done', 'db-1': 'unavailable: locked by '
+                          'admin'}, self.outcomes(rows))
+        self.assertEqual((True, 'firmware check'), (
+            self.db_1['locked'], self.db_1['locked_reason']))
+        self.assertNotIn(('bm-1', 'service'), self.ironic.provision_requests)
+
+    def test_one_done_by_another_meanwhile_is_unchanged_at_its_place(self):
+        # another toggle's record shows bm-1 on the target once db-1 is
+        # locked ahead: at its place it is planned again, and unchanged
+        def done_elsewhere():
+            record = toggle_record.complete_patch(
+                self.bm_1, self.db_1['id'], [fakes.OFF], None)
+            for op in record:
+                if op['op'] == 'add':
+                    self.bm_1[op['path'].split('/')[1]][
+                        op['path'].split('/')[2]] = op['value']
+
+        self.hold_bm_0_until_db_1_is_locked(done_elsewhere)
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual({'db-0': 'done', 'db-1': 'unchanged'},
+                         self.outcomes(rows))
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+        self.assertFalse(self.db_1['locked'])
 
     def test_none_is_prepared_ahead_while_places_are_free(self):
         # only toggles that wait for a place are: with room for both,

@@ -371,7 +371,9 @@ class TestInterrupted(FleetTestCase):
                          [rows[n]['Outcome'] for n in ('db-0', 'db-1',
                                                        'web-0')])
         self.assertIn('Rerun the same command to finish: openstack ', said)
-        self.assertFalse(self.server('db-0')['locked'])
+        # those prepared ahead of their place too
+        self.assertEqual([False] * 3, [self.server(n)['locked'] for n in (
+            'db-0', 'db-1', 'web-0')])
 
     def test_a_second_ctrl_c_leaves_in_order(self):
         # the worker is told to stop: its wait ends, and it unlocks
@@ -388,7 +390,8 @@ class TestInterrupted(FleetTestCase):
                       'waited for up to 15 s (Ctrl-C again to leave now).',
                       said)
         self.assertIn('Rerun the same command to finish', said)
-        self.assertFalse(self.server('db-0')['locked'])
+        self.assertEqual([False] * 2, [self.server(n)['locked'] for n in (
+            'db-0', 'db-1')])
 
     def test_a_rerun_finishes_a_toggle_interrupted_mid_way(self):
         # killed while ironic serviced bm-0: the lock of a gone process,

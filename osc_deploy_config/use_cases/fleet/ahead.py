@@ -62,10 +62,12 @@ class Gate:
 
 class Gates:
     """The gates of a rollout's toggles prepared ahead, by server ID,
-    each kept until its toggle ends (``leaving``: the rollout's Event)."""
+    each kept until its toggle ends (``leaving``: the rollout's Event;
+    ``reading(server, node)``: a toggle's Reading of them)."""
 
-    def __init__(self, leaving):
+    def __init__(self, leaving, reading):
         self.leaving = leaving
+        self.reading = reading
         self.by_server = {}
 
     def __contains__(self, server_id):
@@ -96,10 +98,11 @@ class Gates:
         return gate is not None
 
     def placed(self, server_id):
-        """In a toggle's worker, before its first write: its (server,
-        node) once it has its place (None: it started with them)."""
+        """In a toggle's worker, before its first write: once it has its
+        place, its Reading of the server and node read then (None: it
+        started with them)."""
         gate = self.by_server.get(server_id)
-        return None if gate is None else gate.wait()
+        return None if gate is None else self.reading(*gate.wait())
 
     def close(self, why=''):
         """No more toggle starts (``why``): those prepared ahead do not."""

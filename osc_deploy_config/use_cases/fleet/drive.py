@@ -53,7 +53,7 @@ class Drive:
         self.waiting = list(todo)
         self.running = {}
         self.threads = {}           # the workers, those prepared ahead too
-        self.gates = ahead.Gates(rollout.leaving)
+        self.gates = ahead.Gates(rollout.leaving, rollout.fleet.reading)
         self.budget = budgets.Budget(rollout.max_unavailable,
                                      rollout.fleet.look, rollout.clock)
         self.names = names
@@ -90,9 +90,8 @@ class Drive:
                 if self.past_grace():
                     break
                 self.collect()
-        finally:
+        finally:    # the gates still shut close as the rollout leaves
             self.why_not = stopped_by(self)
-            self.gates.close(self.why_not)
 
     def start_what_fits(self):
         """Start the waiting toggles the budget has places for, read from
@@ -148,13 +147,13 @@ class Drive:
         """The toggle has a place: its gate opens (``fresh``: its server
         and node as read then), or it starts."""
         rollout = self.rollout
+        self.running[one.server['id']] = one
         self.waiting.remove(one)
-        self.started += 1
-        self.blocked_since = None
         with rollout.lock:
             rollout.count.in_flight += 1
+        self.started += 1
+        self.blocked_since = None
         rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
-        self.running[one.server['id']] = one
         if not self.gates.open(one.server['id'], fresh):
             self.run(one, fresh)
 

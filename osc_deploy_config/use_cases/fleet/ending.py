@@ -37,6 +37,7 @@ def leave(rollout, drive):
     """With toggles still in flight: tell their workers to stop, wait
     for them a while (``drive.JOIN_SECONDS``), and say how to hold a
     node one of them left out of maintenance mid-recovery."""
+    drive.gates.close(drive.why_not)
     if not drive.running:
         try:    # those prepared ahead, told not to start: their unlocks
             drive.join(drives.JOIN_SECONDS)

@@ -317,3 +317,18 @@ class Claim:
         return ('Server %s stays locked: unlocking it failed. Once no toggle '
                 'runs on it: openstack server unlock %s' % (
                     self.server['name'], self.server['id']))
+
+
+def still_held(claim, server):
+    """After a wait for a rollout's place: the server as read then
+    (``server``), or read again now where that read does not show the
+    claim's lock (it may be older); Unavailable, and the lock left to its
+    holder, where another replaced it."""
+    if server.get('locked_reason') != claim.reason:
+        server = claim.nova.find_server(server['id'])
+    if server.get('locked') and server['locked_reason'] == claim.reason:
+        return server
+    claim.held = False
+    toggle_states.refuse_foreign_lock(server)
+    raise toggle_states.refuse_live_toggle(
+        server, toggle_states.lock_holder(server) or toggle_states.NOBODY)

@@ -202,11 +202,12 @@ class ServerToggle:
             return bool(self.nova.runs_on_ironic(server))
         return rebuild_plan.on_ironic_by_flavor(server['flavor'])
 
-    def prepare(self, reading):
+    def prepare(self, reading, claim=None):
         """Plan, and refuse (CommandError) what cannot be done: a Prepared
         (``unchanged`` when there is nothing to do).  No change and no wait
         (a dry run and a rollout's planning call it); no request but the
-        hardware's reading, with ``fresh_reading``."""
+        hardware's reading, with ``fresh_reading``.  ``claim``: the lock
+        the toggle holds already (prepared ahead of its place)."""
         server = reading.server
         if reading.bare_metal:
             self.authority.refuse_unserviceable(server, reading.node,
@@ -215,10 +216,10 @@ class ServerToggle:
                                         reading.templates_by_config,
                                         self.allowed_steps)
         toggle_plan.refuse_image_configs(server, reading.image, self.configs)
-        claim = None
-        if self.clients.is_admin() or (
-                self.authority.project_id and reading.bare_metal):
+        if claim is None and (self.clients.is_admin() or (
+                self.authority.project_id and reading.bare_metal)):
             claim = claims.Claim(self.nova, server, self.configs, self.say)
+        if claim:
             claim.refuse_held()
         plan = toggle_plan.plan(
             server, self.configs, reading.templates_by_config,
@@ -248,7 +249,9 @@ class ServerToggle:
         interrupted = False
         try:
             self.refuse_past_deadline(prepared)
-            hold(self, prepared)
+            prepared = hold(self, prepared)
+            if prepared.unchanged:      # so at its place in a rollout
+                return self.leave_unchanged(prepared)
             return prepared.strategy.carry_out(prepared)
         except KeyboardInterrupt:
             interrupted = True
@@ -311,18 +314,19 @@ def let_go(claim, say):
 
 
 def hold(toggle, prepared):
-    """Lock the server (a toggle that holds it), wait for a rollout's
-    place (a toggle prepared ahead: its server and node as the budget read
-    them then, whose state is refused again), and refuse a deadline passed
-    meanwhile."""
-    if prepared.claim:
-        prepared.claim.take()
-    fresh = toggle.waits.placed()
-    if fresh is not None:
-        prepared.server, node = fresh
-        if node is not None:
-            prepared.reading.node = node
-        prepared.strategy.refuse_state(prepared)
-    if prepared.claim:
-        prepared.claim.kept = toggle.waits.waiter.past_until()
+    """Lock the server (a toggle that holds it), and refuse a deadline
+    passed meanwhile: the Prepared to carry out.  A rollout's toggle
+    prepared ahead waits for its place first, and is prepared again on
+    the reading that gave it, the lock checked still ours."""
+    claim = prepared.claim
+    if claim:
+        claim.take()
+    reading = toggle.waits.placed()
+    if reading is not None:
+        if claim:
+            reading.server = claims.still_held(claim, reading.server)
+        prepared = toggle.prepare(reading, claim)
+    if claim:
+        claim.kept = toggle.waits.waiter.past_until()
         toggle.refuse_past_deadline(prepared)
+    return prepared

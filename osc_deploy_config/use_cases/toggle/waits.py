@@ -227,7 +227,8 @@ class Waits:
 
     def placed(self):
         """A rollout's toggle prepared ahead: once it has its place in the
-        budget, its (server, node) as read then; None for any other."""
+        budget, its Reading on the server and node as read then; None for
+        any other."""
         return None if self.place is None else self.place()
 
     def resize(self, server):
