@@ -28,15 +28,19 @@ class TestAhead(test_fleet.FleetTestCase):
         self.bm_1 = self.nodes['bm-1']
         self.locks = []     # server IDs
 
-        def lock(path, method, json):
+        own = self.nova.proxy.request.side_effect
+
+        def request(path, method, json=None, **kwargs):
+            answer = own(path, method, json=json, **kwargs)
             if json and 'lock' in json:
                 self.locks.append(path.split('/')[2])
                 self.on_lock(path.split('/')[2])
+            return answer
 
-        fakes.intercept(self.nova, lock)
+        self.nova.proxy.request.side_effect = request
 
     def on_lock(self, server_id):
-        """What a test does at a lock, before nova takes it."""
+        """What a test does once nova took a lock."""
 
     def assert_untouched(self):
         """db-1 was locked ahead, then unlocked, and its node never
@@ -83,6 +87,7 @@ class TestAhead(test_fleet.FleetTestCase):
         # bm-0 ignores the step: db-0 fails, and with --max-failures 0
         # db-1, locked ahead, does not start
         self.ironic.bios_ignores_steps = True
+        self.hold_bm_0_until_db_1_is_locked()
         status, rows, _, _ = self.roll('db-0', 'db-1',
                                        *test_pace.DISABLED_ONE)
         self.assertEqual(1, status)
@@ -135,6 +140,23 @@ class TestAhead(test_fleet.FleetTestCase):
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
         self.assertFalse(self.db_1['locked'])
+
+    def test_none_is_prepared_before_those_holding_places_wait(self):
+        # db-1 is locked only once db-0's servicing was asked for: the
+        # starts first, and no lock sooner than that
+        serviced_then, bm_0 = [], self.nodes['bm-0']['uuid']
+        self.on_lock = lambda server_id: server_id == self.db_1['id'] and (
+            serviced_then.append(list(self.ironic.provision_requests)))
+
+        def late(path, method, json):
+            if method == 'PUT' and bm_0 in path:    # asked half a second late
+                threading.Event().wait(0.5)
+
+        fakes.intercept(self.ironic, late)
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual(0, status)
+        self.assertEqual([[('bm-0', 'service')]], serviced_then)
 
     def test_none_is_prepared_ahead_while_places_are_free(self):
         # only toggles that wait for a place are: with room for both,

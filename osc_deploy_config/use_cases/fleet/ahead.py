@@ -17,6 +17,7 @@ opens a gate with the server and node as the budget read them when it
 gave the place, and closes every gate still shut when no more server may
 start: those toggles unlock their servers and report "not started"."""
 
+import functools
 import threading
 
 from osc_deploy_config.use_cases.toggle import waits
@@ -69,15 +70,30 @@ class Gates:
         self.leaving = leaving
         self.reading = reading
         self.by_server = {}
+        self.on_cloud = set()   # the toggles that wait on the cloud
 
     def __contains__(self, server_id):
         return server_id in self.by_server
 
-    def prepare(self, waiting, held, seen, run):
-        """Start ahead as many of the ``waiting`` toggles as hold a place
-        (``held``), but an interrupted one of ours (it takes over a lock
-        of its own): ``run(one, (server, node))``, as ``seen`` by the
-        budget's last read."""
+    def hook(self, waits_, server_id):
+        """Tell a toggle's ``waits`` where it waits for a place
+        (``placed``), and to tell when it waits on the cloud."""
+        waits_.place = functools.partial(self.placed, server_id)
+        waits_.on_waiting = functools.partial(self.waits_on_cloud, server_id)
+
+    def waits_on_cloud(self, server_id):
+        """In a toggle's worker: its change asked for, it waits on nova's
+        or ironic's own work."""
+        self.on_cloud.add(server_id)
+
+    def prepare(self, waiting, running, held, seen, run):
+        """Once every toggle ``running`` waits on the cloud, start ahead as
+        many of the ``waiting`` toggles as hold a place (``held``), but an
+        interrupted one of ours (it takes over a lock of its own):
+        ``run(one, (server, node))``, as ``seen`` by the budget's last
+        read."""
+        if not set(running) <= self.on_cloud:
+            return      # their starts first; and no lock sooner than that
         shut = sum(1 for one in waiting if one.server['id'] in self)
         for one in waiting:
             if shut >= held:

@@ -83,8 +83,9 @@ class Drive:
                 elif self.waiting:
                     self.start_what_fits()
                     if self.budget.full():  # the next, ahead of a place
-                        self.gates.prepare(self.waiting, self.budget.limit,
-                                           self.budget.seen, self.run)
+                        self.gates.prepare(
+                            self.waiting, self.running, self.budget.limit,
+                            self.budget.seen, self.run)
                 if not self.running and not self.worth_waiting():
                     break
                 if self.past_grace():

@@ -197,8 +197,7 @@ class Rollout:
             waits_.on_up = functools.partial(self.drive.up, server_id)
             waits_.look = functools.partial(self.drive.polls.node, server_id)
             waits_.pace = self.pace
-            waits_.place = functools.partial(self.drive.gates.placed,
-                                             server_id)
+            self.drive.gates.hook(waits_, server_id)
             prepared = toggle_.prepare(self.fleet.reading(*fresh))
             if prepared.unchanged:
                 toggle_.leave_unchanged(prepared)

@@ -214,6 +214,9 @@ class Waits:
         self.look = None
         self.on_up = None
         self.place = None
+        # and what it is told when the toggle waits on nova's or
+        # ironic's own work (``on_waiting``: ``begin``)
+        self.on_waiting = None
         # whether the last read of the node was the look's (which reads
         # less of it)
         self.looked = False
@@ -225,6 +228,14 @@ class Waits:
         if self.on_up is not None:
             self.on_up()
 
+    def begin(self):
+        """A wait on nova's or ironic's own work begins (the toggle's
+        change asked for): a rollout prepares its next toggles
+        meanwhile."""
+        self.waiter.begin()
+        if self.on_waiting is not None:
+            self.on_waiting()
+
     def placed(self):
         """A rollout's toggle prepared ahead: once it has its place in the
         budget, its Reading on the server and node as read then; None for
@@ -234,7 +245,7 @@ class Waits:
     def resize(self, server):
         """Until nova's resize of the server has ended: the server then
         (VERIFY_RESIZE, back on its flavor, or ERROR)."""
-        self.waiter.begin()
+        self.begin()
         while True:
             found = self.nova.find_server(server['id'])
             if toggle_states.resize_settled(found):
@@ -250,7 +261,7 @@ class Waits:
         """Until nova has confirmed the resize (the server then), or one
         line when the confirmation failed: nova answers it before it runs,
         and a failed one leaves the server in VERIFY_RESIZE for good."""
-        self.waiter.begin()
+        self.begin()
         while True:
             found = self.nova.find_server(server['id'])
             task = found.get('OS-EXT-STS:task_state')
@@ -277,7 +288,7 @@ class Waits:
         or when the servicings of the same steps (``pace``: a key, with
         ``self.pace``) ended.  ``fields``: what each poll reads (the
         operator's, with what a BIOS step waits for)."""
-        self.waiter.begin()
+        self.begin()
         began = self.waiter.clock()
         learn = requested and self.pace is not None and pace is not None
         aims = coarse(self.pace.aims(pace)) if learn else []
