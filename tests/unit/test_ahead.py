@@ -16,6 +16,7 @@ locked while every place is held, written only once they have one."""
 import threading
 
 from osc_deploy_config.domain.toggle import toggle_record
+from osc_deploy_config.use_cases.fleet import budget as budgets
 from tests.unit import fakes
 from tests.unit import test_fleet
 from tests.unit import test_pace
@@ -111,10 +112,11 @@ class TestAhead(test_fleet.FleetTestCase):
     def test_a_lock_put_over_ours_meanwhile_is_left_to_its_holder(self):
         # an operator locks db-1 over our lock while it waits: at its
         # place it is refused, and the operator's lock stays
-        self.hold_bm_0_until_db_1_is_locked(lambda: self.db_1.update(
+        held = self.hold_bm_0_until_db_1_is_locked(lambda: self.db_1.update(
             locked=True, locked_by='admin', locked_reason='firmware check'))
         status, rows, _, _ = self.roll('db-0', 'db-1',
                                        *test_pace.DISABLED_ONE)
+        self.assertEqual([True], held)
         self.assertEqual({'db-0': 'done', 'db-1': 'unavailable: locked by '
                           'admin'}, self.outcomes(rows))
         self.assertEqual((True, 'firmware check'), (
@@ -132,14 +134,69 @@ class TestAhead(test_fleet.FleetTestCase):
                     self.bm_1[op['path'].split('/')[1]][
                         op['path'].split('/')[2]] = op['value']
 
-        self.hold_bm_0_until_db_1_is_locked(done_elsewhere)
+        held = self.hold_bm_0_until_db_1_is_locked(done_elsewhere)
         status, rows, _, _ = self.roll('db-0', 'db-1',
                                        *test_pace.DISABLED_ONE)
+        self.assertEqual([True], held)
         self.assertEqual({'db-0': 'done', 'db-1': 'unchanged'},
                          self.outcomes(rows))
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
         self.assertFalse(self.db_1['locked'])
+
+    def test_one_refused_on_an_older_read_is_judged_again_at_its_place(self):
+        # an operator's lock on db-1 shows only in the read that gave db-0
+        # its place, which db-1 is prepared ahead on: refused then, it
+        # waits, and its place's read finds it free
+        real, reads = budgets.Budget.read, []
+
+        def read(budget, *args, **kwargs):
+            locked = not reads
+            reads.append(locked)
+            self.db_1.update(locked=locked, locked_by='admin' if locked
+                             else None, locked_reason='firmware check'
+                             if locked else None)
+            return real(budget, *args, **kwargs)
+
+        self.patch(budgets.Budget, 'read', read)
+        bm_0, slowed = self.nodes['bm-0']['uuid'], []
+
+        def slow(path, method, json):
+            if method == 'GET' and path.startswith('/nodes/%s?' % bm_0) and (
+                    self.ironic.provision_requests) and not slowed:
+                slowed.append(threading.Event().wait(1.5))  # db-1 prepared
+
+        fakes.intercept(self.ironic, slow)
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertEqual((0, {'db-0': 'done', 'db-1': 'done'}),
+                         (status, self.outcomes(rows)))
+
+    def test_a_lock_it_leaves_when_no_place_comes_is_in_its_row(self):
+        # as above, but nova fails db-1's unlock
+        self.ironic.bios_ignores_steps = True
+        self.hold_bm_0_until_db_1_is_locked()
+        fakes.intercept(self.nova, lambda path, method, json: fakes.error(
+            500, 'nova is down') if json == {'unlock': None} and (
+                self.db_1['id'] in path) else None)
+        status, rows, _, _ = self.roll('db-0', 'db-1',
+                                       *test_pace.DISABLED_ONE)
+        self.assertTrue(self.db_1['locked'])
+        self.assertEqual(
+            'not started: more than --max-failures 0 failures; Server db-1 '
+            'stays locked: unlocking it failed. Once no toggle runs on it: '
+            'openstack server unlock %s' % self.db_1['id'],
+            rows['db-1']['Outcome'])
+
+    def test_the_deadline_while_it_waits_for_its_place(self):
+        self.hold_bm_0_until_db_1_is_locked(
+            lambda: threading.Event().wait(3))
+        status, rows, _, _ = self.roll('db-0', 'db-1', '--wait-timeout',
+                                       '2', *test_pace.DISABLED_ONE)
+        self.assertFalse(self.db_1['locked'])
+        self.assertEqual('not started: --wait-timeout reached',
+                         rows['db-1']['Outcome'])
+        self.assert_untouched()
 
     def test_none_is_prepared_before_those_holding_places_wait(self):
         # db-1 is locked only once db-0's servicing was asked for: the

@@ -71,6 +71,7 @@ class Gates:
         self.reading = reading
         self.by_server = {}
         self.on_cloud = set()   # the toggles that wait on the cloud
+        self.ended_ahead = set()    # the toggles not prepared ahead again
 
     def __contains__(self, server_id):
         return server_id in self.by_server
@@ -99,7 +100,7 @@ class Gates:
             if shut >= held:
                 return
             server_id = one.server['id']
-            if one.ours or server_id in self:
+            if one.ours or server_id in self or server_id in self.ended_ahead:
                 continue
             self.by_server[server_id] = Gate(self.leaving)
             run(one, seen.get(server_id) or (one.server,
@@ -126,4 +127,5 @@ class Gates:
             gate.close(why or 'the rollout stopped')
 
     def ended(self, server_id):
-        self.by_server.pop(server_id, None)
+        if self.by_server.pop(server_id, None) is not None:
+            self.ended_ahead.add(server_id)

@@ -20,6 +20,7 @@ import queue
 import threading
 import time
 
+from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.fleet import ahead
 from osc_deploy_config.use_cases.fleet import budget as budgets
@@ -154,9 +155,9 @@ class Drive:
             rollout.count.in_flight += 1
         self.started += 1
         self.blocked_since = None
-        rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
         if not self.gates.open(one.server['id'], fresh):
             self.run(one, fresh)
+        rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
 
     def run(self, one, fresh):
         """The toggle's worker, started."""
@@ -199,6 +200,8 @@ class Drive:
         one = self.running.pop(result.server_id, None)
         placed = one is not None
         if not placed:      # prepared ahead, ended before its place
+            if result.outcome == fleet_plan.UNAVAILABLE:
+                return      # on an older read: it waits, judged at its place
             one = next(o for o in self.waiting
                        if o.server['id'] == result.server_id)
             self.waiting.remove(one)

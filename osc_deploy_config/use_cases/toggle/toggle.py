@@ -316,17 +316,24 @@ def let_go(claim, say):
 def hold(toggle, prepared):
     """Lock the server (a toggle that holds it), and refuse a deadline
     passed meanwhile: the Prepared to carry out.  A rollout's toggle
-    prepared ahead waits for its place first, and is prepared again on
-    the reading that gave it, the lock checked still ours."""
+    prepared ahead waits for its place first (unlocked at once if none
+    comes, its line then naming a lock left), and is prepared again on the
+    reading that gave it, the lock checked still ours."""
     claim = prepared.claim
     if claim:
         claim.take()
-    reading = toggle.waits.placed()
+    try:
+        reading = toggle.waits.placed()
+    except Exception as exc:    # noqa: BLE001 - said, raised again
+        if claim and not let_go(claim, toggle.say):
+            exc.args = ('%s; %s' % (exc, claim.left_locked_line()),)
+        raise
     if reading is not None:
         if claim:
             reading.server = claims.still_held(claim, reading.server)
         prepared = toggle.prepare(reading, claim)
-    if claim:
-        claim.kept = toggle.waits.waiter.past_until()
+    if claim or reading is not None:
+        if claim:
+            claim.kept = toggle.waits.waiter.past_until()
         toggle.refuse_past_deadline(prepared)
     return prepared
