@@ -11,11 +11,14 @@
 #   under the License.
 
 """Toggles prepared ahead of their place: while every place of the budget
-is held, as many of the waiting toggles as hold one start and lock their
-servers, then wait at a ``Gate`` before their first write.  The drive
-opens a gate with the server and node as the budget read them when it
-gave the place, and closes every gate still shut when no more server may
-start: those toggles unlock their servers and report "not started"."""
+is held by a toggle that waits on the cloud (its change asked for), as
+many of the waiting toggles as hold one start and lock their servers,
+then wait at a ``Gate`` before their first write.  The drive opens a gate
+with the server and node as the budget read them when it gave the place
+(the toggle is planned again on them), and closes every gate still shut
+when no more server may start: those toggles unlock their servers and
+report "not started".  One refused before its place (on an older read)
+waits as any other, and is not prepared ahead again."""
 
 import functools
 import threading
