@@ -309,6 +309,35 @@ def current_bound():
     return _bound.until
 
 
+class Later:
+    """``read()`` begun now, in a thread of its own, bounded by ``until``
+    and ``why`` (``bounded``; by default, as this thread's reads are);
+    ``result()`` waits for it."""
+
+    def __init__(self, read, until=None, why=None):
+        if until is None:
+            until, why = _bound.until, _bound.why
+        self.value = self.error = None
+        self.thread = threading.Thread(target=self.run, args=(
+            read, until, why or '--wait-timeout reached'), daemon=True,
+            name='read')
+        self.thread.start()
+
+    def run(self, read, until, why):
+        try:
+            with bounded(until, why):
+                self.value = read()
+        except Exception as exc:    # noqa: BLE001 - the reader's to raise
+            self.error = exc
+
+    def result(self):
+        """What ``read()`` returned, or raise what it raised."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
 def parse_timeouts(text):
     """Timeouts from the setting's text: ``READ`` (connecting within
     DEFAULT_TIMEOUTS.connect, or READ if less), or ``CONNECT,READ``, in

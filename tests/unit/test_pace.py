@@ -317,6 +317,27 @@ class TestPollsServeTheBudget(test_fleet.FleetTestCase):
                                        *DISABLED_ONE)
         self.assertEqual((0, [True]), (status, held))
 
+    def test_the_drives_read_lists_the_servers_beside_the_nodes(self):
+        # the drive's read once db-0 is up (its poll read bm-0 alone: no
+        # pace yet) lists the nodes only once a listing of the servers
+        # was asked for: begun beside it
+        listed, held = threading.Event(), []
+
+        def nodes_listed(path, method, json):
+            if path.startswith('/nodes?') and (
+                    self.ironic.provision_requests) and not held:
+                held.append(listed.wait(5))
+
+        def servers_listed(path, method, json):
+            if path.startswith('/servers/detail') and (
+                    self.ironic.provision_requests):
+                listed.set()
+
+        fakes.intercept(self.ironic, nodes_listed)
+        fakes.intercept(self.nova, servers_listed)
+        status, rows, _, _ = self.roll('db-0', 'db-1', *DISABLED_ONE)
+        self.assertEqual((0, [True]), (status, held))
+
     def test_a_node_finished_then_serviced_again_keeps_its_place(self):
         # a killed rollout to enabled left bm-0 servicing; this one, to
         # disabled, finishes that servicing, then services bm-0 again:

@@ -70,7 +70,7 @@ class Polls:
             # node as it was before its servicing began
             if self.listed is None or self.listed[0] < asked:
                 began = self.clock()
-                servers = Later(self.fleet.list_servers, self.deadline)
+                servers = rest.Later(self.fleet.list_servers, self.deadline)
                 self.listed = began, self.fleet.read_nodes(), servers
             return self.listed
         finally:
@@ -99,28 +99,3 @@ class Polls:
         self.up.discard(server_id)
         self.found.pop(server_id, None)
         return found
-
-
-class Later:
-    """``read()`` begun now, in a thread of its own, bounded by
-    ``until`` (rest.bounded); ``result()`` waits for it."""
-
-    def __init__(self, read, until):
-        self.value = self.error = None
-        self.thread = threading.Thread(target=self.run, args=(read, until),
-                                       daemon=True, name='listing')
-        self.thread.start()
-
-    def run(self, read, until):
-        try:
-            with rest.bounded(until):
-                self.value = read()
-        except Exception as exc:    # noqa: BLE001 - the reader's to raise
-            self.error = exc
-
-    def result(self):
-        """What ``read()`` returned, or raise what it raised."""
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
-        return self.value

@@ -28,6 +28,7 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.domain.servers import rebuild_plan
 from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority
 from osc_deploy_config.use_cases.toggle import toggle
@@ -133,9 +134,12 @@ class FleetReading:
         selected server the listings miss (gone, or moved) is read by
         itself, and left out only where nova answers that read with 404:
         any other error is the read's."""
-        if nodes is None:   # first: a read is as old as its nodes
+        if nodes is None:   # a read is as old as its nodes: the servers
+            # are listed beside them, within the same bound
+            servers = rest.Later(self.list_servers)
             nodes = self.read_nodes() if any(
                 s['id'] in self.nodes for s in self.servers) else {}
+            listed = servers.result()
         listed = dict(self.list_servers() if listed is None else listed)
         for other in sorted({s.get('tenant_id') for s in self.servers
                              if s['id'] not in listed} - {None}):
