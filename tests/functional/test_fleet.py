@@ -340,25 +340,38 @@ class TestFleet(FleetTestCase):
         # a mixed fleet, at most two down at once, one server incapable;
         # its node goes into maintenance once two toggles have started:
         # down, it spends the budget from then on (each start is sampled
-        # at its lock: the servers down then, itself included, never more
-        # than the budget)
+        # at its first change, a resize or a service request, as a lock
+        # may come ahead of a place: the servers down then, itself
+        # included, never more than the budget)
         untouched = self.bios('bm-2')['FnToggle']
         sampler, at_start = Sampler(self, ids.values()), []
+        of_node = {self.node(nodes[n])['uuid']: ids[n] for n in ('a', 'b')}
 
-        def sample_starts(method, path, body):
+        def sample(server_id):
+            at_start.append(len(sampler.down() | {server_id}))
+            if len(at_start) == 2:
+                self.maintenance('bm-2', True)
+
+        def at_resize(method, path, body):
             found = _SERVER_PATH.search(path)
-            if found and b'"lock"' in body:
-                at_start.append(len(sampler.down() | {found.group(1)}))
-                if len(at_start) == 2:
-                    self.maintenance('bm-2', True)
+            if found and b'"resize"' in body:
+                sample(found.group(1))
             return None
 
-        with faults.FaultProxy(self.endpoint('compute'),
-                               sample_starts) as nova:
+        def at_service(method, path, body):
+            found = _NODE.search(path)
+            if method == 'PUT' and found and b'"service"' in body:
+                sample(of_node[found.group(1)])
+            return None
+
+        with faults.FaultProxy(self.endpoint('compute'), at_resize) as nova, \
+                faults.FaultProxy(self.endpoint('baremetal'),
+                                  at_service) as ironic:
             status, rows, said = self.roll(
                 *ids.values(), '--deploy-config', '%s=off' % config_type,
                 '--max-unavailable', '2', clouds_yaml=self.through_proxy(
-                    nova, 'compute', like=base.ADMIN, path='/v2.1'))
+                    nova, 'compute', like=base.ADMIN, path='/v2.1',
+                    baremetal_endpoint_override=ironic.url))
         self.maintenance('bm-2', False)
         self.assertEqual(0, status, said)
         self.assertEqual(1, max(int(n) for n in DOWN.findall(said)), said)
