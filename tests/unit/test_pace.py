@@ -61,8 +61,10 @@ class TestPace(testtools.TestCase):
         pace.ended('steps', 119.5, 120)
         for _ in range(waits.PACE_PROBE_AFTER):
             pace.ended('steps', 110, 120)
-        self.assertEqual([waits.PACE_PROBE_SOONER * 119.5],
+        sooner = waits.PACE_PROBE_SOONER * 119.5
+        self.assertEqual([sooner, (sooner + 120) / 2, 120],
                          pace.aims('steps'))
+        self.assertEqual([119.75, 120], pace.aims('steps'))     # once
 
 
 class TestPaceThroughTheWait(testtools.TestCase):
@@ -155,13 +157,23 @@ class TestAimedPolls(fakes.TestCommand):
         for _ in range(waits.PACE_PROBE_AFTER):
             self.serviced(0)
             self.assertEqual([5.0], self.read_at)
-        # 10 % faster: under way at the sooner poll, then polled as
-        # without a pace, and known again from there
-        self.serviced(2)
-        self.assertEqual([3.92, 4.17, 4.67], [
-            round(a, 6) for a in self.read_at])
-        self.assertEqual([4.42, 4.67], [
+        # 10 % faster: under way at the sooner poll, ended halfway from
+        # there to the end, and known again from there
+        self.serviced(1)
+        self.assertEqual([3.92, 4.46], [round(a, 6) for a in self.read_at])
+        self.assertEqual([4.19, 4.46], [
             round(a, 6) for a in self.waits.pace.aims('steps')])
+
+    def test_servicings_as_fast_as_before_are_found_at_the_end(self):
+        self.waits.pace.ended('steps', 4.9, 5.0)
+        for _ in range(waits.PACE_PROBE_AFTER):
+            self.serviced(0)
+        # under way at the sooner poll and halfway: found at the end, as
+        # known, with two polls more and none after it
+        self.serviced(2)
+        self.assertEqual([3.92, 4.46, 5.0], [
+            round(a, 6) for a in self.read_at])
+        self.assertEqual([5.0], self.waits.pace.aims('steps'))
 
     def test_an_early_end_before_a_far_aim_is_seen_soon(self):
         # servicings of 300 s: one that ends (or fails) at 70 s is seen

@@ -40,7 +40,8 @@ ABORT_SECONDS = 120
 # how closely ``Pace`` must know when servicings end for one poll to be
 # aimed there; after how many servicings in a row found ended at that poll
 # the next is polled first sooner (at that share of the time one was last
-# seen under way), then as without a pace, to find whether they got faster
+# seen under way), then halfway from there, then at the end, to find
+# whether they got faster
 PACE_CLOSE_SECONDS = 0.2
 PACE_PROBE_AFTER = 8
 PACE_PROBE_SOONER = 0.8
@@ -59,8 +60,10 @@ class Pace:
     faster).  The first polls of the next are aimed there: at its end once
     known that closely, else halfway (then at the end), so that each
     servicing narrows it; and after PACE_PROBE_AFTER in a row found ended
-    at the aimed poll, once sooner, then as without a pace, in case they
-    got faster.  Only servicings that ended in ``active`` are learnt from."""
+    at the aimed poll, once sooner, then halfway from there, then at the
+    end, in case they got faster (by a tenth or more: one that ended
+    before the aim starts it again).  Only servicings that ended in
+    ``active`` are learnt from."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -76,7 +79,8 @@ class Pace:
             lo, hi, at_once = known
             if at_once >= PACE_PROBE_AFTER:
                 known[2] = 0
-                return [PACE_PROBE_SOONER * lo]
+                sooner = PACE_PROBE_SOONER * lo
+                return [sooner, (sooner + hi) / 2, hi]
         if hi - lo <= PACE_CLOSE_SECONDS:
             return [hi]
         return [(lo + hi) / 2, hi]
