@@ -21,6 +21,7 @@ from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.fleet import budget as budgets
+from osc_deploy_config.use_cases.fleet import polls
 from osc_deploy_config.use_cases.toggle import waits
 from tests.unit import fakes
 from tests.unit import test_fleet
@@ -110,7 +111,9 @@ class Clock:
         self.now += seconds
 
 
-class TestAimedPolls(fakes.TestCommand):
+class ServicingWait(fakes.TestCommand):
+    """A toggle's wait for its node's servicing, on a clock in step."""
+
     def setUp(self):
         super().setUp()
         self.ironic.add_hyperthreading_templates()
@@ -137,6 +140,8 @@ class TestAimedPolls(fakes.TestCommand):
         self.clock.now, self.read_at[:] = 0.0, []
         return self.waits.servicing(self.node, pace='steps')
 
+
+class TestAimedPolls(ServicingWait):
     def test_the_polls_come_when_the_servicings_before_ended(self):
         self.waits.pace.ended('steps', 4.0, 5.0)
         self.assertEqual('active', self.serviced(1)['provision_state'])
@@ -210,6 +215,105 @@ class TestAimedPolls(fakes.TestCommand):
         self.waits.pace = None
         self.serviced(1)
         self.assertEqual([0.25, 0.75], self.read_at)
+
+
+class Listings:
+    """A rollout's fleet to Polls: its listings of the nodes (each node up
+    as ``state`` says) and of the servers, counted."""
+
+    def __init__(self, clock, state):
+        self.clock = clock
+        self.state = state
+        self.nodes_at, self.servers_at = [], []
+
+    def read_nodes(self):
+        self.nodes_at.append(self.clock())
+        return {s: {'uuid': 'node of ' + s, 'provision_state': p,
+                    'target_provision_state': None if p == 'active' else
+                    'active'} for s, p in self.state.items()}
+
+    def list_servers(self):
+        self.servers_at.append(self.clock())
+        return {}
+
+
+class TestSharedPolls(testtools.TestCase):
+    """The polls of servicings in flight at once, but those aimed at the
+    end, share listings of the nodes."""
+
+    def setUp(self):
+        super().setUp()
+        self.clock = Clock()
+        self.fleet = Listings(self.clock, {'a': 'servicing',
+                                           'b': 'servicing'})
+        self.budget = budgets.Budget(
+            2, lambda nodes=None, servers=None: dict(nodes or {}),
+            clock=self.clock)
+        self.budget.running |= {'a', 'b'}
+        self.polls = polls.Polls(self.budget, self.fleet, self.clock,
+                                 lambda: True, None)
+
+    def node(self, server, since):
+        return self.polls.node(server, 'node of ' + server, since)
+
+    def test_a_listing_begun_since_a_poll_allows_serves_it(self):
+        self.clock.now = 10.0
+        self.assertEqual('servicing', self.node('a', 9.9)['provision_state'])
+        self.clock.now = 10.1
+        self.assertEqual('servicing', self.node('b', 9.95)['provision_state'])
+        self.assertEqual([10.0], self.fleet.nodes_at)
+        self.node('b', 10.05)
+        self.assertEqual([10.0, 10.1], self.fleet.nodes_at)
+        # none listed the servers: no poll of theirs was aimed at the end
+        self.assertEqual([], self.fleet.servers_at)
+
+    def test_a_poll_alone_in_flight_reads_its_node_itself(self):
+        self.budget.running.discard('b')
+        self.assertIsNone(self.node('a', 0.0))
+        self.assertEqual([], self.fleet.nodes_at)
+
+    def test_servers_found_up_at_one_listing_share_the_budgets_read(self):
+        self.fleet.state.update(a='active', b='active')
+        self.clock.now = 1.0
+        self.node('a', 0.5)
+        self.node('b', 0.5)
+        self.clock.now = 1.5
+        self.assertTrue(self.polls.read_budget('a'))
+        self.assertTrue(self.polls.read_budget('b'))
+        # the servers listed once, when the first found up asked
+        self.assertEqual(([1.0], [1.5]), (self.fleet.nodes_at,
+                                          self.fleet.servers_at))
+
+    def test_an_aimed_poll_takes_a_listing_begun_since_it_asked(self):
+        self.clock.now = 2.0
+        self.node('a', 1.0)
+        self.clock.now = 2.1
+        self.polls.node('b', 'node of b')
+        self.assertEqual(([2.0, 2.1], [2.1]), (self.fleet.nodes_at,
+                                               self.fleet.servers_at))
+
+
+class TestPollsSince(ServicingWait):
+    """What each poll of a servicing asks of the rollout's listings."""
+
+    def setUp(self):
+        super().setUp()
+        self.asked = []
+        self.waits.look = lambda uuid, since: self.asked.append(
+            (self.clock(), since))
+
+    def test_a_poll_takes_a_listing_a_quarter_of_its_interval_old(self):
+        self.waits.pace = None
+        self.serviced(1)
+        # at 0.25 and 0.75 (each then read alone: no listing served it)
+        self.assertEqual([(0.25, 0.1875), (0.75, 0.625)], self.asked)
+        self.assertEqual([0.25, 0.75], self.read_at)
+
+    def test_the_poll_aimed_at_the_end_takes_none_older_than_it(self):
+        self.waits.pace.ended('steps', 4.0, 5.0)
+        self.serviced(1)
+        self.assertEqual([(4.5, 4.5 - 0.25 * 4.5), (5.0, None)],
+                         self.asked)
 
 
 class TestUpAgain(test_fleet.FleetTestCase):

@@ -10,13 +10,19 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""The poll of a rollout's servicing aimed at where it should have ended
-(``waits.Pace``), while servers wait for a place in the budget: a listing
-of the nodes (one for the polls that ask at once), which the budget reads
-anyway, and beside it, in a thread of its own, a listing of the servers.
-Where the poll found the node up, the two are the budget's read once the
-server's toggle is up again (read back and recorded), which the next start
-takes instead of a read of its own."""
+"""The polls of a rollout's servicings, through listings of the nodes.
+
+The poll aimed at where a servicing should have ended (``waits.Pace``),
+while servers wait for a place in the budget: a listing of the nodes begun
+since it asked (one for the polls that ask at once), which the budget
+reads anyway, and beside it, in a thread of its own, a listing of the
+servers.  The other polls, while other servicings are in flight: a
+listing begun since the time each gives (a little before it asked), so
+that the polls of servicings under way at once share one.  Where a poll
+found the node up, the listing (and the servers listed beside it, or
+then) is the budget's read once the server's toggle is up again (read
+back and recorded), which the next start takes instead of a read of its
+own."""
 
 import threading
 
@@ -38,17 +44,22 @@ class Polls:
         self.deadline = deadline
         self.found = {}         # server ID: the listing that found it up
         self.up = set()         # the servers the budget's read found up
-        self.listed = None      # (when begun, nodes, Later of the servers)
+        # [when begun, nodes, Later of the servers or None]
+        self.listed = None
         self.listing = threading.Lock()
+        self.besides = threading.Lock()
 
-    def node(self, server_id, uuid):
+    def node(self, server_id, uuid, since=None):
         """The server's node ``uuid`` as the poll reads it
-        (``waits.Waits.look``), or None (the poll reads it alone): while
-        servers wait for a place, and the listing can be read."""
-        if not self.wanted():
+        (``waits.Waits.look``), or None (the poll reads it alone), where
+        the listing can be read.  A poll aimed at the end (``since``
+        None): while servers wait for a place.  Any other: while another
+        servicing is in flight, from a listing begun since ``since``."""
+        aimed = since is None
+        if not (self.wanted() if aimed else len(self.budget.running) > 1):
             return None
         try:
-            listed = self.since(self.clock())
+            listed = self.since(self.clock() if aimed else since, aimed)
         except Exception:   # noqa: BLE001 - the poll reads the node alone
             return None
         node = listed and listed[1].get(server_id)
@@ -59,22 +70,35 @@ class Polls:
             self.found[server_id] = listed
         return node
 
-    def since(self, asked):
-        """(when begun, the nodes, the servers' Later) of a listing begun
-        since ``asked``; None where another poll's listing takes longer
-        than a poll's interval (the poll then reads its node alone)."""
+    def since(self, asked, beside=True):
+        """[when begun, the nodes, the servers' Later] of a listing begun
+        since ``asked`` (``beside``: with the servers listed beside it);
+        None where another poll's listing takes longer than a poll's
+        interval (the poll then reads its node alone)."""
         if not self.listing.acquire(timeout=waits.POLL_SECONDS):
             return None
         try:
-            # only one begun since it asked: an older one may show the
-            # node as it was before its servicing began
+            # only one begun since then: an older one may show the node as
+            # it was before its servicing began
             if self.listed is None or self.listed[0] < asked:
                 began = self.clock()
-                servers = rest.Later(self.fleet.list_servers, self.deadline)
-                self.listed = began, self.fleet.read_nodes(), servers
+                servers = rest.Later(self.fleet.list_servers,
+                                     self.deadline) if beside else None
+                self.listed = [began, self.fleet.read_nodes(), servers]
+            elif beside:
+                self.beside(self.listed)
             return self.listed
         finally:
             self.listing.release()
+
+    def beside(self, listed):
+        """The Later of the servers listed beside a listing of the nodes:
+        begun with it, or now (once)."""
+        with self.besides:
+            if listed[2] is None:
+                listed[2] = rest.Later(self.fleet.list_servers,
+                                       self.deadline)
+            return listed[2]
 
     def read_budget(self, server_id):
         """The server's toggle is over but its unlock: if its poll found
@@ -84,10 +108,10 @@ class Polls:
         if listed is None or not self.wanted() or (
                 self.clock() - listed[0] > waits.POLL_SECONDS):
             return False    # a read-back or record that took long: stale
-        began, nodes, servers = listed
+        began, nodes = listed[:2]
         try:
             with rest.bounded(self.deadline):
-                self.budget.read(nodes, began, servers.result())
+                self.budget.read(nodes, began, self.beside(listed).result())
         except Exception:   # noqa: BLE001 - the drive reads it again
             return False
         self.up.add(server_id)

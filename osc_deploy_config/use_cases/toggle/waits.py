@@ -45,6 +45,11 @@ ABORT_SECONDS = 120
 PACE_CLOSE_SECONDS = 0.2
 PACE_PROBE_AFTER = 8
 PACE_PROBE_SOONER = 0.8
+# how much older than a poll of a rollout's servicing a listing of the
+# nodes may be for the poll to take it (``Waits.look``), as a share of the
+# time since the poll before: the polls of servicings under way at once
+# then share one listing, each about as soon as its own read would be
+POLL_SHARE = 0.25
 # before an aim further away, a poll every so often (or every tenth of the
 # aim's time, if longer), so that a servicing that fails early is seen
 PACE_COARSE_SECONDS = 10
@@ -210,8 +215,10 @@ class Waits:
         self.nova = nova
         self.ironic = ironic
         # a rollout's: when its servicings end (Pace); a read of the node
-        # that serves its budget too (``look(uuid)``: the node, or None),
-        # for the polls aimed at the end; what it is told once the
+        # from a listing of the nodes (``look(uuid, since)``: the node, or
+        # None): for the polls aimed at the end, one that serves its
+        # budget too, and for the others, one the polls of its other
+        # servicings share (begun since ``since``); what it is told once the
         # server is up again (``on_up``: ``up``); and the wait of a toggle
         # prepared ahead for its place (``place()``: ``placed``)
         self.pace = None
@@ -302,10 +309,12 @@ class Waits:
         at_last = len(aims) == 1
         if requested:
             self.waiter.pause(aims.pop(0) if aims else None)
-        under_way = 0.0
+        under_way, last = 0.0, began
         while True:
             asked = self.waiter.clock()
-            state = self.read_node(node, fields, at_last)
+            state = self.read_node(node, fields, at_last, max(
+                began, asked - POLL_SHARE * (asked - last)))
+            last = asked
             if toggle_states.node_settled(state):
                 if learn and state['provision_state'] == 'active':
                     self.pace.ended(pace, under_way,
@@ -322,12 +331,13 @@ class Waits:
             self.waiter.poll(toggle_states.still_servicing(node, state),
                              aims.pop(0) if aims else None)
 
-    def read_node(self, node, fields, at_end=False):
-        """The node as a poll reads it: for a poll aimed at the end
-        (``at_end``), through the rollout's ``look`` where it reads it."""
+    def read_node(self, node, fields, at_end=False, since=None):
+        """The node as a poll reads it: through the rollout's ``look``
+        where it reads it, for a poll aimed at the end (``at_end``), or
+        from a listing begun since ``since``."""
         self.looked = False
-        if at_end and self.look is not None:
-            found = self.look(node['uuid'])
+        if (at_end or since is not None) and self.look is not None:
+            found = self.look(node['uuid'], None if at_end else since)
             if found is not None:
                 self.looked = True
                 return found
