@@ -222,8 +222,9 @@ class TestSilentServices(FleetTestCase):
                              set(rows.values()), said)
             self.assertIn('The cloud could not be read for the budget', said)
 
-            # a worker's poll: ironic's of the node once it is serviced,
-            # nova's of the server once it is resized
+            # a worker's poll: ironic's of the node once it is serviced
+            # (alone, or through a listing of the nodes while the other
+            # toggle is in flight), nova's of the server once it is resized
             asked = set()
 
             def polls(method, path, body):
@@ -232,8 +233,8 @@ class TestSilentServices(FleetTestCase):
                 if method == 'POST' and b'"resize"' in body:
                     asked.add('nova')
                 return method == 'GET' and (
-                    ('ironic' in asked and path.startswith(
-                        '/v1/nodes/%s?' % node)) or (
+                    ('ironic' in asked and path.startswith((
+                        '/v1/nodes/%s?' % node, '/v1/nodes?'))) or (
                         'nova' in asked and path.startswith(
                             '/v2.1/servers/%s' % servers['v']['id'])
                         and 'os-instance-actions' not in path))

@@ -249,9 +249,10 @@ class TestSharedPolls(testtools.TestCase):
         self.budget = budgets.Budget(
             2, lambda nodes=None, servers=None: dict(nodes or {}),
             clock=self.clock)
-        self.budget.running |= {'a', 'b'}
         self.polls = polls.Polls(self.budget, self.fleet, self.clock,
                                  lambda: True, None)
+        self.polls.polling('a', True)
+        self.polls.polling('b', True)
 
     def node(self, server, since):
         return self.polls.node(server, 'node of ' + server, since)
@@ -268,9 +269,20 @@ class TestSharedPolls(testtools.TestCase):
         self.assertEqual([], self.fleet.servers_at)
 
     def test_a_poll_alone_in_flight_reads_its_node_itself(self):
-        self.budget.running.discard('b')
+        self.polls.polling('b', False)
         self.assertIsNone(self.node('a', 0.0))
         self.assertEqual([], self.fleet.nodes_at)
+
+    def test_a_listing_that_failed_is_not_shared_for_a_while(self):
+        def fails():
+            self.fleet.nodes_at.append(self.clock())
+            raise RuntimeError('502')
+
+        self.fleet.read_nodes = fails
+        self.assertIsNone(self.node('a', 0.0))
+        self.clock.now = waits.POLL_SECONDS - 0.1
+        self.assertIsNone(self.node('b', 0.0))
+        self.assertEqual([0.0], self.fleet.nodes_at)
 
     def test_servers_found_up_at_one_listing_share_the_budgets_read(self):
         self.fleet.state.update(a='active', b='active')
@@ -278,10 +290,11 @@ class TestSharedPolls(testtools.TestCase):
         self.node('a', 0.5)
         self.node('b', 0.5)
         self.clock.now = 1.5
+        self.polls.listed[2].result()   # begun once the first was found up
         self.assertTrue(self.polls.read_budget('a'))
         self.assertTrue(self.polls.read_budget('b'))
-        # the servers listed once, when the first found up asked
-        self.assertEqual(([1.0], [1.5]), (self.fleet.nodes_at,
+        # the servers listed once, when the first was found up
+        self.assertEqual(([1.0], [1.0]), (self.fleet.nodes_at,
                                           self.fleet.servers_at))
 
     def test_an_aimed_poll_takes_a_listing_begun_since_it_asked(self):
@@ -289,6 +302,7 @@ class TestSharedPolls(testtools.TestCase):
         self.node('a', 1.0)
         self.clock.now = 2.1
         self.polls.node('b', 'node of b')
+        self.polls.listed[2].result()
         self.assertEqual(([2.0, 2.1], [2.1]), (self.fleet.nodes_at,
                                                self.fleet.servers_at))
 
@@ -309,10 +323,27 @@ class TestPollsSince(ServicingWait):
         self.assertEqual([(0.25, 0.1875), (0.75, 0.625)], self.asked)
         self.assertEqual([0.25, 0.75], self.read_at)
 
+    def test_a_shared_listing_under_way_is_learnt_as_of_its_bound(self):
+        def look(uuid, since):
+            self.asked.append((self.clock(), since))
+            if since is None:
+                return None     # the aimed poll reads it alone
+            self.waits.looked = True
+            return dict(self.node, provision_state='servicing')
+
+        self.waits.look = look
+        self.waits.pace.ended('steps', 4.0, 5.0)
+        self.serviced(0)
+        # at 4.5, a listing begun since 3.75 found it under way: learnt as
+        # under way at 3.75 (nothing new), not at 4.5
+        self.assertEqual([(4.5, 3.75), (5.0, None)], self.asked)
+        self.assertEqual([4.5, 5.0], self.waits.pace.aims('steps'))
+
     def test_the_poll_aimed_at_the_end_takes_none_older_than_it(self):
         self.waits.pace.ended('steps', 4.0, 5.0)
         self.serviced(1)
-        self.assertEqual([(4.5, 4.5 - 0.25 * 4.5), (5.0, None)],
+        self.assertEqual([(4.5, 4.5 - 0.25 * waits.POLL_SECONDS),
+                          (5.0, None)],
                          self.asked)
 
 

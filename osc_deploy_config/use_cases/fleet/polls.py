@@ -16,7 +16,7 @@ The poll aimed at where a servicing should have ended (``waits.Pace``),
 while servers wait for a place in the budget: a listing of the nodes begun
 since it asked (one for the polls that ask at once), which the budget
 reads anyway, and beside it, in a thread of its own, a listing of the
-servers.  The other polls, while other servicings are in flight: a
+servers.  The other polls, while other servicings are polled: a
 listing begun since the time each gives (a little before it asked), so
 that the polls of servicings under way at once share one.  Where a poll
 found the node up, the listing (and the servers listed beside it, or
@@ -24,6 +24,7 @@ then) is the budget's read once the server's toggle is up again (read
 back and recorded), which the next start takes instead of a read of its
 own."""
 
+import functools
 import threading
 
 from osc_deploy_config.services import rest
@@ -48,19 +49,38 @@ class Polls:
         self.listed = None
         self.listing = threading.Lock()
         self.besides = threading.Lock()
+        self.polled = set()     # the servers whose servicing is polled
+        self.unshared_until = float('-inf')     # after a listing failed
+
+    def hook(self, waits_, server_id):
+        """Have the server's toggle (its ``waits.Waits``) poll through
+        these listings."""
+        waits_.look = functools.partial(self.node, server_id)
+        waits_.polling = functools.partial(self.polling, server_id)
+
+    def polling(self, server_id, now):
+        """The server's servicing is polled now, or no longer."""
+        with self.besides:
+            if now:
+                self.polled.add(server_id)
+            else:
+                self.polled.discard(server_id)
 
     def node(self, server_id, uuid, since=None):
         """The server's node ``uuid`` as the poll reads it
         (``waits.Waits.look``), or None (the poll reads it alone), where
         the listing can be read.  A poll aimed at the end (``since``
         None): while servers wait for a place.  Any other: while another
-        servicing is in flight, from a listing begun since ``since``."""
+        servicing is polled, from a listing begun since ``since``, but for
+        POLL_SECONDS after a listing failed."""
         aimed = since is None
-        if not (self.wanted() if aimed else len(self.budget.running) > 1):
+        if not (self.wanted() if aimed else self.polled - {server_id} and (
+                self.clock() >= self.unshared_until)):
             return None
         try:
             listed = self.since(self.clock() if aimed else since, aimed)
         except Exception:   # noqa: BLE001 - the poll reads the node alone
+            self.unshared_until = self.clock() + waits.POLL_SECONDS
             return None
         node = listed and listed[1].get(server_id)
         if not node or node['uuid'] != uuid:
@@ -68,6 +88,8 @@ class Polls:
         if node['provision_state'] == 'active' and not node.get(
                 'target_provision_state'):
             self.found[server_id] = listed
+            if self.wanted():   # beside its read-back and record
+                self.beside(listed)
         return node
 
     def since(self, asked, beside=True):

@@ -195,7 +195,7 @@ class Rollout:
             toggle_.say.on = True
             waits_, server_id = toggle_.waits, one.server['id']
             waits_.on_up = functools.partial(self.drive.up, server_id)
-            waits_.look = functools.partial(self.drive.polls.node, server_id)
+            self.drive.polls.hook(waits_, server_id)
             waits_.pace = self.pace
             self.drive.gates.hook(waits_, server_id)
             prepared = toggle_.prepare(self.fleet.reading(*fresh))

@@ -47,8 +47,9 @@ PACE_PROBE_AFTER = 8
 PACE_PROBE_SOONER = 0.8
 # how much older than a poll of a rollout's servicing a listing of the
 # nodes may be for the poll to take it (``Waits.look``), as a share of the
-# time since the poll before: the polls of servicings under way at once
-# then share one listing, each about as soon as its own read would be
+# time since the poll before (at most POLL_SECONDS): the polls of
+# servicings under way at once then share one listing, each about as soon
+# as its own read would be
 POLL_SHARE = 0.25
 # before an aim further away, a poll every so often (or every tenth of the
 # aim's time, if longer), so that a servicing that fails early is seen
@@ -218,11 +219,13 @@ class Waits:
         # from a listing of the nodes (``look(uuid, since)``: the node, or
         # None): for the polls aimed at the end, one that serves its
         # budget too, and for the others, one the polls of its other
-        # servicings share (begun since ``since``); what it is told once the
+        # servicings share (begun since ``since``), told while the toggle
+        # polls a servicing (``polling(bool)``); what it is told once the
         # server is up again (``on_up``: ``up``); and the wait of a toggle
         # prepared ahead for its place (``place()``: ``placed``)
         self.pace = None
         self.look = None
+        self.polling = None
         self.on_up = None
         self.place = None
         # and what it is told when the toggle waits on nova's or
@@ -299,6 +302,17 @@ class Waits:
         or when the servicings of the same steps (``pace``: a key, with
         ``self.pace``) ended.  ``fields``: what each poll reads (the
         operator's, with what a BIOS step waits for)."""
+        if self.polling is not None:
+            self.polling(True)
+        try:
+            return self.serviced(node, requested, fields, pace)
+        finally:
+            if self.polling is not None:
+                self.polling(False)
+
+    def serviced(self, node, requested, fields, pace):
+        """``servicing``, but for the rollout's count of the servicings
+        polled."""
         self.begin()
         began = self.waiter.clock()
         learn = requested and self.pace is not None and pace is not None
@@ -312,15 +326,19 @@ class Waits:
         under_way, last = 0.0, began
         while True:
             asked = self.waiter.clock()
-            state = self.read_node(node, fields, at_last, max(
-                began, asked - POLL_SHARE * (asked - last)))
+            since = max(began, asked - POLL_SHARE * min(asked - last,
+                                                        POLL_SECONDS))
+            state = self.read_node(node, fields, at_last, since)
             last = asked
             if toggle_states.node_settled(state):
                 if learn and state['provision_state'] == 'active':
                     self.pace.ended(pace, under_way,
                                     self.waiter.clock() - began)
                 return state
-            under_way = asked - began
+            # seen under way when its read began: a shared listing's, at
+            # ``since`` or after
+            under_way = (since if self.looked and not at_last
+                         else asked) - began
             self.waiter.progress('node %s %s' % (
                 node.get('name') or node['uuid'], state['provision_state']))
             if self.looked and (self.waiter.expired() or self.waiter.left()):
