@@ -48,7 +48,8 @@ class Polls:
         # [when begun, nodes, Later of the servers or None]
         self.listed = None
         self.listing = threading.Lock()
-        self.besides = threading.Lock()
+        # guards ``polled`` and each listing's Later of the servers
+        self.guard = threading.Lock()
         self.polled = set()     # the servers whose servicing is polled
         self.unshared_until = float('-inf')     # after a listing failed
 
@@ -60,7 +61,7 @@ class Polls:
 
     def polling(self, server_id, now):
         """The server's servicing is polled now, or no longer."""
-        with self.besides:
+        with self.guard:
             if now:
                 self.polled.add(server_id)
             else:
@@ -116,7 +117,7 @@ class Polls:
     def beside(self, listed):
         """The Later of the servers listed beside a listing of the nodes:
         begun with it, or now (once)."""
-        with self.besides:
+        with self.guard:
             if listed[2] is None:
                 listed[2] = rest.Later(self.fleet.list_servers,
                                        self.deadline)
