@@ -35,6 +35,7 @@ from tests.functional import test_resize
 IN_FLIGHT = re.compile(r'(\d+) in flight')
 DOWN = re.compile(r'(\d+) down\]')
 _NODE = re.compile(r'/nodes/([0-9a-f-]{36})')
+_NODES = re.compile(r'/nodes(/detail)?(\?|$)')
 _SERVER_PATH = re.compile(r'/servers/([0-9a-f-]{36})/action')
 
 
@@ -720,8 +721,9 @@ class TestFleet(FleetTestCase):
 
 class Chaos:
     """Where a rollout is killed: after, or for ``unlock`` (the release
-    of the run's own lock) and ``servicing`` before, one server's own
-    write of a kind (``aim``);
+    of the run's own lock) and ``servicing`` (the first read of its node,
+    or of a listing of the nodes, after its service request) before, one
+    server's own write of a kind (``aim``);
     every request is held from there on, until the process is killed.
     Counts, per round, the service and resize requests passed on.
     ``servers``: {node UUID: the ID of the server on it}."""
@@ -776,6 +778,11 @@ class Chaos:
         if found and method == 'POST':
             return found.group(1), next(
                 (k for k, key in self._ACTIONS if key in body), None)
+        aimed = self.at and self.at[0]
+        if method == 'GET' and _NODES.search(path) and (
+                aimed in self.state.get('serviced', ())):
+            # polls that share a listing of the nodes
+            return aimed, 'servicing'
         found = _NODE.search(path)
         server = found and self.servers.get(found.group(1))
         if not server:

@@ -16,6 +16,7 @@ no one can steal, and outcomes that say what the cloud shows."""
 
 import http.server
 import os
+import re
 import signal
 import threading
 import time
@@ -357,6 +358,10 @@ class TestHonestOutcomes(test_fleet.FleetTestCase):
         self.assertEqual((1, 'done, left locked: openstack server unlock %s'
                           % db0['id']), (status, rows['db-0']['Outcome']))
         self.assertTrue(db0['locked'])
+        # counted done once up again (said with no line), then a failure
+        self.assertEqual([('0', '1', '0'), ('0', '0', '1')],
+                         re.findall(r'\[(\d+) done, (\d+) in flight, '
+                                    r'\d+ left, (\d+) failed', said))
 
     def test_the_pending_record_goes_only_on_a_refusal(self):
         node = self.nodes['bm-0']

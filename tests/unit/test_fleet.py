@@ -15,6 +15,7 @@ services: every server's outcome, the exit status, the availability
 budget, Ctrl-C, a rerun after an interruption, and what it costs."""
 
 import os
+import re
 import signal
 import threading
 import time
@@ -260,6 +261,29 @@ class TestBudget(FleetTestCase):
                          'way brings back', rows['db-1']['Outcome'])
         self.assertEqual({'HyperThreading': 'Enabled'},
                          self.nodes['bm-1']['bios'])
+
+    def test_in_flight_counts_the_places_held(self):
+        # db-0's and db-1's unlocks run beside the next starts: a toggle
+        # whose server is up again gave its place back, and is done
+        db = {self.server('db-%d' % n)['id'] for n in (0, 1)}
+        resized = threading.Event()
+
+        def unlock_after_a_resize(path, method, json):
+            if isinstance(json, dict) and 'resize' in json:
+                resized.set()
+            if isinstance(json, dict) and 'unlock' in json and (
+                    path.split('/')[2] in db):
+                self.assertTrue(resized.wait(5))
+            return None
+
+        fakes.intercept(self.nova, unlock_after_a_resize)
+        status, _, said, _ = self.roll('db-0', 'db-1', 'web-0', 'web-1',
+                                       *DISABLED, '--max-unavailable', '2')
+        self.assertEqual(0, status, said)
+        counts = re.findall(r'\[(\d+) done, (\d+) in flight, (\d+) left',
+                            said)
+        self.assertEqual(2, max(int(c[1]) for c in counts), said)
+        self.assertEqual(('4', '0', '0'), counts[-1], said)
 
     def test_a_server_that_goes_down_meanwhile_spends_the_budget(self):
         # web-1 is stopped by its owner once db-0 and db-1 have started:

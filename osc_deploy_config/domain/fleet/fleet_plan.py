@@ -166,13 +166,37 @@ def merge_selected(by_ref, listed):
 
 @dataclasses.dataclass
 class Count:
-    """The running count of a rollout, said on each change."""
+    """The running count of a rollout, said on each change.  A toggle is
+    in flight while it holds a place in the budget: one whose server is up
+    again (read back, recorded) gave its place back, and is done but for
+    its unlock, which runs beside the next start (``unlocking``)."""
 
     total: int
     done: int = 0
     in_flight: int = 0
     failed: int = 0
     down: int = 0
+    unlocking: set = dataclasses.field(default_factory=set)
+
+    def up(self, server_id):
+        """The server's toggle gave its place back: done, but its
+        unlock."""
+        self.in_flight -= 1
+        self.done += 1
+        self.unlocking.add(server_id)
+
+    def ended(self, server_id, outcome, placed=True):
+        """The server's toggle ended with ``outcome`` (``placed``: it held
+        a place, unless it gave it back already)."""
+        if server_id in self.unlocking:
+            self.unlocking.discard(server_id)
+            self.done -= 1
+        else:
+            self.in_flight -= placed
+        if outcome in ARRIVED:
+            self.done += 1
+        elif outcome != NOT_STARTED:
+            self.failed += 1
 
     @property
     def left(self):

@@ -139,10 +139,12 @@ class Drive:
         return True
 
     def up(self, server_id):
-        """A toggle's server is up again (in its worker): its place is the
-        cloud's to say, as read with the poll that found it up
-        (``polls``), else by a read of the drive's."""
+        """A toggle's server is up again (in its worker): no longer in
+        flight, its place is the cloud's to say, as read with the poll
+        that found it up (``polls``), else by a read of the drive's."""
         self.polls.read_budget(server_id)
+        with self.rollout.lock:     # done, but its unlock
+            self.rollout.count.up(server_id)
         self.done.put(worker.Up(server_id))
 
     def start(self, one, fresh):
@@ -161,8 +163,7 @@ class Drive:
 
     def run(self, one, fresh):
         """The toggle's worker, started."""
-        # a daemon, so that a worker the rollout left (``join``) cannot
-        # keep the process; every request it sends has a timeout
+        # a daemon (its requests time out): one left cannot keep the process
         thread = threading.Thread(target=worker.work, args=(
             self.rollout.toggle_one, one, fresh, self.done), daemon=True,
             name='toggle %s' % one.server['name'])

@@ -215,11 +215,7 @@ class Rollout:
         """Count and say how a toggle ended (``placed``: in flight)."""
         self.results[result.server_id] = result
         with self.lock:
-            self.count.in_flight -= placed
-            if result.outcome in fleet_plan.ARRIVED:
-                self.count.done += 1
-            elif result.outcome != fleet_plan.NOT_STARTED:
-                self.count.failed += 1
+            self.count.ended(result.server_id, result.outcome, placed)
         if result.failed:
             self.failures.append('%s: %s' % (one.server['name'], result.why))
         self.said(one.server['name'], '%s in %.0f s%s' % (
