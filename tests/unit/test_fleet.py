@@ -280,10 +280,12 @@ class TestBudget(FleetTestCase):
         status, _, said, _ = self.roll('db-0', 'db-1', 'web-0', 'web-1',
                                        *DISABLED, '--max-unavailable', '2')
         self.assertEqual(0, status, said)
-        counts = re.findall(r'\[(\d+) done, (\d+) in flight, (\d+) left',
-                            said)
-        self.assertEqual(2, max(int(c[1]) for c in counts), said)
-        self.assertEqual(('4', '0', '0'), counts[-1], said)
+        counts = [[int(n) for n in c] for c in re.findall(
+            r'\[(\d+) done, (\d+) in flight, (\d+) left, (\d+) failed',
+            said)]
+        self.assertEqual(2, max(c[1] for c in counts), said)
+        self.assertEqual({4}, {sum(c) for c in counts}, said)
+        self.assertEqual([4, 0, 0, 0], counts[-1], said)
 
     def test_a_server_that_goes_down_meanwhile_spends_the_budget(self):
         # web-1 is stopped by its owner once db-0 and db-1 have started:

@@ -262,7 +262,9 @@ class Rollout:
         return ''
 
     def said(self, name, text):
-        self.say('%s: %s %s' % (name, text, self.count))
+        with self.lock:     # a worker moves a toggle up again meanwhile
+            count = str(self.count)
+        self.say('%s: %s %s' % (name, text, count))
 
 
 def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
