@@ -111,7 +111,7 @@ def _given(parsed_args, stdin):
 
 
 def _templates():
-    from osc_deploy_config.use_cases import deploy_templates
+    from osc_deploy_config.use_cases.configs import deploy_templates
 
     return deploy_templates
 

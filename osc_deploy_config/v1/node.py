@@ -25,7 +25,7 @@ PREPARE_TIMEOUT = 1800
 
 
 def _node_tags():
-    from osc_deploy_config.use_cases import node_tags
+    from osc_deploy_config.use_cases.hardware import node_tags
 
     return node_tags
 
@@ -147,7 +147,7 @@ Examples::
     not_prepared = None
 
     def take_action(self, parsed_args):
-        from osc_deploy_config.use_cases import node_prepare
+        from osc_deploy_config.use_cases.hardware import node_prepare
 
         try:
             return node_prepare.prepare(

@@ -12,8 +12,8 @@
 
 """``openstack flavor|image deploy-config set|unset|show|list``: the
 commands of the two owners of configs, flavors and images
-(``use_cases.owner_configs``).  Each command here is one of four, made for
-flavors or for images by its ``owner``."""
+(``use_cases.configs.owner_configs``).  Each command here is one of four,
+made for flavors or for images by its ``owner``."""
 
 from osc_lib.cli import format_columns
 from osc_lib.command import command
@@ -25,7 +25,7 @@ _CHANGED = {'flavor': 'extra-spec', 'image': 'property'}
 
 
 def _owner_configs():
-    from osc_deploy_config.use_cases import owner_configs
+    from osc_deploy_config.use_cases.configs import owner_configs
 
     return owner_configs
 

@@ -12,7 +12,7 @@
 
 """``openstack project deploy-config set|unset|show|list``: the configs the
 operator lets a project switch its own servers to
-(``use_cases.project_grants``)."""
+(``use_cases.grants.project_grants``)."""
 
 from osc_lib.command import command
 
@@ -20,7 +20,7 @@ from osc_deploy_config.v1 import cli
 
 
 def _project_grants():
-    from osc_deploy_config.use_cases import project_grants
+    from osc_deploy_config.use_cases.grants import project_grants
 
     return project_grants
 
@@ -135,7 +135,7 @@ class CheckProjectDeployConfig(cli.OneLineErrors, command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        from osc_deploy_config.use_cases import hardening_check
+        from osc_deploy_config.use_cases.grants import hardening_check
 
         return hardening_check.check(self.app.client_manager.deploy_config,
                                      parsed_args.project,

@@ -11,8 +11,8 @@
 #   under the License.
 
 """``openstack server deploy-config show|list``: what servers ask for, and
-what their hardware runs (``use_cases.server_report``).  The hooks on OSC's
-own ``server`` commands are in ``v1.server_hooks``."""
+what their hardware runs (``use_cases.servers.server_report``).  The hooks
+on OSC's own ``server`` commands are in ``v1.server_hooks``."""
 
 
 from osc_lib import exceptions
@@ -22,7 +22,7 @@ from osc_deploy_config.v1 import cli
 
 
 def _server_report():
-    from osc_deploy_config.use_cases import server_report
+    from osc_deploy_config.use_cases.servers import server_report
 
     return server_report
 

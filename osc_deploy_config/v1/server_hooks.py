@@ -19,7 +19,7 @@ deploy; ``openstack server rebuild`` warns when it will revert a toggle.
 OSC's ``server resize`` requires one of --flavor, --confirm and --revert;
 the hook adds --deploy-config to that group (so the parser refuses it with
 any of them), relaxes the requirement only for it, and does the toggle
-(``use_cases.server_toggle``) in ``before()``, leaving OSC's own action
+(``use_cases.toggle``) in ``before()``, leaving OSC's own action
 nothing to do.
 
 A virtual server is resized by nova to a flavor with the configs changed;
@@ -134,7 +134,7 @@ class ResizeDeployConfigHook(hooks.CommandHook):
 
 class CreatePreflightHook(hooks.CommandHook):
     """``server create``: refuses, before nova is asked, a boot whose
-    deploy configs cannot deploy (``use_cases.boot_preflight``)."""
+    deploy configs cannot deploy (``use_cases.servers.boot_preflight``)."""
 
     def get_parser(self, parser):
         return parser
@@ -144,7 +144,7 @@ class CreatePreflightHook(hooks.CommandHook):
 
     def before(self, parsed_args):
         from osc_deploy_config.services import handover
-        from osc_deploy_config.use_cases import boot_preflight
+        from osc_deploy_config.use_cases.servers import boot_preflight
 
         manager = self.cmd.app.client_manager
         read = boot_preflight.check(
@@ -169,7 +169,7 @@ class CreatePreflightHook(hooks.CommandHook):
 
 class RebuildDeployConfigHook(hooks.CommandHook):
     """``server rebuild`` of a bare-metal server works, and keeps its
-    configs (``use_cases.server_rebuild``): it is sent at the compute
+    configs (``use_cases.servers.server_rebuild``): it is sent at the compute
     microversion nova's ironic driver can rebuild at, and the configs a
     toggle applied are applied again after, unless
     --deploy-config-from-flavor.  A virtual server's rebuild is OSC's own;
@@ -191,7 +191,7 @@ class RebuildDeployConfigHook(hooks.CommandHook):
 
     def before(self, parsed_args):
         from osc_deploy_config.services import handover
-        from osc_deploy_config.use_cases import server_rebuild
+        from osc_deploy_config.use_cases.servers import server_rebuild
 
         manager = self.cmd.app.client_manager
         rebuild = server_rebuild.Rebuild(manager.deploy_config,

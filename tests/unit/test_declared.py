@@ -24,8 +24,8 @@ from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.declared import changes
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.declared import schema
-from osc_deploy_config.use_cases import deploy_templates
-from osc_deploy_config.use_cases import owner_configs
+from osc_deploy_config.use_cases.configs import deploy_templates
+from osc_deploy_config.use_cases.configs import owner_configs
 from osc_deploy_config.use_cases.declared import planning
 from osc_deploy_config.use_cases.declared import reading
 from osc_deploy_config.use_cases.declared import writing

@@ -262,7 +262,8 @@ class TestRefusedSteps(CreateHookCase):
 
     def test_candidates_it_did_not_judge_never_let_it_block(self):
         self.useFixture(fixtures.MockPatch(
-            'osc_deploy_config.use_cases.boot_preflight.PREFLIGHT_NODES', 1))
+            'osc_deploy_config.use_cases.servers.boot_preflight.'
+            'PREFLIGHT_NODES', 1))
         other = self.ironic.add_node('bm-6', [HT, ON_T],
                                      resource_class='baremetal-gold')
         other['bios'] = {'ProcTurboMode': 'Enabled'}

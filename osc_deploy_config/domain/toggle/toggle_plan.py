@@ -11,7 +11,7 @@
 #   under the License.
 
 """Planning a deploy-config toggle of a running server (a limited resize);
-``use_cases.server_toggle`` carries the plan out.
+``use_cases.toggle`` carries the plan out.
 
 From the server's current flavor (embedded in the server since compute API
 2.47) to the target extra specs with the configs changed, then to a flavor

@@ -41,10 +41,10 @@ from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.servers import preflight
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import versions
-from osc_deploy_config.use_cases import deploy_templates
-from osc_deploy_config.use_cases import hardware_kinds
-from osc_deploy_config.use_cases import project_grants
+from osc_deploy_config.use_cases.configs import deploy_templates
 from osc_deploy_config.use_cases.declared import reading
+from osc_deploy_config.use_cases.grants import project_grants
+from osc_deploy_config.use_cases.hardware import hardware_kinds
 
 # A checked file and what makes the cloud equal to it.  ``servers``: the
 # running servers (read only when a flavor's or image's asks change, or a

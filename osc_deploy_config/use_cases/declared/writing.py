@@ -45,12 +45,12 @@ from osc_lib import exceptions
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
-from osc_deploy_config.use_cases import deploy_templates
-from osc_deploy_config.use_cases import node_tags
-from osc_deploy_config.use_cases import owner_configs
-from osc_deploy_config.use_cases import project_grants
+from osc_deploy_config.use_cases.configs import deploy_templates
+from osc_deploy_config.use_cases.configs import owner_configs
 from osc_deploy_config.use_cases.declared import planning
 from osc_deploy_config.use_cases.declared import reading
+from osc_deploy_config.use_cases.grants import project_grants
+from osc_deploy_config.use_cases.hardware import node_tags
 
 LOG = logging.getLogger(__name__)
 DONE = {dchanges.CREATE: 'created', dchanges.UPDATE: 'updated',

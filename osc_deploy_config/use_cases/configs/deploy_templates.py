@@ -34,7 +34,7 @@ from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import versions
-from osc_deploy_config.use_cases import hardware_kinds
+from osc_deploy_config.use_cases.hardware import hardware_kinds
 
 LOG = logging.getLogger(__name__)
 # In a template's extra: its delete is under way (a rerun finishes it).

@@ -33,7 +33,7 @@ from osc_deploy_config.domain.hardware import bios_prepare
 from osc_deploy_config.domain.hardware import bios_profiles
 from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import versions
-from osc_deploy_config.use_cases import node_tags
+from osc_deploy_config.use_cases.hardware import node_tags
 from osc_deploy_config.use_cases.toggle import waits
 
 COLUMNS = ('Node', 'State', 'Profile Settings', 'Result', 'Also Governs')
