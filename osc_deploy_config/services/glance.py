@@ -31,11 +31,16 @@ class Glance(rest.Api):
     def __init__(self, proxy):
         super().__init__(proxy, versions.IMAGE_PROPERTIES)
 
-    def images(self):
+    def images(self, hidden=False):
         """{image ID: properties} of every image these credentials see, one
-        request per page of glance's largest."""
-        return {image['id']: image
-                for image in self._pages('/images?limit=1000', 'images')}
+        request per page of glance's largest; with ``hidden``, those glance
+        leaves out of its listings by default (``os_hidden``) too."""
+        found = {image['id']: image
+                 for image in self._pages('/images?limit=1000', 'images')}
+        if hidden:
+            found.update((image['id'], image) for image in self._pages(
+                '/images?limit=1000&os_hidden=true', 'images'))
+        return found
 
     def any_image_id(self):
         """The ID of one image these credentials see, or None."""

@@ -20,6 +20,8 @@ from osc_lib.command import command
 
 from osc_deploy_config.v1 import cli
 
+# How long set and unset wait for placement to show a set's tags.
+WAIT_TIMEOUT = 300
 # What set and unset change, by owner, for the help of --dry-run.
 _CHANGED = {'flavor': 'extra-spec', 'image': 'property'}
 
@@ -35,9 +37,10 @@ def _owner_argument(parser, owner):
                         help='%s (name or ID).' % owner.title())
 
 
-class _ChangeDeployConfig(cli.OneLineErrors, command.Lister):
+class _ChangeDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
     """set or unset: plan the change of the owner's specs, then make it
-    (or, with --dry-run, show it)."""
+    (or, with --dry-run, show it); the sets it asks for first, made and
+    their nodes tagged."""
 
     owner = None            # 'flavor' or 'image'
     unsetting = False
@@ -52,6 +55,18 @@ class _ChangeDeployConfig(cli.OneLineErrors, command.Lister):
         parser.add_argument('--dry-run', action='store_true',
                             help='Show the %s change, make none.'
                             % _CHANGED[self.owner])
+        parser.add_argument(
+            '--no-wait', action='store_true',
+            help='Where configs whose templates share a step are asked '
+                 'together, their set\'s template is made and the nodes '
+                 'that can take it tagged first: return once ironic has '
+                 'the tags. By default the command waits until placement '
+                 'shows them, as sync does.')
+        parser.add_argument(
+            '--wait-timeout', metavar='<seconds>', type=int,
+            default=WAIT_TIMEOUT,
+            help='How long to wait for placement (default %d).'
+                 % WAIT_TIMEOUT)
         return parser
 
     def take_action(self, parsed_args):
@@ -61,7 +76,9 @@ class _ChangeDeployConfig(cli.OneLineErrors, command.Lister):
                   else owner_configs.set_configs)
         return change(self.app.client_manager.deploy_config, self.owner,
                       getattr(parsed_args, self.owner), items,
-                      parsed_args.dry_run)
+                      parsed_args.dry_run, owner_configs.Tagging(
+                          not parsed_args.no_wait, parsed_args.wait_timeout,
+                          self.say))
 
 
 class _UnsetDeployConfig(_ChangeDeployConfig):
@@ -110,9 +127,10 @@ class _ListDeployConfig(cli.OneLineErrors, command.Lister):
         rows = _owner_configs().list_configs(
             self.app.client_manager.deploy_config, self.owner,
             parsed_args.all)
-        return ('ID', 'Name', 'Deploy Configs'), [
-            (ident, name, format_columns.ListColumn(configs))
-            for ident, name, configs in rows]
+        return ('ID', 'Name', 'Deploy Configs', 'Sets'), [
+            (ident, name, format_columns.ListColumn(configs),
+             format_columns.ListColumn(sets))
+            for ident, name, configs, sets in rows]
 
 
 class SetFlavorDeployConfig(_ChangeDeployConfig):

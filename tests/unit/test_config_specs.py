@@ -75,27 +75,42 @@ class TestPlanSet(testtools.TestCase):
             k for k in change.set if k.startswith('trait:')})
 
     def test_refusals(self):
+        fast = deploy_config.Config('bios', 'fast')
+        clashing = template(fast, [dict(BIOS, args={'settings': [
+            {'name': 'LogicalProc', 'value': 'Disabled'}]})])
+        enabling = template(ON, [dict(BIOS, args={'settings': [
+            {'name': 'LogicalProc', 'value': 'Enabled'}]})])
+        templates = {**TEMPLATES, ON: enabling, fast: clashing}
         for specs, configs, why in (
                 (GOLD, [ON, OFF], 'Two values for the deploy config type '
                                   'hyperthreading'),
                 (GOLD, [deploy_config.Config('hyperthreading', 'auto')],
                  'No deploy template realises hyperthreading=auto'),
-                (GOLD, [ON, deploy_config.Config('bios', 'fast')],
-                 'both run bios.apply_configuration')):
-            fast = deploy_config.Config('bios', 'fast')
-            templates = {**TEMPLATES, fast: template(fast)}
+                (GOLD, [ON, fast], 'Deploy configs bios=fast and '
+                 'hyperthreading=enabled set BIOS setting LogicalProc to '
+                 'Disabled and Enabled: no server can have both')):
             exc = self.assertRaises(exceptions.CommandError,
                                     config_specs.plan_set, specs, configs,
                                     templates)
             self.assertIn(why, str(exc))
 
-    def test_step_conflict_with_a_config_already_on_the_flavor(self):
+    def test_a_config_sharing_a_step_with_one_on_the_flavor_asks_a_set(self):
         fast = deploy_config.Config('bios', 'fast')
         templates = {**TEMPLATES, fast: template(fast)}
-        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON], templates))
-        exc = self.assertRaises(exceptions.CommandError, config_specs.plan_set,
-                                specs, [fast], templates)
-        self.assertIn('bios.apply_configuration', str(exc))
+        specs = applied(GOLD, config_specs.plan_set(GOLD, [ON, RAID],
+                                                    templates))
+        change = config_specs.plan_set(specs, [fast], templates)
+        both = ('trait:CUSTOM_DEPLOY_CONFIG_SET_BIOS_FAST_AND_'
+                'HYPERTHREADING_ENABLED')
+        self.assertEqual({'deploy-config:bios': 'fast', both: 'required'},
+                         change.set)
+        self.assertEqual([ON_TRAIT], change.unset)
+        # the set's members unset one by one: back to what set wrote
+        specs = applied(specs, change)
+        alone = applied(specs, config_specs.plan_unset(specs, ['bios'],
+                                                       templates))
+        self.assertEqual(applied(GOLD, config_specs.plan_set(
+            GOLD, [ON, RAID], templates)), alone)
 
     def test_hand_set_specs_are_kept(self):
         specs = dict(GOLD, **{'trait:CUSTOM_MINE': 'required'})

@@ -350,11 +350,16 @@ class TestAgainstTheCloud(fakes.TestCommand):
         self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_ON', steps=[
             steps.bios_step([('Turbo', 'Enabled')])],
             extra=deploy_config.template_extra(turbo, []))
-        # set_configs checks both (a shared BIOS step): refused half-way
-        self.assertRaises(exceptions.CommandError, owner_configs.set_configs,
-                          self.clients, 'flavor', 'bm.gold', [turbo])
-        owner_configs.set_exact(self.clients, 'flavor', 'bm.gold', [turbo])
+        # set_configs asks for both: their set (a shared BIOS step)
+        owner_configs.set_configs(self.clients, 'flavor', 'bm.gold', [turbo])
         specs = self.nova.flavors[self.flavor['id']]['extra_specs']
+        both = ('trait:CUSTOM_DEPLOY_CONFIG_SET_HYPERTHREADING_DISABLED_AND_'
+                'TURBO_ON')
+        self.assertEqual(
+            {'deploy-config:hyperthreading': 'disabled',
+             'deploy-config:turbo': 'on', both: 'required'},
+            {k: v for k, v in specs.items() if not k.startswith('res')})
+        owner_configs.set_exact(self.clients, 'flavor', 'bm.gold', [turbo])
         self.assertEqual(
             {'deploy-config:turbo': 'on',
              'trait:CUSTOM_DEPLOY_CONFIG_TURBO_ON': 'required'},

@@ -104,8 +104,14 @@ class TestSet(FlavorCommandTest):
         self.assertEqual([], self.nova.writes)
 
     def test_refusals_write_nothing(self):
-        self.ironic.add_template('CUSTOM_BIOS_FAST', extra=annotation(
-            'bios', 'fast', ''))
+        for config_type, level in (('disks', '1'), ('layout', '0')):
+            self.ironic.add_template(
+                'CUSTOM_%s' % config_type.upper(), steps=[{
+                    'interface': 'raid', 'step': 'apply_configuration',
+                    'args': {'raid_config': {'logical_disks': [
+                        {'raid_level': level, 'size_gb': 'MAX'}]}},
+                    'priority': 150}],
+                extra=annotation(config_type, 'raid' + level, ''))
         self.nova.add_flavor('twin')
         self.nova.add_flavor('twin')
         for args, why in (
@@ -114,13 +120,15 @@ class TestSet(FlavorCommandTest):
                 (['bm.gold', 'hyperthreading=auto'], 'No deploy template'),
                 (['bm.gold', 'hyperthreading=enabled',
                   'hyperthreading=disabled'], 'Two values'),
-                (['bm.gold', 'hyperthreading=enabled', 'bios=fast'],
-                 'both run bios.apply_configuration'),
+                (['bm.gold', 'disks=raid1', 'layout=raid0'],
+                 'Deploy configs disks=raid1 and layout=raid0 both run '
+                 'raid.apply_configuration, differently'),
                 (['bm.gold', 'hyperthreading'], 'TYPE=VALUE')):
             exc = self.assertRaises(exceptions.CommandError, self.rows,
                                     cmds.SetFlavorDeployConfig, *args)
             self.assertIn(why, str(exc))
         self.assertEqual([], self.nova.writes)
+        self.assertEqual([], self.ironic.writes)
 
 
 class TestUnset(FlavorCommandTest):

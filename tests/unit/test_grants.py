@@ -399,31 +399,63 @@ class TestGrant(GrantTestCase):
                                    'hyperthreading=disabled'))
         self.assertEqual([], self.ironic.requests)
 
-    def test_a_flavor_whose_configs_conflict_is_said_and_skipped(self):
-        # turbo=off also runs bios.apply_configuration: ironic would fail
-        # a deploy of both, so no flavor of web-2's asks for both
+    def test_a_flavor_with_a_config_sharing_a_step_gets_their_set(self):
+        # turbo=off also runs bios.apply_configuration: the flavor derived
+        # from m1.turbo asks for the set of both, made first
         turbo = deploy_config.Config('turbo', 'off')
         self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_OFF', steps=[
             steps.bios_step([('Turbo', 'Disabled')])],
             extra=deploy_config.template_extra(turbo, []))
-        for name, specs in (('m1.tiny', {}), ('m1.turbo', {
-                'deploy-config:turbo': 'off',
-                'trait:CUSTOM_DEPLOY_CONFIG_TURBO_OFF': 'required'})):
-            server = self.nova.add_server(name + '-server',
-                                          self.nova.add_flavor(name, specs))
-            server['tenant_id'] = 'project-1'
+        both = 'CUSTOM_DEPLOY_CONFIG_SET_HYPERTHREADING_DISABLED_AND_TURBO_OFF'
+        self.add_servers(('m1.tiny', {}), ('m1.turbo', {
+            'deploy-config:turbo': 'off',
+            'trait:CUSTOM_DEPLOY_CONFIG_TURBO_OFF': 'required'}))
+        rows = self.grant('demo', 'hyperthreading=disabled')
+        self.assertEqual([
+            ('record', OFF_T), ('create', 'deploy-config.project-1.' + OFF_T),
+            ('make set', both),
+            ('create', 'm1.tiny+hyperthreading=disabled'),
+            ('create', 'm1.turbo+hyperthreading=disabled+turbo=off')],
+            [(r['Action'], r['Runbook']) for r in rows])
+        made = [t for t in self.ironic.templates.values()
+                if t['name'] == both]
+        self.assertEqual([[{'name': 'HyperThreading', 'value': 'Disabled'},
+                           {'name': 'Turbo', 'value': 'Disabled'}]],
+                         [t['steps'][0]['args']['settings'] for t in made])
+        derived = [f for f in self.nova.flavors.values() if f['name'] ==
+                   'm1.turbo+hyperthreading=disabled+turbo=off']
+        self.assertEqual({'trait:' + both: 'required'}, {
+            k: v for k, v in derived[0]['extra_specs'].items()
+            if k.startswith('trait:')})
+
+    def test_a_flavor_whose_configs_clash_is_said_and_skipped(self):
+        # turbo=off sets HyperThreading too, otherwise: no set serves both
+        turbo = deploy_config.Config('turbo', 'off')
+        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_OFF', steps=[
+            steps.bios_step([('HyperThreading', 'Enabled')])],
+            extra=deploy_config.template_extra(turbo, []))
+        self.add_servers(('m1.tiny', {}), ('m1.turbo', {
+            'deploy-config:turbo': 'off',
+            'trait:CUSTOM_DEPLOY_CONFIG_TURBO_OFF': 'required'}))
         rows = self.grant('demo', 'hyperthreading=disabled')
         self.assertEqual([
             ('record', OFF_T), ('create', 'deploy-config.project-1.' + OFF_T),
             ('create', 'm1.tiny+hyperthreading=disabled'),
             ('skip', 'm1.turbo')], [(r['Action'], r['Runbook']) for r in rows])
         self.assertEqual(
-            'Deploy configs hyperthreading=disabled and turbo=off both run '
-            'bios.apply_configuration: ironic would fail the deploy; its '
-            'servers cannot switch to it', rows[-1]['Why'])
+            'Deploy configs hyperthreading=disabled and turbo=off set BIOS '
+            'setting HyperThreading to Disabled and Enabled: no server can '
+            'have both; its servers cannot switch to it', rows[-1]['Why'])
         self.assertEqual(['m1.tiny', 'm1.tiny+hyperthreading=disabled',
                           'm1.turbo'], sorted(
             f['name'] for f in self.nova.flavors.values()))
+
+    def add_servers(self, *flavors):
+        """A server of project-1 on each (name, extra specs) flavor."""
+        for name, specs in flavors:
+            server = self.nova.add_server(name + '-server',
+                                          self.nova.add_flavor(name, specs))
+            server['tenant_id'] = 'project-1'
 
     def test_unset_deletes_the_runbooks_and_closes_the_flavors(self):
         server = self.nova.add_server('web-1', self.nova.add_flavor(

@@ -31,6 +31,7 @@ import collections
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
 
 SPEC_PREFIX = 'deploy-config:'
@@ -103,44 +104,65 @@ def _template_trait_of(config, templates_by_config):
     return deploy_config.template_trait(config)
 
 
-def _ours(specs, config, templates_by_config):
-    """The specs ``set`` wrote for a config that are still there."""
-    keys = [config_spec(config.type)]
-    trait_key = trait_spec(_template_trait_of(config, templates_by_config))
-    if specs.get(trait_key) == REQUIRED:
-        keys.append(trait_key)
-    return keys
+def _ours(specs, before, configs, templates_by_config):
+    """The ``trait:`` specs ``set`` wrote that are still there: of the
+    configs ``before`` asked and those asked now, each template's trait
+    (of a config dropped, the convention's when its template is gone),
+    and every set's."""
+    dropped = [c for c in before if c not in configs]
+    keys = {trait_spec(_template_trait_of(c, templates_by_config))
+            for c in dropped}
+    keys |= {trait_spec(templates_by_config[c]['name'])
+             for c in [*before, *configs] if c in templates_by_config}
+    keys |= {k for k in specs if k.startswith('trait:' + config_sets.PREFIX)}
+    return {k for k in keys if specs.get(k) == REQUIRED}
+
+
+def wanted_specs(configs, templates_by_config):
+    """The specs that ask for ``configs`` together: a ``deploy-config:``
+    spec each, and the traits of what serves them, a set's where their
+    templates share a step (``config_sets``)."""
+    wanted = {config_spec(c.type): c.value for c in configs}
+    wanted.update((trait_spec(name), REQUIRED) for name in
+                  config_sets.required_traits(configs, templates_by_config))
+    return wanted
+
+
+def _asking(specs, configs, templates_by_config, before):
+    """The change that leaves ``specs`` (which asked for ``before``)
+    asking for ``configs`` (``wanted_specs``), the traits of ours no
+    longer wanted removed."""
+    wanted = wanted_specs(configs, templates_by_config)
+    to_set = {k: v for k, v in sorted(wanted.items()) if specs.get(k) != v}
+    ours = _ours(specs, before, configs, templates_by_config)
+    ours |= {config_spec(c.type) for c in before}
+    return SpecChange(to_set, sorted(k for k in ours
+                                     if k not in wanted and k in specs))
 
 
 def plan_set(specs, configs, templates_by_config):
-    """The extra-spec change that makes a flavor ask for ``configs``.
+    """The extra-spec change that makes a flavor ask for ``configs``
+    beside its other configs.
 
     Refuses two values for one type, a config without template, and
-    configs whose templates would run the same step (ironic fails such a
-    deploy).
+    configs whose templates differ on a step they share (no set can serve
+    them: ``config_sets``).
     """
     specs = specs or {}
     refuse_doubled_types(configs)
     refuse_missing_templates(configs, templates_by_config)
-    wanted = {c.type: c for c in configs_of(specs)}
+    before = configs_of(specs)
+    wanted = {c.type: c for c in before}
     wanted.update((c.type, c) for c in configs)
-    refuse_step_conflicts(sorted(wanted.values(), key=lambda c: c.type),
-                          templates_by_config)
+    return _asking(specs, sorted(wanted.values(), key=lambda c: c.type),
+                   templates_by_config, before)
 
-    to_set, to_unset = {}, []
-    for config in configs:
-        key = config_spec(config.type)
-        current = deploy_config.Config(config.type, str(specs[key])) \
-            if key in specs else None
-        if current and current != config:
-            to_unset += [k for k in _ours(specs, current, templates_by_config)
-                         if k != config_spec(config.type)]
-        trait_key = trait_spec(templates_by_config[config]['name'])
-        for key, value in ((config_spec(config.type), config.value),
-                           (trait_key, REQUIRED)):
-            if specs.get(key) != value:
-                to_set[key] = value
-    return SpecChange(to_set, [k for k in to_unset if k not in to_set])
+
+def needed_sets(configs, templates_by_config):
+    """[config_sets.Serving] of the sets that serve ``configs`` asked
+    together: the templates to make before an owner asks for them."""
+    return [s for s in config_sets.serving(configs, templates_by_config)
+            if config_sets.is_set(s)]
 
 
 def template_traits(specs, known_traits=()):
@@ -153,23 +175,22 @@ def template_traits(specs, known_traits=()):
 
 def plan_exact(specs, configs, templates_by_config, known_traits=()):
     """The one change that leaves a flavor (or image) asking for exactly
-    ``configs``, each with its serving template's trait required, and no
-    other config or template trait (another type's, or the trait of a
-    template that no longer serves its kind): what a declared state
-    writes, unset and set together, checking only the configs wanted."""
+    ``configs``, with the traits of what serves them now (each template's,
+    or a set's), and no other config or template trait (another type's,
+    or the trait of a template that no longer serves its kind): what a
+    declared state writes, unset and set together, checking only the
+    configs wanted."""
     specs = specs or {}
     refuse_doubled_types(configs)
     refuse_missing_templates(configs, templates_by_config)
-    refuse_step_conflicts(sorted(configs, key=lambda c: c.type),
-                          templates_by_config)
-    wanted = {config_spec(c.type): c.value for c in configs}
-    wanted.update((trait_spec(templates_by_config[c]['name']), REQUIRED)
-                  for c in configs)
-    to_set = {k: v for k, v in sorted(wanted.items()) if specs.get(k) != v}
-    to_unset = [k for k in sorted(specs) if k not in wanted and (
-        k.startswith(SPEC_PREFIX)
-        or k in template_traits(specs, known_traits))]
-    return SpecChange(to_set, to_unset)
+    configs = sorted(configs, key=lambda c: c.type)
+    change = _asking(specs, configs, templates_by_config,
+                     configs_of(specs))
+    wanted = wanted_specs(configs, templates_by_config)
+    ours = template_traits(specs, known_traits)
+    stray = [k for k in sorted(specs) if k not in wanted and (
+        k.startswith(SPEC_PREFIX) or k in ours)]
+    return SpecChange(change.set, sorted(set(change.unset) | set(stray)))
 
 
 def refuse_doubled_types(configs):
@@ -193,82 +214,104 @@ def refuse_missing_templates(configs, templates_by_config):
 
 
 def plan_unset(specs, config_types, templates_by_config, owner='flavor'):
-    """The extra specs ``set`` added for these types, to remove."""
+    """The extra specs ``set`` added for these types, to remove; where the
+    configs left shared a set with them, the traits of what serves those
+    now, to set."""
     specs = specs or {}
-    by_type = {c.type: c for c in configs_of(specs)}
+    before = configs_of(specs)
+    by_type = {c.type: c for c in before}
     absent = [t for t in config_types if t not in by_type]
     if absent:
         raise exceptions.CommandError(
             'The %s has no deploy config of type %s: nothing to unset'
             % (owner, ', '.join(absent)))
-    keys = []
-    for config_type in dict.fromkeys(config_types):
-        keys += _ours(specs, by_type[config_type], templates_by_config)
-    return SpecChange({}, keys)
+    return _asking(specs, [c for c in before if c.type not in config_types],
+                   templates_by_config, before)
 
 
 def reconcile(specs, config_types, templates_by_config):
-    """The change that makes each type's template traits agree with the
-    type's value now in ``specs``: its template's trait required, no other
-    template's of that type.  After a write, this repairs what a
-    concurrent change of the same flavor left mixed."""
+    """The change that makes the template traits agree with the configs
+    ``specs`` ask for now, for these types and the sets: the traits of
+    what serves them required, no other template's of those types.  After
+    a write, this repairs what a concurrent change of the same flavor left
+    mixed (nothing where the configs asked now cannot go together)."""
     specs = specs or {}
-    to_set, to_unset = {}, []
-    for config_type in dict.fromkeys(config_types):
-        key = config_spec(config_type)
-        current = deploy_config.Config(config_type, str(specs[key])) \
-            if key in specs else None
-        for config, template in sorted(templates_by_config.items(),
-                                       key=lambda item: item[1]['name']):
-            if config.type != config_type:
-                continue
-            trait_key = trait_spec(template['name'])
-            if config == current and specs.get(trait_key) != REQUIRED:
-                to_set[trait_key] = REQUIRED
-            elif config != current and specs.get(trait_key) == REQUIRED:
-                to_unset.append(trait_key)
-    return SpecChange(to_set, to_unset)
+    configs = configs_of(specs)
+    try:
+        wanted = wanted_specs(configs, templates_by_config)
+    except exceptions.CommandError:
+        return SpecChange({}, [])
+    ours = {trait_spec(t['name']) for c, t in templates_by_config.items()
+            if c.type in config_types}
+    ours |= {k for k in specs if k.startswith('trait:' + config_sets.PREFIX)}
+    to_set = {k: v for k, v in sorted(wanted.items())
+              if k.startswith('trait:') and specs.get(k) != v}
+    return SpecChange(to_set, sorted(k for k in ours if k not in wanted
+                                     and specs.get(k) == REQUIRED))
 
 
-def refuse_step_conflicts(configs, templates_by_config):
-    """Ironic refuses a deploy whose templates share an (interface, step)."""
-    seen = {}
-    for config in configs:
-        template = templates_by_config.get(config)
-        for step in (template or {}).get('steps') or ():
-            key = (step.get('interface'), step.get('step'))
-            if key in seen and seen[key] != config:
-                raise exceptions.CommandError(
-                    'Deploy configs %s and %s both run %s.%s: ironic would '
-                    'fail the deploy' % (seen[key], config, *key))
-            seen[key] = config
+def refuse_clashes(configs, templates_by_config):
+    """Configs whose templates differ on a step they share cannot go
+    together: no set serves them (``config_sets``), and ironic refuses a
+    deploy with both templates."""
+    config_sets.serving(configs, templates_by_config)
 
 
-def drift(specs, templates_by_config, owner='flavor'):
+def drift(specs, templates_by_config, owner='flavor', sets=None):
     """What disagrees between a flavor (or image) and the templates, in
-    words."""
+    words.  ``sets``: the names of the sets' templates that exist (None:
+    not known)."""
     specs = specs or {}
-    found = []
-    explained = set()
-    for config in configs_of(specs):
-        template = templates_by_config.get(config)
-        if template is None:
-            found.append('%s: no deploy template realises it' % config)
-            explained.add(trait_spec(deploy_config.template_trait(config)))
-            continue
-        key = trait_spec(template['name'])
+    configs = configs_of(specs)
+    found = ['%s: no deploy template realises it' % c for c in configs
+             if c not in templates_by_config]
+    explained = {trait_spec(deploy_config.template_trait(c))
+                 for c in configs if c not in templates_by_config}
+    try:
+        serving = config_sets.serving(configs, templates_by_config)
+    except exceptions.CommandError as exc:
+        found.append(str(exc))
+        serving = []
+    for one in serving:
+        key = trait_spec(one.name)
         explained.add(key)
+        what = config_sets.members_text(one.members)
         if specs.get(key) != REQUIRED:
-            found.append('%s: %s=required is missing (template renamed?)'
-                         % (config, key))
-    template_traits = {trait_spec(t['name'])
-                       for t in templates_by_config.values()}
+            found.append('%s: %s=required is missing (%s)' % (
+                what, key, 'ask for them again: openstack %s deploy-config '
+                'set' % owner if config_sets.is_set(one)
+                else 'template renamed?'))
+        elif config_sets.is_set(one) and sets is not None and (
+                one.name not in sets):
+            found.append('%s: their set %s is not made (openstack %s '
+                         'deploy-config set)' % (what, one.name, owner))
+    in_sets = {trait_spec(t['name']): one.name for one in serving
+               if config_sets.is_set(one) for t in one.members.values()}
+    found += _unexplained(specs, templates_by_config, explained, in_sets,
+                          owner)
+    return found
+
+
+def _unexplained(specs, templates_by_config, explained, in_sets, owner):
+    """The template traits of ours that ``specs`` require for no config
+    they ask for, in words (``in_sets``: {trait spec of a member: the set
+    that serves it here})."""
+    templates = {trait_spec(t['name']) for t in templates_by_config.values()}
+    found = []
     for key, value in sorted(specs.items()):
-        if (key.startswith('trait:' + deploy_config.TEMPLATE_PREFIX)
-                and value == REQUIRED and key not in explained):
-            found.append('%s=required: %s' % (key, (
-                'its template has no deploy config on this %s' % owner
-                if key in template_traits else 'no such deploy template')))
+        if (not key.startswith('trait:' + deploy_config.TEMPLATE_PREFIX)
+                or value != REQUIRED or key in explained):
+            continue
+        if key in in_sets:
+            why = ('its set %s serves it here: ironic would run both and '
+                   'fail the deploy' % in_sets[key])
+        elif key.startswith('trait:' + config_sets.PREFIX):
+            why = 'a set of configs this %s does not ask for together' % owner
+        elif key in templates:
+            why = 'its template has no deploy config on this %s' % owner
+        else:
+            why = 'no such deploy template'
+        found.append('%s=required: %s' % (key, why))
     return found
 
 

@@ -266,11 +266,11 @@ def stored_capability_traits(extra):
 
 def capability_traits_of(extra):
     """The traits a node needs for the template: those it lists, else the
-    default of its config's type."""
+    default of its config's type (a set lists its members')."""
     config = config_of(extra)
-    if config is None:
-        return []
     stored = stored_capability_traits(extra)
+    if config is None:
+        return stored or []     # a set's: its members' (config_sets)
     if stored is None:
         return default_capability_traits(config.type)
     return stored

@@ -19,6 +19,7 @@ import re
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import steps as dsteps
@@ -28,6 +29,8 @@ LIST_FIELDS = ('uuid', 'name')
 FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 # Ours, derived from extra (with_config_fields).
 CONFIG_FIELDS = ('config', 'capability_traits', 'resource_class')
+# A set's, shown in detail (with_set_fields).
+SET_FIELDS = ('members', 'current')
 CONFIG_KEYS = (deploy_config.EXTRA_TYPE, deploy_config.EXTRA_VALUE,
                deploy_config.EXTRA_REQUIRES, deploy_config.EXTRA_CLASS)
 # ironic's JSON patch path pattern, matched against the whole key
@@ -110,13 +113,18 @@ class ConfigTemplates(dict):
     """The templates that realise deploy configs: {Config: the template
     for every hardware kind}, and ``per_class`` {Config: {resource class
     (placement's name): the template for that kind alone}}.  A kind with
-    no template of its own takes the one for every kind."""
+    no template of its own takes the one for every kind.  ``sets``: {name:
+    template} of the sets the plugin made (``config_sets``)."""
 
     def __init__(self, listed=()):
         super().__init__()
         self.per_class = {}
+        self.sets = {}
         for template in listed:
             extra = template.get('extra')
+            if config_sets.members_of(template) is not None:
+                self.sets[template['name']] = template
+                continue
             config = deploy_config.config_of(extra)
             if config is None:
                 continue
@@ -154,10 +162,31 @@ class ConfigTemplates(dict):
         return sorted(self.per_class.get(config, {}))
 
     def every(self):
-        """Every template, in name order."""
+        """Every template of a config, in name order."""
         return sorted(list(self.values()) + [
             t for by_class in self.per_class.values()
             for t in by_class.values()], key=lambda t: t['name'])
+
+    def every_set(self):
+        """Every set's template, in name order."""
+        return [self.sets[name] for name in sorted(self.sets)]
+
+    def set_members(self, template):
+        """{Config: template} of a set's members on the kind it serves, as
+        they are now; None where one has no template there."""
+        configs = config_sets.members_of(template)
+        on_kind = self.for_class(deploy_config.resource_class_of(
+            template.get('extra')))
+        if not configs or any(c not in on_kind for c in configs):
+            return None
+        return {c: on_kind[c] for c in configs}
+
+    def sets_of(self, template):
+        """The sets' templates that have this template among their
+        members, in name order."""
+        return [s for s in self.every_set() if any(
+            t['name'] == template['name']
+            for t in (self.set_members(s) or {}).values())]
 
 
 def by_config(templates):
@@ -191,6 +220,18 @@ def with_config_fields(template):
                 capability_traits=deploy_config.capability_traits_of(extra),
                 resource_class=extra.get(deploy_config.EXTRA_CLASS)
                 if config else None)
+
+
+def with_set_fields(template, known):
+    """A set's template with its members and whether it is built from
+    them as they are now (``known``: ConfigTemplates, with the steps);
+    any other template with both None."""
+    configs = config_sets.members_of(template)
+    if configs is None:
+        return dict(template, members=None, current=None)
+    return dict(template, members=[str(c) for c in configs],
+                current=config_sets.current(template,
+                                            known.set_members(template)))
 
 
 def row(template, columns):

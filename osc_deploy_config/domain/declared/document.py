@@ -306,7 +306,7 @@ def check_asks(declared, filename):
                                 'and an image cannot know the kind it lands '
                                 'on: ask for it in the flavors' % config)
             with reader.at((section, name)):
-                config_specs.refuse_step_conflicts(
+                config_specs.refuse_clashes(
                     configs, every_kind(declared.templates))
     for name, texts in declared.projects.items():
         for text in texts:

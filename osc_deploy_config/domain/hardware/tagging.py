@@ -34,6 +34,9 @@ ironic's API.
 
 import collections
 
+from osc_lib import exceptions
+
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import step_safety
@@ -49,10 +52,12 @@ Change = collections.namedtuple('Change', [
     'node', 'node_uuid', 'template', 'action', 'reason'])
 # What ``flavor deploy-config show`` tells of a flavor.
 FlavorReport = collections.namedtuple('FlavorReport', [
-    'configs', 'templates', 'required_traits', 'tagged_nodes',
+    'configs', 'templates', 'sets', 'required_traits', 'tagged_nodes',
     'schedulable_nodes', 'drift'])
 
 ADD, REMOVE, KEEP, STALE = 'add', 'remove', 'keep', 'stale'
+NO_NODE = ('no node is schedulable for this flavor: its servers will fail '
+           'with NoValidHost (openstack baremetal node deploy-config sync)')
 # a node that has a template's traits, but not the BIOS to take it now
 LEFT_OUT = 'not offered'
 
@@ -184,17 +189,29 @@ def serves(node, template):
 
 def superseded(node, template, own):
     """Why a node does not take a template for every kind when its class
-    has one of its own for the config (``own``: ``ConfigTemplates.per_class``
-    of every template); None otherwise."""
+    has one of its own for the config, or for a member of the set
+    (``own``: ``ConfigTemplates.per_class`` of every template); None
+    otherwise."""
     extra = template.get('extra')
     if deploy_config.resource_class_of(extra):
         return None
-    config = deploy_config.config_of(extra)
-    mine = own.get(config, {}).get(resource_class(node))
-    if mine is None:
-        return None
-    return 'its class has a template of its own for %s: %s' % (
-        config, mine['name'])
+    configs = config_sets.members_of(template) or [
+        deploy_config.config_of(extra)]
+    for config in configs:
+        mine = own.get(config, {}).get(resource_class(node))
+        if mine is not None:
+            return 'its class has a template of its own for %s: %s' % (
+                config, mine['name'])
+    return None
+
+
+def serves_what(template):
+    """What a template serves, in words: its config, or its set's
+    members."""
+    members = config_sets.members_of(template)
+    if members is not None:
+        return ','.join(str(c) for c in members)
+    return str(deploy_config.config_of(template['extra']))
 
 
 def _why(node, template, registries, own, same_step_unlocks=True):
@@ -218,8 +235,7 @@ def statuses(nodes, templates, placement_view=None, registries=None,
                 continue
             why = _why(node, template, registries, own, same_step_unlocks)
             found.append(Status(
-                node_label(node), template['name'],
-                str(deploy_config.config_of(template['extra'])),
+                node_label(node), template['name'], serves_what(template),
                 why is None, template['name'] in (node.get('traits') or ()),
                 in_use(node, template), bool(node.get('maintenance')),
                 node.get('provision_state'),
@@ -315,9 +331,10 @@ def remedy(node, template, registry):
         return ('; ironic caches %s read-only: prepare the node once its '
                 'server is gone' % ', '.join(sorted(cached)))
     return ('; its server\'s toggle sets %s first (openstack server resize '
-            '--deploy-config %s %s)' % (
-                ', '.join('%s=%s' % n for n in needs),
-                deploy_config.config_of(template['extra']),
+            '%s %s)' % (
+                ', '.join('%s=%s' % n for n in needs), ' '.join(
+                    '--deploy-config %s' % c
+                    for c in serves_what(template).split(',')),
                 node['instance_uuid']))
 
 
@@ -365,46 +382,56 @@ def describe(change):
                         change.template)
 
 
-def report(flavor, templates_by_config, nodes, candidates=None, free=None):
-    """A flavor's configs, their templates and required traits, the nodes
-    tagged in ironic for each, the nodes the scheduler can land on now,
-    and the drift: extra specs that disagree with the templates, and tagged
-    nodes placement does not offer, each with the reason.
+def report(flavor, templates_by_config, nodes, candidates=None, free=None,
+           sets=None):
+    """A flavor's configs, their templates (and the sets that serve them
+    together) and required traits, the nodes tagged in ironic for each,
+    the nodes the scheduler can land on now, and the drift: extra specs
+    that disagree with the templates, and tagged nodes placement does not
+    offer, each with the reason.
 
     ``candidates``: {provider UUID: traits} of placement's allocation
     candidates for the flavor (None: placement was not read); ``free``: the
-    same for the free providers of the flavor's resource classes.
+    same for the free providers of the flavor's resource classes;
+    ``sets``: the names of the sets' templates that exist.
     """
     specs = flavor['extra_specs']
     configs = config_specs.configs_of(specs)
     resources = config_specs.placement_request(flavor)[0]
     usable = [n for n in nodes if resource_class(n) in resources]
-    templates, traits, tagged = {}, {}, {}
-    warnings = config_specs.drift(specs, templates_by_config)
-    for config in configs:
-        template = templates_by_config.get(config)
-        if template is None:
-            continue
-        templates[str(config)] = template['name']
-        traits[str(config)] = '%s=%s' % (
-            config_specs.trait_spec(template['name']), config_specs.REQUIRED)
-        carrying = [n for n in usable
-                    if template['name'] in (n.get('traits') or ())]
-        tagged[str(config)] = len(carrying)
+    templates, traits, tagged, by_set = {}, {}, {}, {}
+    warnings = config_specs.drift(specs, templates_by_config, sets=sets)
+    for one in serving_or_none(configs, templates_by_config):
+        what = config_sets.members_text(one.members)
+        for config, template in one.members.items():
+            templates[str(config)] = template['name']
+            traits[str(config)] = '%s=%s' % (
+                config_specs.trait_spec(one.name), config_specs.REQUIRED)
+            if config_sets.is_set(one):
+                by_set[str(config)] = one.name
+        carrying = [n for n in usable if one.name in (n.get('traits') or ())]
+        tagged[what] = len(carrying)
         offered = [n for n in carrying
                    if candidates is None or n['uuid'] in candidates]
         if len(offered) < len(carrying):
             warnings.append('%s: %d node(s) tagged in ironic, %d '
                             'schedulable: %s' % (
-                                config, len(carrying), len(offered),
+                                what, len(carrying), len(offered),
                                 '; '.join('%s %s' % (
-                                    node_label(n),
-                                    why_not_offered(n, template, free))
+                                    node_label(n), why_not_offered(
+                                        n, {'name': one.name}, free))
                                     for n in carrying if n not in offered)))
     schedulable = None if candidates is None else len(candidates)
     if configs and schedulable == 0:
-        warnings.append('no node is schedulable for this flavor: its '
-                        'servers will fail with NoValidHost (openstack '
-                        'baremetal node deploy-config sync)')
-    return FlavorReport([str(c) for c in configs], templates, traits,
+        warnings.append(NO_NODE)
+    return FlavorReport([str(c) for c in configs], templates, by_set, traits,
                         tagged, schedulable, warnings)
+
+
+def serving_or_none(configs, templates_by_config):
+    """What serves the configs together; nothing where they clash (the
+    drift says why)."""
+    try:
+        return config_sets.serving(configs, templates_by_config)
+    except exceptions.CommandError:
+        return []

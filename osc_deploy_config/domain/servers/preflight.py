@@ -25,13 +25,17 @@ import collections
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.hardware import bios_registry
 from osc_deploy_config.domain.hardware import tagging
 
-# A config a boot asks for, and where it comes from ("flavor bm.gold").
-Asked = collections.namedtuple('Asked', ['config', 'source'])
+# A config a boot asks for, where it comes from ("flavor bm.gold"), and
+# the template its owner's required trait names for it (a set's, where a
+# set serves it; None where the owner requires none for it).
+Asked = collections.namedtuple('Asked', ['config', 'source', 'template'],
+                               defaults=(None,))
 # Extra specs whose request nova translates into more than the flavor's
 # sizes and traits (numbered groups, dedicated CPUs, PCI, accelerators):
 # a placement query of ours would not be the scheduler's.
@@ -39,27 +43,48 @@ _UNMODELLED = ('resources', 'trait', 'hw:cpu_policy', 'hw:cpu_thread_policy',
                'hw:pmem', 'pci_passthrough:', 'accel:', 'group_policy')
 
 
-def asked(flavor, image, templates_by_config):
+def asked(flavor, image, templates_by_config, sets=None):
     """[Asked] of a boot: the configs of the flavor's extra specs and the
-    image's properties, and the templates their ``trait:*=required`` name
-    without a config (set by hand)."""
-    by_trait = {t['name']: c for c, t in templates_by_config.items()}
+    image's properties, and those of the templates their
+    ``trait:*=required`` name without a config (set by hand; a set's
+    members).  ``sets``: {name: template} of the sets' templates."""
     found = []
     for specs, source in ((flavor.get('extra_specs') or {},
                            'flavor %s' % flavor['name']),
                           (image or {}, 'image %s' % (image or {}).get(
                               'name', (image or {}).get('id')))):
-        configs = config_specs.configs_of(specs)
-        configs += [by_trait[t] for t in sorted(config_specs.required_traits(
-            specs)) if t in by_trait and by_trait[t] not in configs]
-        found += [Asked(c, source) for c in configs]
+        found += _asked_by(specs, source, templates_by_config, sets or {})
     return found
 
 
-def refuse_conflicts(found, templates_by_config):
+def _asked_by(specs, source, templates_by_config, sets):
+    """[Asked] of one owner's specs."""
+    required = config_specs.required_traits(specs)
+    served = {t['name']: [c] for c, t in templates_by_config.items()}
+    served.update((name, config_sets.members_of(t) or [])
+                  for name, t in sets.items())
+    configs = config_specs.configs_of(specs)
+    for name in sorted(required & set(served)):
+        configs += [c for c in served[name] if c not in configs]
+    return [Asked(c, source, next((n for n in sorted(required)
+                                   if c in served.get(n, ())), None))
+            for c in configs]
+
+
+def refuse_conflicts(found, templates_by_config, sets=None, instead=None):
     """CommandError naming both configs and their sources when two ask for
-    different values of one type, or their templates share a step."""
-    by_type, by_step = {}, {}
+    different values of one type, or two templates ironic would run share
+    a step (``instead``: where the asks could go together, in words)."""
+    refuse_doubled_types(found)
+    conflict = step_conflict(found, templates_by_config, sets)
+    if conflict:
+        raise exceptions.CommandError(describe_step_conflict(
+            found, conflict, instead))
+
+
+def refuse_doubled_types(found):
+    """CommandError when two ask for different values of one type."""
+    by_type = {}
     for one in found:
         other = by_type.setdefault(one.config.type, one)
         if other.config != one.config:
@@ -68,16 +93,58 @@ def refuse_conflicts(found, templates_by_config):
                 'would run both templates and fail the deploy. Nothing was '
                 'created.' % (other.source, other.config, one.source,
                               one.config))
-        template = templates_by_config.get(one.config) or {}
-        for step in template.get('steps') or ():
+
+
+def step_conflict(found, templates_by_config, sets=None):
+    """(Asked, Asked, (interface, step)) of two templates ironic would run
+    at this boot that share a step (ironic refuses the deploy), or
+    None."""
+    steps = {t['name']: t.get('steps') or ()
+             for t in templates_by_config.values()}
+    steps.update((name, t.get('steps') or ())
+                 for name, t in (sets or {}).items())
+    by_step = {}
+    for one in found:
+        for step in steps.get(one.template, ()):
             key = (step.get('interface'), step.get('step'))
             other = by_step.setdefault(key, one)
-            if other.config != one.config:
-                raise exceptions.CommandError(
-                    'Deploy config conflict: %s (%s) and %s (%s) both run '
-                    '%s.%s; ironic would fail the deploy. Nothing was '
-                    'created.' % (other.config, other.source, one.config,
-                                  one.source, *key))
+            if other.template != one.template:
+                return other, one, key
+    return None
+
+
+def describe_step_conflict(found, conflict, instead=None):
+    """The line that refuses a boot whose templates share a step."""
+    other, one, key = conflict
+    return ('Deploy config conflict: %s (%s) and %s (%s) both run %s.%s; '
+            'ironic would fail the deploy. Nothing was created; %s.' % (
+                _what(found, other), other.source, _what(found, one),
+                one.source, *key, instead or 'ask for them together in one '
+                'flavor or image: their set serves them together'))
+
+
+def _what(found, one):
+    """The configs one template serves at this boot."""
+    return ', '.join(str(a.config) for a in found
+                     if a.template == one.template and a.source == one.source)
+
+
+def instead(found, flavors, resource_class):
+    """Where the configs of a boot that clash could go together, in
+    words: the flavors of its class that ask for all of them, else the
+    command that makes one."""
+    wanted = {a.config for a in found}
+    fitting = sorted(f['name'] for f in flavors
+                     if wanted <= set(config_specs.configs_of(
+                         f.get('extra_specs')))
+                     and config_specs.resource_class_of(
+                         f.get('extra_specs')) == resource_class)
+    if fitting:
+        return 'boot flavor %s, which asks for all of them' % ', '.join(
+            fitting)
+    return ('ask for all of them in one flavor (openstack flavor '
+            'deploy-config set FLAVOR %s): their set serves them together'
+            % ' '.join(str(c) for c in sorted(wanted, key=lambda c: c.type)))
 
 
 def judged(flavor):

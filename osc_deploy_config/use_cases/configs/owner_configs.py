@@ -26,11 +26,14 @@ import logging
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.configs import set_templates
+from osc_deploy_config.use_cases.hardware import node_tags
 
 LOG = logging.getLogger(__name__)
 
@@ -150,18 +153,32 @@ def templates_by_config(clients):
         fields=ironic_api.TEMPLATE_STEP_FIELDS)
 
 
-def set_configs(clients, kind, ref, configs, dry_run=False):
+# How a write that asks for a set tags the set's nodes: whether it waits
+# for placement, how long, and where its progress lines go.
+Tagging = collections.namedtuple('Tagging', ['wait', 'wait_timeout', 'say'],
+                                 defaults=(True, 300, LOG.info))
+# A write's, unless its caller says.
+TAGGING = Tagging()
+
+
+def set_configs(clients, kind, ref, configs, dry_run=False,
+                tags=None):
     """Ask a flavor or an image for ``configs``: (columns, rows saying
-    what was, or with ``dry_run`` would be, set and unset)."""
+    what was, or with ``dry_run`` would be, set and unset).  The sets
+    they need are made and tagged first (``provide_sets``)."""
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
-    by_config = owners.served(owned, templates_by_config(clients), configs)
+    known = templates_by_config(clients)
+    by_config = owners.served(owned, known, configs)
     change = config_specs.plan_set(owned.specs, configs, by_config)
+    provide_sets(clients, known, _after(owned.specs, change), by_config,
+                 dry_run, tags)
     return _change(owners, owned, change, {c.type: c.value for c in configs},
                    by_config, dry_run)
 
 
-def set_exact(clients, kind, ref, configs, dry_run=False):
+def set_exact(clients, kind, ref, configs, dry_run=False,
+              tags=None):
     """Leave a flavor or an image asking for exactly ``configs``, with the
     traits of the templates that serve them now (a declared state's
     write): one change, its unsets and sets together, so that switching
@@ -173,22 +190,59 @@ def set_exact(clients, kind, ref, configs, dry_run=False):
     change = config_specs.plan_exact(
         owned.specs, configs, by_config,
         {config_specs.trait_spec(t['name']) for t in known.every()})
+    provide_sets(clients, known, _after(owned.specs, change), by_config,
+                 dry_run, tags)
     wanted = {c.type: c.value for c in configs}
     wanted.update((c.type, None) for c in config_specs.configs_of(
         owned.specs) if c.type not in wanted)
     return _change(owners, owned, change, wanted, by_config, dry_run)
 
 
-def unset_configs(clients, kind, ref, config_types, dry_run=False):
+def unset_configs(clients, kind, ref, config_types, dry_run=False,
+                  tags=None):
     """Remove from a flavor or an image exactly what ``set`` added for
-    these types: (columns, rows)."""
+    these types: (columns, rows).  Where the configs left shared a set
+    with those removed, what serves them now is asked for instead."""
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
-    by_config = owners.served(owned, templates_by_config(clients), [])
+    known = templates_by_config(clients)
+    by_config = owners.served(owned, known, [])
     change = config_specs.plan_unset(owned.specs, config_types, by_config,
                                      owner=kind)
+    provide_sets(clients, known, _after(owned.specs, change), by_config,
+                 dry_run, tags)
     return _change(owners, owned, change, dict.fromkeys(config_types),
                    by_config, dry_run)
+
+
+def _after(specs, change):
+    """The specs once ``change`` is made."""
+    after = dict(specs or {}, **change.set)
+    return {k: v for k, v in after.items() if k not in change.unset}
+
+
+def provide_sets(clients, known, specs, by_config, dry_run, tags):
+    """Before an owner asks for ``specs``: the sets' templates they ask
+    for made (or built again), and the nodes that can take them tagged,
+    until placement shows it (``tags``).  Run every time, so that a
+    rerun after an interruption tags what the first run made."""
+    servings = config_specs.needed_sets(config_specs.configs_of(specs),
+                                        by_config)
+    if not servings:
+        return
+    tags = tags or TAGGING
+    for line in set_templates.make(clients.ironic(), known, servings,
+                                   dry_run):
+        tags.say(line)
+    if dry_run:
+        tags.say('Would tag the nodes that can take %s' % ', '.join(
+            s.name for s in servings))
+        return
+    rows = node_tags.sync(clients, [s.name for s in servings], False, False,
+                          tags.wait, tags.wait_timeout, tags.say)
+    for node, template, action, _ in rows:
+        if action in ('added', 'removed'):
+            tags.say('  %s %s %s' % (action, template, node))
 
 
 def _change(owners, owned, change, wanted, by_config, dry_run):
@@ -203,36 +257,46 @@ def _change(owners, owned, change, wanted, by_config, dry_run):
 
 
 def list_configs(clients, kind, include_all=False):
-    """(ID, name, [config]) of every flavor or image that asks for a
-    config (with ``include_all``, of every one)."""
+    """(ID, name, [config], [set]) of every flavor or image that asks for
+    a config (with ``include_all``, of every one): the sets are those of
+    its required traits."""
     rows = []
     for owned in OWNERS[kind](clients).listing():
         configs = [str(c) for c in config_specs.configs_of(owned.specs)]
         if configs or include_all:
-            rows.append((owned.id, owned.name, configs))
+            rows.append((owned.id, owned.name, configs, sorted(
+                t for t in config_specs.required_traits(owned.specs)
+                if t.startswith(config_sets.PREFIX))))
     return rows
 
 
 def show_image(clients, ref):
-    """An image's configs, their templates and required traits, and the
-    drift (each also logged as a warning)."""
+    """An image's configs, their templates (and the sets that serve them
+    together) and required traits, and the drift (each also logged as a
+    warning)."""
     owned = Images(clients).find(ref)
-    by_config = templates_by_config(clients).for_class(None)
+    known = templates_by_config(clients)
+    by_config = known.for_class(None)
     configs = config_specs.configs_of(owned.specs)
-    drift = config_specs.drift(owned.specs, by_config, owner='image')
+    drift = config_specs.drift(owned.specs, by_config, owner='image',
+                               sets=known.sets)
     for warning in drift:
         LOG.warning('%s', warning)
-    templates = {str(c): by_config[c]['name'] for c in configs
-                 if c in by_config}
+    templates, sets, traits = {}, {}, {}
+    for one in tagging.serving_or_none(configs, by_config):
+        for config, template in one.members.items():
+            templates[str(config)] = template['name']
+            traits[str(config)] = '%s=%s' % (config_specs.trait_spec(
+                one.name), config_specs.REQUIRED)
+            if len(one.members) > 1:
+                sets[str(config)] = one.name
     return {
         'id': owned.id,
         'name': owned.name,
         'deploy_configs': [str(c) for c in configs],
         'templates': templates,
-        'required_traits': {
-            config: '%s=%s' % (config_specs.trait_spec(name),
-                               config_specs.REQUIRED)
-            for config, name in templates.items()},
+        'sets': sets,
+        'required_traits': traits,
         'drift': drift,
     }
 
@@ -244,15 +308,16 @@ def show_flavor(clients, ref):
     flavor = Flavors(clients).find(ref).raw
     ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
                             versions.NODE_RETIREMENT)
-    by_config = ironic.config_templates(
-        fields=ironic_api.TEMPLATE_STEP_FIELDS).for_class(
-        config_specs.resource_class_of(flavor['extra_specs']))
+    known = ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    by_config = known.for_class(config_specs.resource_class_of(
+        flavor['extra_specs']))
     nodes = []
     if config_specs.configs_of(flavor['extra_specs']):
         nodes = ironic.nodes(ironic_api.TAGGING_FIELDS)
         ironic.warn_if_nodes_hidden(nodes, LOG)
     candidates, free = scheduler_view(clients, flavor)
-    report = tagging.report(flavor, by_config, nodes, candidates, free)
+    report = tagging.report(flavor, by_config, nodes, candidates, free,
+                            known.sets)
     for warning in report.drift:
         LOG.warning('%s', warning)
     return {
@@ -260,6 +325,7 @@ def show_flavor(clients, ref):
         'name': flavor['name'],
         'deploy_configs': report.configs,
         'templates': report.templates,
+        'sets': report.sets,
         'required_traits': report.required_traits,
         'tagged_nodes': report.tagged_nodes,
         'schedulable_nodes': report.schedulable_nodes,

@@ -224,7 +224,7 @@ def _check_owners(declared, cloud, known, at):
         with at(('flavors', name)):
             config_specs.refuse_unserved(configs, known, 'flavor %s' % name,
                                          placement_class)
-            config_specs.refuse_step_conflicts(
+            config_specs.refuse_clashes(
                 configs, known.for_class(placement_class))
 
 

@@ -24,11 +24,14 @@ flavor match what is wanted.
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
+from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.grants import grant_flavors
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.configs import set_templates
 
 COLUMNS = ('Config', 'Resource Class', 'Runbook', 'Action', 'Why')
 SHOW_COLUMNS = ('Config', 'Resource Class', 'Runbook', 'Template', 'State')
@@ -73,13 +76,30 @@ def grant(clients, project, config_texts, dry_run=False, domain=None):
     known = _known(ironic)
     changes = grants.plan(project_id, configs, known, ironic.runbooks())
     flavors = _flavor_plan(clients, project_id, configs, known)
+    sets = _sets_asked(flavors, known)
     if not dry_run:
         for change in changes:
             _apply(ironic, change)
+    made = set_templates.make(ironic, known, sets, dry_run)
+    if not dry_run:
         _open_flavors(clients, project_id, flavors)
     return COLUMNS, [_row(c) for c in changes] + [
+        (config_sets.members_text(s.members), None, s.name, 'make set',
+         'the derived flavors ask for them together') for s in sets
+        if any(s.name in line for line in made)] + [
         (str(f.config), None, f.name, f.action or grant_flavors.OPEN, f.why)
         for f in flavors]
+
+
+def _sets_asked(needs, known):
+    """[config_sets.Serving] of the sets the derived flavors to make ask
+    for (their templates are made first)."""
+    found = {}
+    for need in needs:
+        if need.action in (grant_flavors.CREATE, grant_flavors.FINISH):
+            found.update((s.name, s) for s in config_specs.needed_sets(
+                config_specs.configs_of(need.specs), known.for_class(None)))
+    return [found[name] for name in sorted(found)]
 
 
 def _apply(ironic, change):

@@ -30,11 +30,13 @@ import time
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.configs import set_templates
 
 LOG = logging.getLogger(__name__)
 STATUS_COLUMNS = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
@@ -44,9 +46,10 @@ SYNC_COLUMNS = ('Node', 'Template', 'Action', 'Reason')
 POLL_SECONDS = 1
 
 # What both commands read of ironic: the config templates (by name), the
-# names of every template, every node, and the wrapper that read them.
+# names of every template, every node, the wrapper that read them, and
+# the ConfigTemplates (with the sets).
 Inventory = collections.namedtuple('Inventory', [
-    'templates', 'template_names', 'nodes', 'ironic'])
+    'templates', 'template_names', 'nodes', 'ironic', 'known'])
 
 
 def read_inventory(clients):
@@ -57,8 +60,14 @@ def read_inventory(clients):
                                  limit=0)
     nodes = api.nodes(ironic_api.TAGGING_FIELDS)
     api.warn_if_nodes_hidden(nodes, LOG)
-    return Inventory(dtemplates.by_config(every).every(),
-                     {t['name'] for t in every}, nodes, api)
+    known = dtemplates.by_config(every)
+    return Inventory(known.every(), {t['name'] for t in every}, nodes, api,
+                     known)
+
+
+def tagged_templates(found):
+    """The templates nodes are tagged for: the configs' and the sets'."""
+    return found.known.every() + found.known.every_set()
 
 
 def read_registries(found, templates):
@@ -85,10 +94,11 @@ def statuses(clients, node=None, config=None):
     capable, tagged, in use, in maintenance, and schedulable now."""
     config = deploy_config.parse_config(config) if config else None
     found = read_inventory(clients)
-    templates, nodes = found.templates, found.nodes
+    templates, nodes = tagged_templates(found), found.nodes
     if config:
-        templates = [t for t in templates
-                     if deploy_config.config_of(t['extra']) == config]
+        templates = [t for t in templates if config in (
+            config_sets.members_of(t) or [deploy_config.config_of(
+                t['extra'])])]
         if not templates:
             raise exceptions.CommandError(
                 'No deploy template realises the deploy config %s' % config)
@@ -99,7 +109,7 @@ def statuses(clients, node=None, config=None):
     view = free_providers(clients, nodes)
     registries = read_registries(found._replace(nodes=nodes), templates)
     return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
-        nodes, templates, view, registries, found.templates,
+        nodes, templates, view, registries, tagged_templates(found),
         same_step_unlocks=not found.ironic.validates_bios_steps())]
 
 
@@ -128,19 +138,43 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
         raise exceptions.CommandError(
             'Expected non-negative --wait-timeout, got %d' % wait_timeout)
     found = read_inventory(clients)
-    chosen = select_templates(found.templates, names)
+    for line in set_templates.rebuild_stale(found.ironic, found.known,
+                                            dry_run, names):
+        say(line)
+    rows = prune_sets(clients, found, dry_run) if prune else []
+    every = tagged_templates(found)
+    chosen = select_templates(every, names)
     registries = read_registries(found, chosen)
     same_step_unlocks = not found.ironic.validates_bios_steps()
-    changes = tagging.plan_sync(found.nodes, chosen, registries,
-                                found.templates, same_step_unlocks)
-    changes += tagging.left_out(found.nodes, chosen, registries,
-                                found.templates, same_step_unlocks)
+    changes = tagging.plan_sync(found.nodes, chosen, registries, every,
+                                same_step_unlocks)
+    changes += tagging.left_out(found.nodes, chosen, registries, every,
+                                same_step_unlocks)
     if not names:
-        changes += tagging.plan_prune(found.nodes, found.template_names,
-                                      prune)
-    rows, written = write_changes(found.ironic, changes, dry_run)
+        changes += tagging.plan_prune(found.nodes, found.template_names - {
+            row[1] for row in rows}, prune)
+    more, written = write_changes(found.ironic, changes, dry_run)
+    rows += more
     if written and wait:
         wait_until_scheduler_sees(clients, written, wait_timeout, say)
+    return rows
+
+
+def prune_sets(clients, found, dry_run):
+    """Delete the sets' templates nothing needs (``set_holders``), from
+    ``found`` too: a row each.  Their traits go from the nodes with the
+    other traits of deleted templates (``tagging.plan_prune``)."""
+    unneeded, _ = set_templates.unneeded(clients, found.known)
+    rows = []
+    for template in unneeded:
+        if not dry_run:
+            try:
+                found.ironic.delete_deploy_template(template['uuid'])
+            except sdk_exceptions.NotFoundException:
+                pass    # deleted meanwhile
+        del found.known.sets[template['name']]
+        rows.append(('', template['name'], 'would delete' if dry_run
+                     else 'deleted', 'a set nothing needs any more'))
     return rows
 
 

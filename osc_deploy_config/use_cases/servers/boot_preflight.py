@@ -29,6 +29,7 @@ import logging
 from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.servers import preflight
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
@@ -45,10 +46,16 @@ def check(clients, flavor_ref, image_ref, from_volume=False):
     read = _read(clients, flavor_ref, image_ref)
     if read is None:
         return None
-    flavor, image, by_config = read
+    flavor, image, known = read
+    by_config = known.for_class(config_specs.resource_class_of(
+        flavor.get('extra_specs')))
     also = ['templates'] if by_config else []
-    found = preflight.asked(flavor, image, by_config)
-    preflight.refuse_conflicts(found, by_config)
+    found = preflight.asked(flavor, image, by_config, known.sets)
+    preflight.refuse_doubled_types(found)
+    conflict = preflight.step_conflict(found, by_config, known.sets)
+    if conflict:
+        raise exceptions.CommandError(preflight.describe_step_conflict(
+            found, conflict, _instead(clients, found, flavor)))
     resources, required, forbidden = config_specs.placement_request(
         flavor, image)
     if (found and preflight.asks_templates(required)
@@ -88,9 +95,21 @@ def _refuse_refused_steps(clients, found, by_config, candidates):
                     'baremetal node deploy-config sync', node, reason)
 
 
+def _instead(clients, found, flavor):
+    """Where a boot's clashing asks could go together, in words: a flavor
+    that asks for all of them (one listing, on this refusal only)."""
+    try:
+        flavors = clients.nova().flavors()
+    except Exception as exc:    # noqa: BLE001 - the refusal stands
+        LOG.debug('deploy-config pre-flight: flavors not listed: %s', exc)
+        flavors = []
+    return preflight.instead(found, flavors, config_specs.resource_class_of(
+        flavor.get('extra_specs')))
+
+
 def _read(clients, flavor_ref, image_ref):
-    """(flavor, image properties, templates by config), or None when the
-    flavor cannot be read; templates {} when ironic hides them."""
+    """(flavor, image properties, templates.ConfigTemplates), or None when
+    the flavor cannot be read; no templates when ironic hides them."""
     try:
         nova = clients.nova()
         maximum = nova.maximum()
@@ -103,15 +122,14 @@ def _read(clients, flavor_ref, image_ref):
         return None
     if not any(k.startswith(('deploy-config:', 'trait:'))
                for k in list(flavor.get('extra_specs') or {}) + list(image)):
-        return flavor, image, {}
+        return flavor, image, dtemplates.ConfigTemplates()
     try:
-        by_config = clients.ironic().config_templates(
-            fields=ironic_api.TEMPLATE_STEP_FIELDS).for_class(
-            config_specs.resource_class_of(flavor.get('extra_specs')))
+        known = clients.ironic().config_templates(
+            fields=ironic_api.TEMPLATE_STEP_FIELDS)
     except Exception as exc:    # noqa: BLE001 - never block a boot
         LOG.debug('deploy-config pre-flight without templates: %s', exc)
-        by_config = {}
-    return flavor, image, by_config
+        known = dtemplates.ConfigTemplates()
+    return flavor, image, known
 
 
 def _candidates(clients, resources, required, forbidden):
