@@ -25,6 +25,7 @@ import collections
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import step_safety
 
@@ -79,7 +80,13 @@ def plan(server, configs, templates_by_config, listed_flavors,
     embedded = server['flavor']
     specs = dict(embedded.get('extra_specs') or {})
     current = applied_configs(server, applied)
-    change = config_specs.plan_set(specs, configs, templates_by_config)
+    config_specs.refuse_doubled_types(configs)
+    config_specs.refuse_missing_templates(configs, templates_by_config)
+    # the server's whole set: what it runs now, with the toggled configs
+    wanted = {t: c for t, c in current.items() if c in templates_by_config}
+    wanted.update((c.type, c) for c in configs)
+    change = config_specs.plan_set(specs, list(wanted.values()),
+                                   templates_by_config)
     target_specs = {k: v for k, v in dict(specs, **change.set).items()
                     if k not in change.unset}
     target = {c.type: c for c in config_specs.configs_of(target_specs)}
@@ -163,7 +170,21 @@ def refuse_taken_name(plan_, listed_flavors):
             % plan_.new_flavor_name)
 
 
-def scheduler_problems(providers, target_specs, node=None, excused=()):
+def node_traits(plan_, templates_by_config):
+    """The traits a bare-metal server's node needs for the toggle: each
+    target config's own template's, and the flavor's other required
+    traits.  A set that serves them together is the next deploy's (a
+    rebuild redeploys with the flavor's), not the servicing's: the
+    servicing runs the changed configs' own steps."""
+    own = {templates_by_config[c]['name'] for c in plan_.target.values()
+           if c in templates_by_config}
+    others = {t for t in config_specs.required_traits(plan_.target_specs)
+              if not t.startswith(config_sets.PREFIX)}
+    return own | others
+
+
+def scheduler_problems(providers, target_specs, node=None, excused=(),
+                       needed=None):
     """Why the server's host cannot take the target flavor, in words.
 
     ``providers``: the resource providers of the server's allocations, each
@@ -174,11 +195,13 @@ def scheduler_problems(providers, target_specs, node=None, excused=()):
     its ironic ``node``: nova reserves every deployed node in placement,
     so maintenance is read from ironic there.  ``excused``: traits the
     node may lack (templates a vendor profile keeps off it, which the
-    toggle unlocks first).
+    toggle unlocks first); ``needed``: the traits the host must carry
+    (default: those the target specs require).
     """
     problems = []
-    needed = sorted(set(config_specs.required_traits(target_specs))
-                    - set(excused))
+    if needed is None:
+        needed = config_specs.required_traits(target_specs)
+    needed = sorted(set(needed) - set(excused))
     for provider in providers:
         name = provider['name']
         if node and provider['uuid'] == node['uuid']:

@@ -17,9 +17,11 @@ keeps the original's access), and the resize is followed to its end."""
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.use_cases.configs import set_templates
 from osc_deploy_config.use_cases.toggle import outcomes
 
 # What the finishing of an interrupted toggle does: wait for its resize,
@@ -153,6 +155,7 @@ class Resize:
             return plan.target_flavor
         listed = prepared.reading.flavors
         sizes = toggle_plan.sizes_of(server['flavor'])
+        provide_sets(self.toggle, prepared)
         flavor = toggle_plan.unfinished_flavor(plan, listed, sizes)
         if flavor is None:
             flavor = self.create(plan, server, sizes, listed)
@@ -253,3 +256,15 @@ def access(toggle, prepared):
                           for c in prepared.changed],
         original, original and not toggle_plan.is_public(original)
         and toggle.nova.flavor_access(original['id']))
+
+
+def provide_sets(toggle, prepared):
+    """The sets the derived flavor asks for, made before it asks: an
+    operator's toggle (a project's flavors come from its grant)."""
+    if toggle.authority.project_id:
+        return
+    for line in set_templates.make(
+            toggle.ironic, toggle.authority.templates(toggle.ironic),
+            config_specs.needed_sets(prepared.plan.target.values(),
+                                     prepared.reading.templates_by_config)):
+        toggle.say('  ' + line)

@@ -286,7 +286,10 @@ class ServerToggle:
                 prepared.server['id'])
         problems = toggle_plan.scheduler_problems(
             providers, prepared.plan.target_specs, node,
-            excused=servicing.unlocked_templates(prepared))
+            excused=servicing.unlocked_templates(prepared),
+            needed=toggle_plan.node_traits(
+                prepared.plan, prepared.reading.templates_by_config)
+            if node else None)
         if problems:
             fix = ('openstack baremetal node deploy-config sync'
                    if node else
