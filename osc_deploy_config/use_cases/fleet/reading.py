@@ -108,16 +108,32 @@ class FleetReading:
         """The providers that carry each trait a target may require, and
         the names of the virtual servers' hosts."""
         placement = self.clients.placement()
-        required = set()
+        required, asked = set(), set(configs)
         for server in self.servers:
-            required |= config_specs.required_traits(
-                server['flavor'].get('extra_specs'))
+            specs = server['flavor'].get('extra_specs')
+            required |= config_specs.required_traits(specs)
+            asked |= set(config_specs.configs_of(specs))
+            if server['id'] not in self.nodes:
+                required |= set(self.sets_asked(server, configs))
+        # a node needs each target config's own template (node_traits)
         required |= {t['name'] for t in self.templates_by_config.every()
-                     if deploy_config.config_of(t['extra']) in configs}
+                     if deploy_config.config_of(t['extra']) in asked}
         self.carriers = {t: placement.providers(required=t)
                          for t in sorted(required)}
         self.by_name = placement.provider_names() if any(
             s['id'] not in self.nodes for s in self.servers) else {}
+
+    def sets_asked(self, server, configs):
+        """The sets a virtual server's derived flavor would ask for."""
+        specs = server['flavor'].get('extra_specs')
+        wanted = {c.type: c for c in config_specs.configs_of(specs)}
+        wanted.update((c.type, c) for c in configs)
+        try:
+            return [s.name for s in config_specs.needed_sets(
+                wanted.values(), self.templates_by_config.for_hardware(
+                    None, specs))]
+        except exceptions.CommandError:
+            return []       # planning refuses it, with the reason
 
     def list_servers(self):
         """{server ID: server} of one listing of the servers in the

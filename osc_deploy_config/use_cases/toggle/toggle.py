@@ -287,19 +287,26 @@ class ServerToggle:
         problems = toggle_plan.scheduler_problems(
             providers, prepared.plan.target_specs, node,
             excused=servicing.unlocked_templates(prepared),
-            needed=toggle_plan.node_traits(
-                prepared.plan, prepared.reading.templates_by_config)
-            if node else None)
+            needed=host_traits(prepared))
         if problems:
-            fix = ('openstack baremetal node deploy-config sync'
-                   if node else
-                   'openstack resource provider trait set on the host')
+            fix = ('openstack baremetal node deploy-config sync' if node
+                   else 'openstack resource provider trait set on the host')
             raise toggle_states.Incapable(
                 'Server %s cannot take %s on its host: %s. Nothing was '
                 'changed; make the host capable and tag it (%s), or migrate '
                 'the server first.' % (prepared.server['name'],
                                        outcomes.configs_text(self.configs),
                                        '; '.join(problems), fix))
+
+
+def host_traits(prepared):
+    """The traits the server's host must carry for the toggle: a node,
+    each target config's own template's (``toggle_plan.node_traits``); a
+    virtual server's host, the target flavor's."""
+    if prepared.reading.node is None:
+        return None
+    return toggle_plan.node_traits(prepared.plan,
+                                   prepared.reading.templates_by_config)
 
 
 def let_go(claim, say):
