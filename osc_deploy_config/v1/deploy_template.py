@@ -31,6 +31,7 @@ LOG = logging.getLogger(__name__)
 # must be known before the domain modules are imported.
 _FIELDS = ('uuid', 'name', 'steps', 'extra', 'created_at', 'updated_at')
 _CONFIG_FIELDS = ('config', 'capability_traits', 'resource_class')
+_SET_FIELDS = ('members', 'current')
 # What a create by vendor-neutral config says, per resource class.
 _VOCABULARY_FIELDS = ('config', 'templates', 'settings', 'notes',
                       'unmatched', 'created')
@@ -243,11 +244,13 @@ def _add_list_display_options(parser):
         metavar='<field>',
         action='append',
         default=[],
-        choices=_FIELDS + _CONFIG_FIELDS,
+        choices=_FIELDS + _CONFIG_FIELDS + _SET_FIELDS,
         help="One or more deploy template fields. Only these fields "
              "will be fetched from the server. Can not be used when "
              "'--long' is specified. config and capability_traits come "
-             "from extra.",
+             "from extra; members and current are a set's (its configs, "
+             "and whether it is built from its members as they are now), "
+             "which --long adds where the list holds a set.",
     )
 
 

@@ -335,7 +335,7 @@ def list_columns(detail, fields, filtering):
         columns = LIST_FIELDS
     if filtering:
         columns += tuple(c for c in CONFIG_FIELDS if c not in columns)
-    wanted = [c for c in columns if c not in CONFIG_FIELDS]
+    wanted = [c for c in columns if c not in CONFIG_FIELDS + SET_FIELDS]
     if filtering or len(wanted) < len(columns):
         wanted.append('extra')
     return columns, None if detail else list(dict.fromkeys(wanted))

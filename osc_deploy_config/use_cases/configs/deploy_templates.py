@@ -23,6 +23,7 @@ from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 from osc_lib import utils
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import step_safety
 from osc_deploy_config.domain.configs import templates
@@ -33,7 +34,9 @@ from osc_deploy_config.domain.hardware import bios_registry
 from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.domain.hardware import tagging
+from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
+from osc_deploy_config.use_cases.configs import set_templates
 from osc_deploy_config.use_cases.hardware import hardware_kinds
 
 LOG = logging.getLogger(__name__)
@@ -89,17 +92,7 @@ def create(clients, given, dry_run=False):
 def update(clients, ident, given):
     """Change a template's name, steps, extra or config annotation (a
     ``templates.TemplateInput``); False when nothing was given to set."""
-    config = templates.given_config(given)
-    if given.name:
-        deploy_config.validate_template_name(given.name)
-    steps = templates.build_steps(given)
-    extra = templates.parse_extra(given.extra)
-    for key in extra:
-        templates.extra_path(key)
-    if given.resource_class:
-        deploy_config.validate_resource_class(given.resource_class)
-    annotating = bool(config or given.requires_traits
-                      or given.no_requires_trait or given.resource_class)
+    config, steps, extra, annotating = _checked(given)
     if not (given.name or steps or extra or annotating):
         return False
     ironic = clients.ironic()
@@ -114,23 +107,82 @@ def update(clients, ident, given):
     if annotating or deploy_config.config_of(current.get('extra')):
         deploy_config.refuse_standard_name(given.name or current['name'])
     if annotating:
-        config, traits = templates.annotation_for_set(
-            current, config, given.requires_traits, given.no_requires_trait)
-        resource_class = given.resource_class or (
-            current.get('extra') or {}).get(deploy_config.EXTRA_CLASS)
-        extra = templates.annotate(extra, config, traits, resource_class)
-        templates.refuse_second_template(ironic.config_templates(), config,
-                                         current['name'], resource_class)
+        extra = _annotated(ironic, current, given, config, extra)
     warnings = check_bios_registry(
         clients, steps or current['steps'],
         dict(current.get('extra') or {}, **extra)) if (
             steps or annotating) else []
+    stale = _sets_made_stale(ironic, current, dict(
+        current, name=given.name or current['name'],
+        steps=steps or current['steps'],
+        extra=dict(current.get('extra') or {}, **extra)))
     ironic.patch_deploy_template(current['uuid'], templates.set_patch(
         given.name, steps, extra))
-    _warn(warnings)
+    _warn(warnings + _stale_warnings(stale))
     if steps:
         _warn_deploy_only(given.name or current['name'], steps)
     return True
+
+
+def _checked(given):
+    """(config, steps, extra, whether the annotation changes) of a
+    ``TemplateInput`` to set, checked before any request."""
+    config = templates.given_config(given)
+    if given.name:
+        deploy_config.validate_template_name(given.name)
+    steps = templates.build_steps(given)
+    extra = templates.parse_extra(given.extra)
+    for key in extra:
+        templates.extra_path(key)
+    if given.resource_class:
+        deploy_config.validate_resource_class(given.resource_class)
+    return config, steps, extra, bool(
+        config or given.requires_traits or given.no_requires_trait
+        or given.resource_class)
+
+
+def _annotated(ironic, current, given, config, extra):
+    """``extra`` with the config annotation ``set`` writes; one template
+    per config and kind."""
+    config, traits = templates.annotation_for_set(
+        current, config, given.requires_traits, given.no_requires_trait)
+    resource_class = given.resource_class or (
+        current.get('extra') or {}).get(deploy_config.EXTRA_CLASS)
+    extra = templates.annotate(extra, config, traits, resource_class)
+    templates.refuse_second_template(ironic.config_templates(), config,
+                                     current['name'], resource_class)
+    return extra
+
+
+def _stale_warnings(stale):
+    return ['Set %s is stale until sync builds it again from its members '
+            '(openstack baremetal node deploy-config sync)' % name
+            for name in stale]
+
+
+def _sets_made_stale(ironic, current, changed):
+    """The names of the sets a member's change makes stale; one line,
+    before any write, when a set could not be built from its members
+    then (they would differ on a step)."""
+    if config_sets.members_of(current) is not None:
+        raise exceptions.CommandError(
+            'Deploy template %s is a set of configs, built from its members '
+            'by this plugin: change its members instead' % current['name'])
+    known = ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    stale = []
+    for one in known.sets_of(current):
+        members = {c: changed if t['uuid'] == current['uuid'] else t
+                   for c, t in known.set_members(one).items()}
+        try:
+            config_sets.merged_steps(members)
+        except exceptions.CommandError as exc:
+            raise exceptions.CommandError(
+                'Not changing deploy template %s: its set %s could not be '
+                'built again: %s' % (current['name'], one['name'], exc)
+            ) from None
+        if not config_sets.current(one, members):
+            stale.append(one['name'])
+    return stale
 
 
 def _refuse_granted(template, **changing):
@@ -176,15 +228,61 @@ def delete(clients, idents):
     granted template is refused.  (The deleted ones, a line per
     failure.)"""
     ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS)
+    sets = _Sets(clients, ironic)
     deleted, failures = [], []
     for ident in idents:
-        failure = _delete_one(ironic, ident)
+        failure = sets.refuse_held(ident) or _delete_sets(
+            ironic, sets.of(ident)) or _delete_one(ironic, ident)
         if failure:
             failures.append('Failed to delete deploy template %s: %s'
                             % (ident, failure))
         else:
             deleted.append(ident)
     return deleted, failures
+
+
+class _Sets:
+    """The sets' templates a delete of their members reads: the templates
+    and what holds each set, once, and only where a member is deleted."""
+
+    def __init__(self, clients, ironic):
+        self.clients, self.ironic = clients, ironic
+        self.known = self.held = None
+
+    def of(self, ident):
+        """The sets that have the template among their members."""
+        if self.known is None:
+            self.known = self.ironic.config_templates(
+                fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        found = [t for t in self.known.every()
+                 if ident in (t['name'], t['uuid'])]
+        return self.known.sets_of(found[0]) if found else []
+
+    def refuse_held(self, ident):
+        """Why a member may not go: a set of it something needs; None."""
+        sets = self.of(ident)
+        if sets and self.held is None:
+            self.held = set_templates.unneeded(self.clients, self.known)[1]
+        for one in sets:
+            if one['name'] in self.held:
+                return ('it is a member of set %s, which %s needs: it is '
+                        'built from its members. Ask for other configs '
+                        'there first (openstack flavor|image deploy-config '
+                        'set)' % (one['name'], ', '.join(
+                            self.held[one['name']])))
+        return None
+
+
+def _delete_sets(ironic, sets):
+    """Delete the sets nothing needs before their member; why not, or
+    None."""
+    for one in sets:
+        LOG.warning('Deleting set %s with its member: nothing needs it',
+                    one['name'])
+        failure = _delete_one(ironic, one['uuid'])
+        if failure and failure != 'not found':
+            return 'its set %s: %s' % (one['name'], failure)
+    return None
 
 
 def _delete_one(ironic, ident):
@@ -268,6 +366,9 @@ def show(clients, ident=None, config=None, fields=(), resource_class=None):
         return {k: found[k] for k in fields} if fields else found
     template = find(ironic, ident, fields or None)
     template.pop('links', None)
+    if not fields and config_sets.members_of(template) is not None:
+        template = templates.with_set_fields(template, ironic.config_templates(
+            fields=ironic_api.TEMPLATE_STEP_FIELDS))
     return dict(sorted(template.items()))
 
 
@@ -302,9 +403,15 @@ def list_templates(clients, detail=False, fields=(), limit=None,
         config_type = deploy_config.parse_config_type(config_type)
     columns, wanted = templates.list_columns(
         detail, list(fields), filtering=bool(config or config_type))
-    found = [templates.with_config_fields(t) for t in
-             clients.ironic().deploy_templates(
-                 detail=detail, fields=wanted, limit=limit, marker=marker)]
+    ironic = clients.ironic()
+    found = [templates.with_config_fields(t) for t in ironic.deploy_templates(
+        detail=detail, fields=wanted, limit=limit, marker=marker)]
+    if (detail or set(columns) & set(templates.SET_FIELDS)) and any(
+            config_sets.members_of(t) is not None for t in found):
+        columns += tuple(c for c in templates.SET_FIELDS if c not in columns)
+        known = ironic.config_templates(
+            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        found = [templates.with_set_fields(t, known) for t in found]
     if config_type:
         found = [t for t in found
                  if (t['config'] or '').split('=')[0] == config_type]
