@@ -190,9 +190,11 @@ def capability_traits(members):
 
 
 def digest(members):
-    """A digest of the members' content: their names, steps, capability
-    traits and class."""
-    content = [[str(c), t['name'], t.get('steps') or [],
+    """A digest of the members' content: their names, steps (in a stable
+    order: ironic's listing keeps no order of its own), capability traits
+    and class."""
+    content = [[str(c), t['name'], sorted(
+        t.get('steps') or [], key=lambda s: (s['interface'], s['step'])),
                 deploy_config.capability_traits_of(t.get('extra')),
                 deploy_config.resource_class_of(t.get('extra'))]
                for c, t in sorted(members.items(), key=lambda i: i[0].type)]

@@ -27,12 +27,15 @@ import json
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.grants import grants
 
 CREATE, UPDATE, DELETE = 'create', 'update', 'delete'
 TEMPLATE, FLAVOR, IMAGE, PROJECT = 'template', 'flavor', 'image', 'project'
+# A set's template (``configs/config_sets``): derived, never in the file.
+SET = 'set'
 # A template an interrupted apply left marked pending its nodes' sync.
 SYNC = 'node sync'
 COLUMNS = ('Kind', 'Name', 'Action', 'Field', 'Before', 'After')
@@ -123,12 +126,72 @@ def trait_changes(owners, declared, current, after, found):
                     configs or name in getattr(declared, section)):
             continue    # one that asks for none is the file's if listed
         have = config_specs.template_traits(specs, known)
-        want = sorted(config_specs.trait_spec(served[c]['name'])
-                      for c in configs)
+        try:
+            want = sorted(config_specs.trait_spec(n) for n in
+                          config_sets.required_traits(configs, served))
+        except exceptions.CommandError:
+            continue    # _check_owners refuses it, at its place
         if have != want:
             result.append(Change(kind, name, UPDATE, TRAITS, have, want,
                                  name))
     return result
+
+
+def asked_after(owners, declared, current, after):
+    """[(kind, name, [Config], {Config: template})] of the flavors and
+    images (``owners``: as in ``trait_changes``) after this apply: what
+    each asks for, and the templates that serve its kind then."""
+    found = []
+    for kind, name, _specs, placement_class in owners:
+        section = 'flavors' if kind == FLAVOR else 'images'
+        asks = getattr(declared, section).get(
+            name, getattr(current, section).get(name, {}))
+        found.append((kind, name, [deploy_config.Config(t, v)
+                                   for t, v in sorted(asks.items())],
+                      after.for_class(placement_class)))
+    return found
+
+
+def set_changes(owners, declared, current, after, held=None):
+    """[Change] of the sets' templates: those the flavors and images ask
+    for together after this apply (``after``: ConfigTemplates, with the
+    cloud's sets) to make, or to build again where a member changed; and,
+    with ``held`` ({set name: what else needs it}: the running servers,
+    the nodes), those nothing needs then, to delete (``--prune``).  A
+    set's key: (its members' configs, its placement class)."""
+    wanted = {}
+    for _kind, _name, configs, served in asked_after(owners, declared,
+                                                     current, after):
+        if all(c in served for c in configs):
+            try:
+                wanted.update((s.name, s) for s in config_sets.serving(
+                    configs, served) if config_sets.is_set(s))
+            except exceptions.CommandError:
+                pass    # _check_owners refuses it, at its place
+    found = []
+    for name, serving in sorted(wanted.items()):
+        have = after.sets.get(name)
+        if have is None or not config_sets.current(have, serving.members):
+            found.append(Change(
+                SET, name, CREATE if have is None else UPDATE, 'members',
+                None if have is None else 'stale',
+                config_sets.members_text(serving.members), _set_key(
+                    serving.members)))
+    for name in sorted(after.sets):
+        if held is not None and name not in wanted and name not in held:
+            have = after.sets[name]
+            found.append(Change(SET, name, DELETE, 'members',
+                                ','.join(str(c) for c in config_sets.
+                                         members_of(have) or ()), None,
+                                name))
+    return found
+
+
+def _set_key(members):
+    """(the configs, the placement class) of a set to make."""
+    resource_class = config_sets.set_class(members)
+    return (tuple(sorted(members, key=lambda c: c.type)),
+            resource_class and deploy_config.placement_class(resource_class))
 
 
 def _grants(declared, current, prune):

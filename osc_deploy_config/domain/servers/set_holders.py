@@ -35,16 +35,22 @@ Holders = collections.namedtuple('Holders', [
     'flavors', 'images', 'servers', 'nodes'])
 
 
-def needs(set_names, holders, known):
+def needs(set_names, holders, known, decided=()):
     """{set name: what needs it, in words} of the sets among
-    ``set_names`` that something holds (``known``: ConfigTemplates)."""
+    ``set_names`` that something holds (``known``: ConfigTemplates;
+    ``decided``: the IDs of the flavors and images whose own asks count
+    elsewhere, as a declared state leaves them)."""
     names = set(set_names)
     found = collections.defaultdict(list)
     for flavor in holders.flavors:
+        if flavor['id'] in decided:
+            continue
         for name in config_specs.required_traits(
                 flavor.get('extra_specs')) & names:
             found[name].append('flavor %s' % flavor.get('name'))
     for image in holders.images:
+        if image['id'] in decided:
+            continue
         for name in config_specs.required_traits(image) & names:
             found[name].append('image %s' % (image.get('name')
                                                or image['id']))

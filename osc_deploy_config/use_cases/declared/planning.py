@@ -29,6 +29,7 @@ import json
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import steps as dsteps
@@ -39,9 +40,11 @@ from osc_deploy_config.domain.declared import schema
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.servers import preflight
+from osc_deploy_config.domain.servers import set_holders
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.configs import deploy_templates
+from osc_deploy_config.use_cases.configs import set_templates
 from osc_deploy_config.use_cases.declared import reading
 from osc_deploy_config.use_cases.grants import project_grants
 from osc_deploy_config.use_cases.hardware import hardware_kinds
@@ -76,6 +79,9 @@ def plan(clients, path, prune=False):
     after = _after(declared, cloud, found)
     found += dchanges.trait_changes(_owners(cloud), declared, cloud.current,
                                     after, found)
+    found += dchanges.set_changes(
+        _owners(cloud), declared, cloud.current, after,
+        _set_holds(clients, cloud, after) if prune and after.sets else None)
     found += dchanges.sync_changes(reading.sync_pending(cloud))
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
@@ -128,7 +134,22 @@ def _after(declared, cloud, found):
                 template
     kept.update((key, document.as_dict(t)) for key, t in
                 declared.templates.items() if t.steps is not None)
-    return dtemplates.by_config(kept.values())
+    sets = [t for t in cloud.templates if t['name'] not in pruned
+            and config_sets.members_of(t) is not None
+            and not (t.get('extra') or {}).get(deploy_templates.DELETING)]
+    return dtemplates.by_config([*kept.values(), *sets])
+
+
+def _set_holds(clients, cloud, after):
+    """{set name: what needs it} of the sets' templates, from what the
+    file does not decide: the running servers (their flavors as they
+    booted), the nodes (their instances' traits, their servers' configs
+    now), the images glance hides from its listings (the asks of the
+    flavors and images listed count as they are after this apply:
+    ``changes.set_changes``)."""
+    decided = {o['id'] for o in [*cloud.flavors, *cloud.images]}
+    return set_holders.needs(after.sets, set_templates.read_holders(clients),
+                             after, decided)
 
 
 def _holders(clients, cloud):

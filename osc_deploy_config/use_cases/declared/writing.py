@@ -42,11 +42,14 @@ import logging
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
+from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.use_cases.configs import deploy_templates
 from osc_deploy_config.use_cases.configs import owner_configs
+from osc_deploy_config.use_cases.configs import set_templates
 from osc_deploy_config.use_cases.declared import planning
 from osc_deploy_config.use_cases.declared import reading
 from osc_deploy_config.use_cases.grants import project_grants
@@ -75,6 +78,7 @@ class Apply:
                    and o[2][0].action == dchanges.DELETE]
         owners = [o for o in objects if o[0] in (dchanges.FLAVOR,
                                                   dchanges.IMAGE)]
+        sets = [o for o in objects if o[0] == dchanges.SET]
         for _kind, key, fields in projects:
             self.grants(key, fields, withdrawing=True)
         current = {t['name']: t for t in plan.cloud.templates}
@@ -85,6 +89,8 @@ class Apply:
         pending = sorted(pending)
         if pending:
             self.sync(pending)
+        self.sets([key for _, key, f in sets
+                   if f[0].action != dchanges.DELETE])
         for kind, key, _fields in owners:
             section = 'flavors' if kind == dchanges.FLAVOR else 'images'
             self.owner(kind, key, getattr(plan.declared, section).get(
@@ -93,6 +99,10 @@ class Apply:
             self.grants(key, fields, withdrawing=False)
         if deleted:
             self.delete([f[0].name for _, _, f in deleted])
+        gone = [f[0].name for _, _, f in sets
+                if f[0].action == dchanges.DELETE]
+        if gone:
+            self.delete(gone)
         return [(c.kind, c.name, DONE[c.action], c.field,
                  dchanges.shown(c.before), dchanges.shown(c.after))
                 for c in plan.changes]
@@ -151,6 +161,26 @@ class Apply:
             except exceptions.CommandError:
                 LOG.debug('%s carries no sync mark (the vocabulary made '
                           'it)', name)
+
+    def sets(self, keys):
+        """Make, or build again, the sets' templates the flavors and
+        images ask for (``keys``: (configs, placement class) each), and
+        tag the nodes that can take them, before any owner asks."""
+        if not keys:
+            return
+        ironic = self.clients.ironic()
+        known = ironic.config_templates(
+            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        servings = []
+        for configs, placement_class in keys:
+            served = known.for_class(placement_class)
+            members = {c: served[c] for c in configs}
+            servings.append(config_sets.Serving(
+                config_sets.set_name(members), members))
+        for line in set_templates.make(ironic, known, servings):
+            self.say(line)
+        node_tags.sync(self.clients, [s.name for s in servings], False,
+                       False, True, self.wait_timeout, self.say)
 
     def owner(self, kind, name, asks):
         """A flavor's or an image's asks (``asks``: {type: value}), in one
