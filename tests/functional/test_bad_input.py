@@ -50,6 +50,14 @@ class TestBadInput(base.FunctionalTestCase):
         self.template = template['name']
         self.addCleanup(self.openstack, *TEMPLATE, 'delete', self.template,
                         parse=False, cloud=base.SYSTEM_ADMIN)
+        # another type that sets the same BIOS setting otherwise: no set
+        # can serve both
+        self.clash = 'fnclash=%s' % self.unique_name('v').replace('-', '')
+        clash = self.openstack(*TEMPLATE, 'create', '--config', self.clash,
+                               '--no-requires-trait', '--bios-setting',
+                               'FnToggle=Off', cloud=base.SYSTEM_ADMIN)
+        self.addCleanup(self.openstack, *TEMPLATE, 'delete', clash['name'],
+                        parse=False, cloud=base.SYSTEM_ADMIN)
         self.server = self.create_server(base.VIRTUAL_FLAVOR)['id']
         self.files = self.useFixture(fixtures.TempDir()).path
         # a profile a running server may not take: never granted
@@ -100,6 +108,11 @@ class TestBadInput(base.FunctionalTestCase):
               step(priority='150\n')), 'priority'),
             ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR, self.config + '\n'),
              'lowercase'),
+            # two configs whose one BIOS step differs on a setting: no
+            # set serves both (types in order: fnbad, then fnclash)
+            ((*FLAVOR, 'set', base.VIRTUAL_FLAVOR, self.config, self.clash),
+             'Deploy configs %s and %s set BIOS setting FnToggle to On and '
+             'Off: no server can have both' % (self.config, self.clash)),
             ((*TEMPLATE, 'create', 'not-a-trait', '--steps', step()),
              'custom trait'),
             ((*TEMPLATE, 'create', 'CUSTOM_' + 'A' * 300, '--steps',

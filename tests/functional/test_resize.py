@@ -12,7 +12,6 @@
 
 """``server resize --deploy-config``: the toggle, against the mini cloud."""
 
-import json
 import os
 import subprocess
 import time
@@ -396,66 +395,6 @@ class TestBaremetalToggle(BaremetalToggleTestCase):
         self.assertIn('runs on node %s, which is in maintenance' % node,
                       refused.stderr)
         self.assertEqual('other', self.bios(node)['FnToggle'])
-
-
-class TestStepSafety(ToggleTestCase):
-    def raid_templates(self):
-        """A config type with a RAID 1 and a RAID 0 profile, any node
-        capable of them, tagged."""
-        disks = self.unique_name('fndisks').replace('-', '')
-        folder = self.useFixture(fixtures.TempDir()).path
-        made = {}
-        for level in ('1', '0'):
-            path = os.path.join(folder, 'raid%s.json' % level)
-            with open(path, 'w') as f:
-                json.dump({'logical_disks': [
-                    {'size_gb': 'MAX', 'raid_level': level}]}, f)
-            done = self.openstack(
-                'baremetal', 'deploy', 'template', 'create', '--config',
-                '%s=raid%s' % (disks, level), '--raid-config', path,
-                '--no-requires-trait', fail_ok=True)
-            self.assertEqual(0, done.returncode, done.stderr)
-            made[level] = json.loads(done.stdout)['name']
-            self.addCleanup(self.forget_template, made[level])
-            self.assertIn('applies at deploy only', done.stderr)
-            self.openstack('baremetal', 'node', 'deploy-config', 'sync',
-                           made[level])
-        return disks, made
-
-    def test_a_raid_profile_deploys_and_never_runs_on_a_live_server(self):
-        for node in self.free_nodes('bm-0', 'bm-1'):
-            self.wait_schedulable(node)     # an earlier server has left
-        disks, _ = self.raid_templates()
-        flavor = self.create_baremetal_flavor()
-        self.openstack('flavor', 'deploy-config', 'set', flavor,
-                       '%s=raid1' % disks)
-        server = self.create_server(flavor)
-        node = self.node(self.server_details(server['id'])[
-            'OS-EXT-SRV-ATTR:hypervisor_hostname'])
-        self.assertEqual(['1'], [d['raid_level'] for d in node[
-            'raid_config']['logical_disks']])
-        (row,) = self.openstack('server', 'deploy-config', 'show',
-                                server['id'])
-        self.assertEqual((disks, 'raid1', 'RAID 1', 'yes'), (
-            row['Type'], row['Wanted'], row['Actual'], row['In Effect']))
-        self.assertEqual(node['raid_config']['last_updated'][:19],
-                         row['Read At'][:19].replace('T', ' '))
-
-        before = self.cloud_state()
-        refused = self.toggle(server['id'], '%s=raid0' % disks,
-                              fail_ok=True)
-        self.assertEqual(before, self.cloud_state())
-        self.assertEqual(1, refused.returncode)
-        self.assertEqual(
-            ['Server %s cannot take %s=raid0 while it runs: '
-             'raid.apply_configuration would destroy the RAID volumes and '
-             'everything on them. Nothing was changed; it applies at deploy '
-             'only: boot a new server from a flavor that asks for it '
-             '(openstack flavor deploy-config set FLAVOR %s=raid0) and move '
-             'the workload there.' % (server['name'], disks, disks)],
-            refused.stderr.splitlines())
-        self.assertEqual('ACTIVE',
-                         self.server_details(server['id'])['status'])
 
 
 class TestCompletion(base.FunctionalTestCase):

@@ -95,6 +95,9 @@ def _serving_now(node, holders, known):
         return []
 
 
-def describe(name, why):
-    """``set X: flavor bm.gold, node bm-6 (...)``."""
-    return '%s (needed by %s)' % (name, ', '.join(why))
+def describe(why, most=3):
+    """What needs a set, in words: the first ``most``, and how many
+    more."""
+    shown = ', '.join(why[:most])
+    return shown + (' and %d more' % (len(why) - most)
+                    if len(why) > most else '')

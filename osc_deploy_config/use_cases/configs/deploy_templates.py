@@ -34,6 +34,7 @@ from osc_deploy_config.domain.hardware import bios_registry
 from osc_deploy_config.domain.hardware import bios_vocabulary
 from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.domain.hardware import tagging
+from osc_deploy_config.domain.servers import set_holders
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.configs import set_templates
@@ -265,10 +266,10 @@ class _Sets:
             self.held = set_templates.unneeded(self.clients, self.known)[1]
         for one in sets:
             if one['name'] in self.held:
-                return ('it is a member of set %s, which %s needs: it is '
+                return ('it is a member of set %s, which %s need: it is '
                         'built from its members. Ask for other configs '
                         'there first (openstack flavor|image deploy-config '
-                        'set)' % (one['name'], ', '.join(
+                        'set)' % (one['name'], set_holders.describe(
                             self.held[one['name']])))
         return None
 

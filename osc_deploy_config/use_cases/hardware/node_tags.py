@@ -164,7 +164,14 @@ def prune_sets(clients, found, dry_run):
     """Delete the sets' templates nothing needs (``set_holders``), from
     ``found`` too: a row each.  Their traits go from the nodes with the
     other traits of deleted templates (``tagging.plan_prune``)."""
-    unneeded, _ = set_templates.unneeded(clients, found.known)
+    if not found.known.sets:
+        return []
+    try:
+        unneeded, _ = set_templates.unneeded(clients, found.known)
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('Sets not pruned: what needs them cannot be read (%s)',
+                    getattr(exc, 'details', None) or exc)
+        return []
     rows = []
     for template in unneeded:
         if not dry_run:
