@@ -18,6 +18,7 @@ node's BIOS at its ``redfish_address`` and ``redfish_system_id``."""
 
 import requests
 
+from osc_deploy_config.domain.toggle import toggle_record
 from tests.functional import base
 from tests.functional import test_hardware_kinds
 
@@ -112,13 +113,28 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
                 self.node(node)['provision_state'] == s), 120, 0.25)
         self.wait_schedulable(node)
 
-    def boot_asking(self, config, resource_class=BRONZE, node='bm-6'):
-        """A server of a flavor of the class that asks for ``config``,
+    def boot_asking(self, *configs, resource_class=BRONZE, node='bm-6'):
+        """A server of a flavor of the class that asks for ``configs``,
         booted through OSC once the node is schedulable: its ID."""
         flavor = self.create_baremetal_flavor(resource_class=resource_class)
-        self.openstack('flavor', 'deploy-config', 'set', flavor, config)
+        for row in self.openstack('flavor', 'deploy-config', 'set', flavor,
+                                  *configs):
+            if 'SET_' in row['Extra Spec']:     # made for the flavor
+                self.addCleanup(self.forget_template,
+                                row['Extra Spec'][len('trait:'):])
         self.wait_schedulable(node)
         return self.create_server(flavor, cli=True)['id']
+
+    def deployed_bios_steps(self, node):
+        """The BIOS steps of the node's last deploy, from its history."""
+        history = self._get_json(
+            self.sdk(base.SYSTEM_ADMIN).baremetal,
+            '/nodes/%s/history?detail=True' % node, self.ironic_api)
+        (last, *_) = [e for e in reversed(history['history'])
+                      if e['event_type'] == 'deployment_start']
+        return [s for s in toggle_record.started_steps(last['event'])
+                if (s['interface'], s['step']) == ('bios',
+                                                  'apply_configuration')]
 
     def not_offered(self, synced, node, template):
         (row,) = [r for r in synced
@@ -165,7 +181,8 @@ class TestRedfish(RedfishTestCase):
         self.assertTrue(self.cached('bm-5')['ProcTurboMode']['read_only'])
         self.assertNotIn(turbo, self.node('bm-5')['traits'])
 
-        server = self.boot_asking('hyperthreading=disabled', COPPER, 'bm-5')
+        server = self.boot_asking('hyperthreading=disabled',
+                                  resource_class=COPPER, node='bm-5')
         self.assertEqual('bm-5', self.node(self.server_details(server)[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
         self.assertEqual('Disabled', self.bmc_bios('bm-5')['LogicalProc'])
@@ -173,26 +190,24 @@ class TestRedfish(RedfishTestCase):
     def test_an_hpe_prepared_booted_toggled_and_refused(self):
         """bm-6's default WorkloadProfile locks ProcAMDBoost only in its
         Dependencies: not offered until prepared, while hyperthreading
-        (ProcSMT) deploys; once prepared a server boots with turbo off and
-        toggles it on, all read from the BMC.  A setting the BMC refuses
-        at its reset (the profile changed at the iLO behind ironic's back)
-        ends the toggle in one line; ironic goes on once the BMC has it."""
+        (ProcSMT) is; once prepared a server of a flavor asking for both
+        boots with both off, applied by one BIOS step (their set's),
+        toggles turbo on with hyperthreading kept off, and a rebuild
+        through OSC keeps both, all read from the BMC.  A setting the BMC
+        refuses at its reset (the profile changed at the iLO behind
+        ironic's back) ends the toggle in one line; ironic goes on once the
+        BMC has it."""
         self.at_factory('bm-6')
         self.addCleanup(self.at_factory, 'bm-6')
         turbo = self.made_per_class('turbo=disabled')['templates'][
             'baremetal-bronze']
         self.made_per_class('turbo=enabled')
-        self.made_per_class('hyperthreading=disabled')
+        smt = self.made_per_class('hyperthreading=disabled')['templates'][
+            'baremetal-bronze']
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
         self.assertIn('locked by WorkloadProfile=GeneralPowerEfficientCompute',
                       self.not_offered(synced, 'bm-6', turbo))
-        # hyperthreading, which its second profile leaves alone: one server
-        # asks for one BIOS config (ironic refuses two BIOS steps at deploy)
-        first = self.boot_asking('hyperthreading=disabled')
-        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcSMT'])
-        self._delete_server(first)
-        self.wait_for('bm-6 available', lambda: self.node('bm-6')[
-            'provision_state'] == 'available', 120, 0.25)
+        self.assertIn(smt, self.node('bm-6')['traits'])
 
         rows = self.openstack('baremetal', 'node', 'deploy-config',
                               'prepare', 'bm-6')
@@ -201,10 +216,28 @@ class TestRedfish(RedfishTestCase):
         self.assertEqual('Custom', self.bmc_bios('bm-6')['WorkloadProfile'])
         self.assertIn(turbo, self.node('bm-6')['traits'])
 
-        server = self.boot_asking('turbo=disabled')
-        self.assertEqual('Disabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
+        server = self.boot_asking('hyperthreading=disabled',
+                                  'turbo=disabled')
+        bios = self.bmc_bios('bm-6')
+        self.assertEqual(('Disabled', 'Disabled'), (bios['ProcSMT'],
+                                                    bios['ProcAMDBoost']))
+        (step,) = self.deployed_bios_steps('bm-6')
+        self.assertLessEqual({'ProcSMT', 'ProcAMDBoost'},
+                             {s['name'] for s in step['args']['settings']})
         self.toggle(server, 'turbo=enabled')
-        self.assertEqual('Enabled', self.bmc_bios('bm-6')['ProcAMDBoost'])
+        bios = self.bmc_bios('bm-6')
+        self.assertEqual(('Disabled', 'Enabled'), (bios['ProcSMT'],
+                                                   bios['ProcAMDBoost']))
+        shown = self.openstack('server', 'deploy-config', 'show', server)
+        self.assertEqual({('hyperthreading', 'disabled', 'flavor', 'yes'),
+                          ('turbo', 'enabled', 'toggle', 'yes')},
+                         {(r['Type'], r['Wanted'], r['Source'],
+                           r['In Effect']) for r in shown})
+        self.openstack('server', 'rebuild', '--image', base.IMAGE, '--wait',
+                       server, parse=False)
+        bios = self.bmc_bios('bm-6')
+        self.assertEqual(('Disabled', 'Enabled'), (bios['ProcSMT'],
+                                                   bios['ProcAMDBoost']))
 
         self.set_at_the_bmc('bm-6', {
             'WorkloadProfile': 'GeneralPowerEfficientCompute'})

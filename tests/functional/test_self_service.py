@@ -89,7 +89,8 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
             self.assertIn('HTTP 403', done.stderr)
         self.assertEqual([('on', 'flavor')], [
             (r['Wanted'], r['Source']) for r in self.openstack(
-                'server', 'deploy-config', 'show', server['id'])])
+                'server', 'deploy-config', 'show', server['id'])
+            if r['Type'] == config_type])
         self.assertEqual('on', self.bios(node)['FnToggle'])
 
     def test_a_project_switches_its_own_servers_within_its_grant(self):
@@ -101,8 +102,16 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
             '%s=max' % config_type, '--bios-setting', 'FnToggle=max',
             '--requires-trait', 'HW_CPU_HYPERTHREADING')
         self.addCleanup(self.forget_template, made['max']['name'])
+        # a second BIOS config the bare-metal flavor asks for beside it:
+        # the two are served by their set, and only the first is granted
+        bench_type = self.unique_name('fn').replace('-', '')
+        bench = self.openstack(
+            'baremetal', 'deploy', 'template', 'create', '--config',
+            '%s=on' % bench_type, '--bios-setting', 'BenchFleet=on',
+            '--requires-trait', 'HW_CPU_HYPERTHREADING')
+        self.addCleanup(self.forget_template, bench['name'])
         self.openstack('baremetal', 'node', 'deploy-config', 'sync',
-                       *[t['name'] for t in made.values()])
+                       bench['name'], *[t['name'] for t in made.values()])
         for template in made.values():
             self.tag_host(template['name'])
         flavors = {'bm': self.create_baremetal_flavor(),
@@ -112,6 +121,10 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
             self.openstack('flavor', 'deploy-config', 'set', flavor,
                            '%s=on' % config_type)
         self.addCleanup(self.forget_flavors, flavors['virt'])
+        (the_set,) = [r['Extra Spec'][len('trait:'):] for r in self.openstack(
+            'flavor', 'deploy-config', 'set', flavors['bm'],
+            '%s=on' % bench_type) if 'SET_' in r['Extra Spec']]
+        self.addCleanup(self.forget_template, the_set)
         server = self.create_server(flavors['bm'], cloud=base.DEMO)
         virtual = self.create_server(flavors['virt'], cloud=base.DEMO)
         node = self.node(self.server_details(server['id'])[
@@ -135,10 +148,11 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
         # switch it
         shown = self.openstack('server', 'deploy-config', 'show',
                                server['id'], cloud=base.DEMO)
-        self.assertEqual([(config_type, 'on', 'flavor', 'FnToggle=on',
-                           'yes')], [(r['Type'], r['Wanted'], r['Source'],
-                                      r['Actual'], r['In Effect'])
-                                     for r in shown])
+        self.assertEqual((config_type, 'on', 'flavor', 'FnToggle=on',
+                          'yes'), [(r['Type'], r['Wanted'], r['Source'],
+                                    r['Actual'], r['In Effect'])
+                                   for r in shown
+                                   if r['Type'] == config_type][0])
         self.assertIn("its project's managers may switch it", self.refused_as(
             base.DEMO, server['id'], off, node))
         self.forged_record_counts_for_nothing(server, node, config_type)
@@ -206,10 +220,13 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
                               parse=False, fail_ok=True)
         self.assertIn('No Flavor found', done.stderr)
 
-        # the operator's rebuild applies again what was granted and applied
+        # the operator's rebuild deploys the flavor's set, then applies
+        # again what was granted and applied: both values as they were
         self.openstack('server', 'rebuild', '--image', base.IMAGE, '--wait',
                        server['id'], parse=False)
-        self.assertEqual('off', self.bios(node)['FnToggle'])
+        self.assertEqual(('off', 'on'), (self.bios(node)['FnToggle'],
+                                         self.bios(node)['BenchFleet']))
+        self.assertIn(the_set, self.node(node)['instance_info']['traits'])
 
         # withdrawn: the runbooks go, and nothing more is switched
         self.openstack('project', 'deploy-config', 'unset', 'demo', on, off,
