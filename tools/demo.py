@@ -187,6 +187,15 @@ RAID1 = 'CUSTOM_DEPLOY_CONFIG_DISKS_RAID1'
 DEMO_TEMPLATES = (HT_ON, HT_OFF, RAID1, HT_ON_SILVER, HT_OFF_SILVER,
                   HT_ON_COPPER, HT_OFF_COPPER, HT_ON_BRONZE, HT_OFF_BRONZE,
                   TURBO_OFF_COPPER, TURBO_OFF_BRONZE)
+# The config types the demo offers: every template of theirs (whoever made
+# it: the README's commands make some) goes at the start, and every set.
+DEMO_TYPES = ('hyperthreading', 'disks', 'turbo')
+PREFIX = 'CUSTOM_DEPLOY_CONFIG_'
+SET_PREFIX = PREFIX + 'SET_'
+# bm-6's two BIOS configs at once, as latency-sensitive work asks them
+LOWLAT = 'demo-lowlat'
+LOWLAT_SET = (SET_PREFIX + 'HYPERTHREADING_DISABLED_AND_TURBO_DISABLED'
+              '_FOR_BAREMETAL_BRONZE')
 SYSTEM = 'minicloud-system-admin'
 
 
@@ -207,7 +216,7 @@ def reset(demo):
     demo.quiet('project', 'deploy-config', 'unset', 'demo', '--all')
     for server in demo.query('server', 'list', cloud='minicloud-demo'):
         if server['Name'] in (SERVER, VIRTUAL, PLAIN_SERVER, IMAGE_SERVER,
-                              SILVER_SERVER):
+                              SILVER_SERVER, LOWLAT):
             demo.quiet('server', 'delete', '--wait', server['ID'],
                        cloud='minicloud-demo')
     for flavor in demo.query('flavor', 'list', '--all'):
@@ -216,27 +225,32 @@ def reset(demo):
             demo.quiet('flavor', 'delete', flavor['ID'])
     for image in demo.query('image', 'list', '--name', IMAGE):
         demo.quiet('image', 'delete', image['ID'])
-    for flavor in ('bm.gold', 'bm.silver'):
+    for flavor in ('bm.gold', 'bm.silver', 'bm.copper', 'bm.bronze'):
         specs = demo.query('flavor', 'show', flavor)['properties']
-        if 'deploy-config:hyperthreading' in specs:
-            demo.quiet('flavor', 'deploy-config', 'unset', flavor,
-                       'hyperthreading')
+        asked = [t for t in DEMO_TYPES if 'deploy-config:%s' % t in specs]
+        if asked:
+            demo.quiet('flavor', 'deploy-config', 'unset', '--no-wait',
+                       flavor, *asked)
     host = demo.query('resource', 'provider', 'list', '--name',
                       'fake-compute')[0]['uuid']
     traits = {t['name'] for t in demo.query('resource', 'provider', 'trait',
                                             'list', host)}
-    if traits & set(DEMO_TEMPLATES):
+    ours = {t for t in traits if t.startswith(PREFIX)}
+    if ours:
         demo.quiet('resource', 'provider', 'trait', 'set', host, *[
-            arg for t in sorted(traits - set(DEMO_TEMPLATES))
-            for arg in ('--trait', t)])
-    templates = {t['name'] for t in demo.query(
-        'baremetal', 'deploy', 'template', 'list')}
-    for name in set(DEMO_TEMPLATES) & templates:
-        demo.quiet('baremetal', 'deploy', 'template', 'delete', name)
+            arg for t in sorted(traits - ours) for arg in ('--trait', t)])
+    # the sets first: a member goes only once its sets are gone
+    stale = sorted((t['name'] for t in demo.query(
+        'baremetal', 'deploy', 'template', 'list', '--long')
+        if t['name'].startswith(SET_PREFIX) or (t.get('extra') or {}).get(
+            'deploy_config_type') in DEMO_TYPES),
+        key=lambda name: not name.startswith(SET_PREFIX))
+    if stale:
+        demo.quiet('baremetal', 'deploy', 'template', 'delete', *stale)
     for node in demo.query('baremetal', 'node', 'list', '--fields', 'name',
                            'traits', cloud=SYSTEM):
-        for trait in set(DEMO_TEMPLATES + (PLAIN_TRAIT,)) & set(
-                node['traits']):
+        for trait in (set(DEMO_TEMPLATES + (PLAIN_TRAIT,)) | set(
+                stale)) & set(node['traits']):
             demo.quiet('baremetal', 'node', 'remove', 'trait', node['name'],
                        trait, cloud=SYSTEM)
     bios = {b['name']: b['value'] for b in demo.query(
@@ -609,6 +623,48 @@ def profiles_story(demo):
     demo.check('bm-6 prepared (WorkloadProfile=Custom, by manual cleaning '
                'through its BMC) and offered turbo=disabled now',
                TURBO_OFF_BRONZE in traits)
+    compose_story(demo)
+
+
+def compose_story(demo):
+    """Two BIOS configs on one server: their set, booted on bm-6 through
+    ironic's redfish driver, and one of them toggled."""
+    demo.step('Hyperthreading and turbo off at once: one template for the '
+              'set')
+    demo.quiet('baremetal', 'deploy', 'template', 'create', '--config',
+               'turbo=enabled')
+    demo.quiet('baremetal', 'node', 'deploy-config', 'sync')
+    demo.run('flavor', 'deploy-config', 'set', 'bm.bronze',
+             'hyperthreading=disabled', 'turbo=disabled')
+    shown = demo.query('flavor', 'deploy-config', 'show', 'bm.bronze')
+    made = demo.query('baremetal', 'deploy', 'template', 'show', LOWLAT_SET)
+    demo.check('bm.bronze asks for their set, made for it: one BIOS step '
+               'with both settings, built from its members as they are',
+               shown['sets'] == {'hyperthreading=disabled': LOWLAT_SET,
+                                 'turbo=disabled': LOWLAT_SET}
+               and [s['step'] for s in made['steps']]
+               == ['apply_configuration'] and {'ProcSMT', 'ProcAMDBoost'}
+               <= {s['name'] for s in made['steps'][0]['args']['settings']}
+               and made['current'] is True)
+    demo.wait_schedulable(('bm-6',), LOWLAT_SET, 'CUSTOM_BAREMETAL_BRONZE')
+    server_id = demo.boot(LOWLAT, 'bm.bronze')
+    bios = {b['name']: b['value'] for b in demo.query(
+        'baremetal', 'node', 'bios', 'setting', 'list', 'bm-6',
+        cloud=SYSTEM)}
+    demo.check('bm-6 deployed both: ProcSMT=Disabled, ProcAMDBoost=Disabled',
+               (bios.get('ProcSMT'), bios.get('ProcAMDBoost'))
+               == ('Disabled', 'Disabled'))
+    demo.run('server', 'resize', '--deploy-config', 'turbo=enabled',
+             server_id)
+    demo.run('server', 'deploy-config', 'show', server_id)
+    rows = {r['Type']: (r['Wanted'], r['In Effect']) for r in demo.query(
+        'server', 'deploy-config', 'show', server_id)}
+    demo.check('turbo toggled on, hyperthreading kept off, both in effect',
+               rows == {'hyperthreading': ('disabled', 'yes'),
+                        'turbo': ('enabled', 'yes')})
+    # its cores back to the project's quota, for the servers to come
+    demo.quiet('server', 'delete', '--wait', server_id,
+               cloud='minicloud-demo')
 
 
 def fleet_story(demo, host, fleet_ids):

@@ -40,6 +40,8 @@ def markdown(report):
     lines += ['- %s: %s' % item for item in report['versions'].items()]
     if 'redfish' in report:             # --only redfish
         return '\n'.join(lines + _redfish(report['redfish'])) + '\n'
+    if 'sets' in report:                # --only sets
+        return '\n'.join(lines + _sets(report['sets'])) + '\n'
     if 'requests' not in report and 'complete' not in report:
         return '\n'.join(lines + _fleets(report)) + '\n'  # --only fleet
     if 'plugin_load' not in report:     # --only complete
@@ -176,6 +178,32 @@ def _redfish(found):
         lines.append('| %s | %s | %s | %s | %s | %.1f |' % (
             kind, mid('total'), mid('baremetal'), mid('compute'),
             mid('placement'), statistics.median([r['s'] for r in runs])))
+    return lines
+
+
+def _sets(found):
+    lines = ['', '## A boot with a set of configs', '',
+             '`openstack server create --wait` (its pre-flight included) of '
+             'a flavor that asks for one BIOS config, and of one that asks '
+             'for a set of two (one template, made at `flavor deploy-config '
+             'set`), on the fake-steps nodes; medians of %d boots each, '
+             'interleaved. And `flavor deploy-config set` of each, once.'
+             % len(found['one config']['boots']), '',
+             '| flavor asks | boot requests | ironic | nova | placement | '
+             'glance | boot s | set requests | set s |',
+             '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
+    for label, one in found.items():
+        boots = one['boots']
+
+        def mid(key, boots=boots):
+            return statistics.median([b['requests'].get(key, 0)
+                                      for b in boots])
+
+        lines.append('| %s | %s | %s | %s | %s | %s | %.1f | %s | %.1f |' % (
+            label, mid('total'), mid('baremetal'), mid('compute'),
+            mid('placement'), mid('image'),
+            statistics.median([b['s'] for b in boots]),
+            one['set']['total'], one['set_s']))
     return lines
 
 

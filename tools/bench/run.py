@@ -34,6 +34,7 @@ from bench import per_command
 from bench import redfish
 from bench import report as reports
 from bench import server_list
+from bench import sets
 from bench import sync
 from bench import template_list
 
@@ -100,11 +101,13 @@ def parse(argv):
     parser.add_argument('--runs-load', type=int, default=21)
     parser.add_argument('--runs-complete', type=int, default=15,
                         help='pairs of `openstack complete` runs')
-    parser.add_argument('--only', choices=['complete', 'redfish', 'fleet'],
+    parser.add_argument('--only', choices=['complete', 'redfish', 'fleet',
+                                           'sets'],
                         help='run only this section (complete: no mini '
                              'cloud; redfish: a toggle through ironic\'s '
                              'redfish BIOS against a fake-steps one; fleet: '
-                             'section 7, the rollouts)')
+                             'section 7, the rollouts; sets: a boot with a '
+                             'set of configs against one with one config)')
     parser.add_argument('--output', default=os.path.join(clouds.CHECKOUT,
                                                          '.bench'))
     args = parser.parse_args(argv)
@@ -154,6 +157,12 @@ def main(argv):
             measure.Counter(cloud, env), args.runs),
             seconds=time.monotonic() - start)
         return write_report(args.output, report, 'report-redfish')
+    if args.only == 'sets':
+        measure.log('a boot with a set of two configs, and with one')
+        report.update(sets=sets.boot_with_a_set(
+            cloud, measure.Counter(cloud, env), args.runs),
+            seconds=time.monotonic() - start)
+        return write_report(args.output, report, 'report-sets')
     if args.only != 'fleet':
         measure.log('plugin load')
         report['plugin_load'] = load.plugin_load(args.runs_load, env)
