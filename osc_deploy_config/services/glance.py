@@ -31,15 +31,17 @@ class Glance(rest.Api):
     def __init__(self, proxy):
         super().__init__(proxy, versions.IMAGE_PROPERTIES)
 
-    def images(self, hidden=False):
+    def images(self, every=False):
         """{image ID: properties} of every image these credentials see, one
-        request per page of glance's largest; with ``hidden``, those glance
-        leaves out of its listings by default (``os_hidden``) too."""
+        request per page of glance's largest; with ``every``, those glance
+        leaves out of its listings by default too: hidden ones
+        (``os_hidden``), and other projects' community images."""
+        query = '/images?limit=1000' + ('&visibility=all' if every else '')
         found = {image['id']: image
-                 for image in self._pages('/images?limit=1000', 'images')}
-        if hidden:
+                 for image in self._pages(query, 'images')}
+        if every:
             found.update((image['id'], image) for image in self._pages(
-                '/images?limit=1000&os_hidden=true', 'images'))
+                query + '&os_hidden=true', 'images'))
         return found
 
     def any_image_id(self):

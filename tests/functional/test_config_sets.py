@@ -151,7 +151,7 @@ class TestConfigSets(test_resize.ToggleTestCase):
         done = self.openstack('baremetal', 'deploy', 'template', 'delete',
                               member, parse=False, fail_ok=True)
         self.assertEqual(1, done.returncode)
-        self.assertIn('it is a member of set %s, which flavor %s' % (
+        self.assertIn('it is a member of set %s, needed by flavor %s' % (
             the_set, flavor), done.stderr)
         self.assertIn(member, [t['name'] for t in self.openstack(
             'baremetal', 'deploy', 'template', 'list')])

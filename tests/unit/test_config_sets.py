@@ -334,22 +334,43 @@ class TestPreflight(testtools.TestCase):
                  'trait:' + TEMPLATES[SRIOV]['name']: 'required'}
         found = preflight.asked(self.FLAVOR, image, TEMPLATES, self.sets())
         conflict = preflight.step_conflict(found, TEMPLATES, self.sets())
-        self.assertIsNotNone(conflict)
-        line = preflight.describe_step_conflict(found, conflict,
-                                                preflight.instead(found, [
-            {'name': 'bm.nfv', 'extra_specs': {
-                'resources:CUSTOM_X': '1', 'deploy-config:sriov': 'enabled',
-                'deploy-config:turbo': 'disabled',
-                'deploy-config:hyperthreading': 'disabled'}}], 'CUSTOM_X'))
+        nfv = {'name': 'bm.nfv', 'extra_specs': {
+            'deploy-config:sriov': 'enabled',
+            'deploy-config:turbo': 'disabled',
+            'deploy-config:hyperthreading': 'disabled'}}
+        line = preflight.describe_step_conflict(found, conflict, (
+            preflight.instead(found, conflict, [self.FLAVOR, nfv],
+                              self.FLAVOR)))
         self.assertEqual(
             'Deploy config conflict: hyperthreading=disabled, '
             'turbo=disabled (flavor bm.gold) and sriov=enabled (image nfv) '
             'both run bios.apply_configuration; ironic would fail the '
-            'deploy. Nothing was created; boot flavor bm.nfv, which asks '
-            'for all of them.', line)
-        self.assertIn('openstack flavor deploy-config set FLAVOR '
-                      'hyperthreading=disabled sriov=enabled turbo=disabled',
-                      preflight.instead(found, [], None))
+            'deploy. Nothing was created; use flavor bm.nfv, which asks for '
+            'all of them, and boot it from an image that asks for none.',
+            line)
+        # never the booted flavor itself; without another, the command
+        self.assertEqual(
+            'ask for all of them in one flavor (openstack flavor '
+            'deploy-config set FLAVOR hyperthreading=disabled sriov=enabled '
+            'turbo=disabled), and boot it from an image that asks for none',
+            preflight.instead(found, conflict, [self.FLAVOR], self.FLAVOR))
+
+    def test_a_flavor_asking_a_set_and_a_members_own_is_refused(self):
+        # a write left half-made: ironic runs both templates
+        flavor = dict(self.FLAVOR, extra_specs=dict(
+            self.FLAVOR['extra_specs'],
+            **{'trait:' + TEMPLATES[TURBO_OFF]['name']: 'required'}))
+        found = preflight.asked(flavor, {}, TEMPLATES, self.sets())
+        conflict = preflight.step_conflict(found, TEMPLATES, self.sets())
+        self.assertIsNotNone(conflict)
+        self.assertEqual(
+            'the flavor asks for them apart: ask for them again, and their '
+            'set serves them (openstack flavor deploy-config set bm.gold '
+            'hyperthreading=disabled turbo=disabled)',
+            preflight.instead(found, conflict, [], flavor))
+        self.assertEqual('hyperthreading=disabled (flavor bm.gold), '
+                         'turbo=disabled (flavor bm.gold)',
+                         preflight.asks_text(found))
 
 
 class TestToggle(testtools.TestCase):

@@ -14,6 +14,7 @@
 flavor asks for them, built again once stale, pruned where nothing needs
 them, kept with their members while something does; shown."""
 
+import datetime
 import logging
 
 import fixtures
@@ -171,8 +172,14 @@ class TestKept(SetsCase):
         exc = self.assertRaises(
             exceptions.CommandError, self.run_command,
             template_cmds.DeleteDeployTemplate, [TURBO_T])
-        self.assertIn('it is a member of set %s, which flavor bm.gold need'
-                      % BOTH, str(exc))
+        self.assertIn('it is a member of set %s, needed by flavor bm.gold '
+                      '(it is built from its members)' % BOTH, str(exc))
+        # nor may the set itself go
+        exc = self.assertRaises(
+            exceptions.CommandError, self.run_command,
+            template_cmds.DeleteDeployTemplate, [BOTH])
+        self.assertIn('it is the set %s, needed by flavor bm.gold. Ask for '
+                      'other configs there first' % BOTH, str(exc))
         self.assertIsNotNone(self.the_set())
         # asked for no more: the set goes with its member
         self.rows(cmds.UnsetFlavorDeployConfig, 'bm.gold', 'turbo')
@@ -225,3 +232,85 @@ class TestVirtualToggle(SetsCase):
                          made['extra'][config_sets.EXTRA_MEMBERS])
         self.assertIn('  Made set %s of hyperthreading=disabled,turbo=on'
                       % wanted, said)
+
+
+class TestReviewed(SetsCase):
+    def test_a_set_just_made_is_kept_from_a_prune(self):
+        self.ask_both()
+        self.rows(cmds.UnsetFlavorDeployConfig, 'bm.gold', 'turbo')
+        self.the_set()['updated_at'] = datetime.datetime.now(
+            datetime.timezone.utc).isoformat()
+        self.run_command(node_cmds.SyncNodeDeployConfig,
+                         ['--prune', '--no-wait'])
+        self.assertIsNotNone(self.the_set())
+
+    def test_a_set_a_prune_took_meanwhile_is_said_and_nothing_asks(self):
+        def prune_meanwhile(path, method, json):
+            if method == 'GET' and path.startswith(
+                    '/deploy_templates/%s' % BOTH):
+                set_ = self.the_set()
+                if set_:
+                    del self.ironic.templates[set_['uuid']]
+            return None
+
+        fakes.intercept(self.ironic, prune_meanwhile)
+        exc = self.assertRaises(exceptions.CommandError, self.ask_both)
+        self.assertEqual('Set %s was deleted meanwhile (a concurrent '
+                         'prune?); nothing asks for it yet: rerun' % BOTH,
+                         str(exc))
+        self.assertEqual([], self.nova.writes)
+
+    def test_a_concurrent_writer_that_left_members_gets_their_set(self):
+        handle = self.nova.handle
+
+        def then_theirs(path, method, **kwargs):
+            answer = handle(path, method, **kwargs)
+            if method == 'POST':    # another command, before ours settles
+                self.gold['extra_specs'].update({
+                    'deploy-config:turbo': 'off',
+                    'trait:' + TURBO_T: 'required'})
+            return answer
+
+        self.nova.proxy.request.side_effect = then_theirs
+        self.rows(cmds.SetFlavorDeployConfig, 'bm.gold',
+                  'hyperthreading=disabled')
+        # theirs asked for turbo beside ours: repaired, their set made and
+        # tagged before the flavor asks for it, the members' traits gone
+        self.assertIsNotNone(self.the_set())
+        self.assertIn(BOTH, self.bm0['traits'])
+        self.assertEqual({'trait:' + BOTH}, {
+            k for k in self.gold['extra_specs'] if k.startswith('trait:')})
+
+    def test_bad_input_writes_nothing(self):
+        exc = self.assertRaises(exceptions.CommandError, self.ask_both,
+                                '--wait-timeout', '-5')
+        self.assertIn('non-negative --wait-timeout', str(exc))
+        self.ask_both()
+        self.run_command(template_cmds.SetDeployTemplate,
+                         [TURBO_T, '--bios-setting', 'Turbo=Auto'])
+        written = list(self.ironic.writes)
+        self.assertRaises(exceptions.CommandError, self.run_command,
+                          node_cmds.SyncNodeDeployConfig, [BOTH, 'NOPE'])
+        self.assertEqual(written, self.ironic.writes, 'the stale set stays')
+
+    def test_a_set_is_the_plugins_and_its_members_keep_their_config(self):
+        self.ask_both()
+        for command, args in (
+                (template_cmds.UnsetDeployTemplate, [BOTH, '--extra',
+                                                     'deploy_config_set']),
+                (template_cmds.SetDeployTemplate, [BOTH, '--extra', 'a=b']),
+                (template_cmds.SetDeployTemplate, [TURBO_T, '--config',
+                                                   'turbo=auto']),
+                (template_cmds.UnsetDeployTemplate, [TURBO_T, '--config'])):
+            before = list(self.ironic.writes)
+            self.assertRaises(exceptions.CommandError, self.run_command,
+                              command, args)
+            self.assertEqual(before, self.ironic.writes, args)
+
+    def test_a_name_another_set_holds_is_refused(self):
+        self.ironic.add_template(BOTH, steps=self.turbo['steps'], extra={
+            config_sets.EXTRA_MEMBERS: 'hyperthreading=disabled,'
+                                       'turbo_off=x'})
+        exc = self.assertRaises(exceptions.CommandError, self.ask_both)
+        self.assertIn('is the set of hyperthreading=disabled,turbo_off=x',
+                      str(exc))

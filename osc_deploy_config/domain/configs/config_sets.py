@@ -35,6 +35,7 @@ template dicts of ironic's API.
 """
 
 import collections
+import datetime
 import hashlib
 import json
 
@@ -48,6 +49,10 @@ PREFIX = deploy_config.TEMPLATE_PREFIX + 'SET_'
 BIOS_STEP = ('bios', 'apply_configuration')
 _AND = '_AND_'
 _DIGEST_LENGTH = 16
+# How long a set just made (or built again) is kept from a prune: past
+# the longest wait of the command that made it for an owner (placement's,
+# before the owner asks for it), with a margin.
+PRUNE_GRACE = datetime.timedelta(minutes=15)
 
 # What serves some of the configs asked together: the template's name
 # (the trait to require), and its members {Config: template}: one, its own
@@ -107,8 +112,9 @@ def required_traits(configs, templates_by_config):
 
 def merged_steps(members):
     """A set's steps, in its members' order: one per interface and step,
-    BIOS settings merged.  CommandError, naming both members and the
-    setting or step, where they differ."""
+    BIOS settings merged; another step two members share, where its
+    arguments are alike, at the higher priority.  CommandError, naming
+    both members and the setting or step, where they differ."""
     shared, order = {}, []
     for config in sorted(members, key=lambda c: c.type):
         for step in members[config].get('steps') or ():
@@ -126,13 +132,12 @@ def _merged(key, owners):
         return _merged_bios(owners)
     (first_config, first), *others = owners
     for config, step in others:
-        if (step.get('args') != first.get('args')
-                or int(step['priority']) != int(first['priority'])):
+        if step.get('args') != first.get('args'):
             raise exceptions.CommandError(
                 'Deploy configs %s and %s both run %s.%s, differently: '
                 'ironic runs one %s.%s a deploy, so no server can have both'
                 % (first_config, config, *key, *key))
-    return first
+    return dict(first, priority=max(int(s['priority']) for _, s in owners))
 
 
 def _merged_bios(owners):
@@ -254,3 +259,20 @@ def current(template, members):
     now (``members``: {Config: template}, None where one is gone)."""
     return bool(members) and template['name'] == set_name(members) and (
         template.get('extra') or {}).get(EXTRA_DIGEST) == digest(members)
+
+
+def just_written(template, now):
+    """Whether a set's template was made or built again within
+    PRUNE_GRACE of ``now`` (an aware datetime): the owner it was made for
+    may not ask for it yet.  A template whose times are not shown counts
+    as just written."""
+    stamps = [template.get(k) for k in ('updated_at', 'created_at')
+              if template.get(k)]
+    if not stamps:
+        return True
+    last = max(datetime.datetime.fromisoformat(str(s).replace(
+        'Z', '+00:00')) for s in stamps)
+    if last.tzinfo is None:
+        last = last.replace(tzinfo=datetime.timezone.utc)
+    return now - last < PRUNE_GRACE
+

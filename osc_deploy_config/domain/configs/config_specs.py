@@ -231,8 +231,9 @@ def plan_unset(specs, config_types, templates_by_config, owner='flavor'):
 
 def reconcile(specs, config_types, templates_by_config):
     """The change that makes the template traits agree with the configs
-    ``specs`` ask for now, for these types and the sets: the traits of
-    what serves them required, no other template's of those types.  After
+    ``specs`` ask for now: the traits of what serves them required, no
+    other template's of these types, nor a set's or a member's they do not
+    need.  After
     a write, this repairs what a concurrent change of the same flavor left
     mixed (nothing where the configs asked now cannot go together)."""
     specs = specs or {}
@@ -242,7 +243,7 @@ def reconcile(specs, config_types, templates_by_config):
     except exceptions.CommandError:
         return SpecChange({}, [])
     ours = {trait_spec(t['name']) for c, t in templates_by_config.items()
-            if c.type in config_types}
+            if c.type in config_types or c in configs}
     ours |= {k for k in specs if k.startswith('trait:' + config_sets.PREFIX)}
     to_set = {k: v for k, v in sorted(wanted.items())
               if k.startswith('trait:') and specs.get(k) != v}

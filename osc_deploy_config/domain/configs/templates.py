@@ -42,6 +42,8 @@ TemplateInput = collections.namedtuple('TemplateInput', [
     'config', 'requires_traits', 'no_requires_trait', 'stdin',
     'resource_class'], defaults=[None])
 _PATCHABLE_KEY = re.compile(r'[\w-]+')
+# In a template's extra: its delete is under way (a rerun finishes it).
+DELETING = 'deploy_config_deleting'
 
 
 def parse_extra(pairs, option='--extra'):

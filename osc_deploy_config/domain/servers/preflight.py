@@ -66,9 +66,11 @@ def _asked_by(specs, source, templates_by_config, sets):
     configs = config_specs.configs_of(specs)
     for name in sorted(required & set(served)):
         configs += [c for c in served[name] if c not in configs]
-    return [Asked(c, source, next((n for n in sorted(required)
-                                   if c in served.get(n, ())), None))
-            for c in configs]
+    # one for each template that serves a config: a set's and a member's
+    # both required (a write left half-made) are both run by ironic
+    return [Asked(c, source, name) for c in configs
+            for name in [n for n in sorted(required)
+                         if c in served.get(n, ())] or [None]]
 
 
 def refuse_conflicts(found, templates_by_config, sets=None, instead=None):
@@ -129,22 +131,37 @@ def _what(found, one):
                      if a.template == one.template and a.source == one.source)
 
 
-def instead(found, flavors, resource_class):
-    """Where the configs of a boot that clash could go together, in
-    words: the flavors of its class that ask for all of them, else the
+def instead(found, conflict, flavors, booted):
+    """What to do instead of a boot whose templates share a step, in
+    words.  One owner that asks for configs apart (a set and a member's
+    own template: a write left half-made) asks for them again; a flavor
+    and an image: a flavor of the booted one's class (``flavors``: as
+    listed; ``booted``: the flavor, with its extra specs) that asks for
+    all of them, booted from an image that asks for none, else the
     command that makes one."""
-    wanted = {a.config for a in found}
+    other, one, _ = conflict
+    wanted = sorted({a.config for a in found}, key=lambda c: c.type)
+    if other.source == one.source:
+        kind, name = one.source.split(' ', 1)
+        return ('the %s asks for them apart: ask for them again, and their '
+                'set serves them (openstack %s deploy-config set %s %s)' % (
+                    kind, kind, name, ' '.join(
+                        str(c) for c in wanted if any(
+                            a.config == c and a.source == one.source
+                            for a in found))))
+    resource_class = config_specs.resource_class_of(booted.get(
+        'extra_specs'))
     fitting = sorted(f['name'] for f in flavors
-                     if wanted <= set(config_specs.configs_of(
+                     if set(wanted) <= set(config_specs.configs_of(
                          f.get('extra_specs')))
+                     and f['name'] != booted['name']
                      and config_specs.resource_class_of(
                          f.get('extra_specs')) == resource_class)
-    if fitting:
-        return 'boot flavor %s, which asks for all of them' % ', '.join(
-            fitting)
-    return ('ask for all of them in one flavor (openstack flavor '
-            'deploy-config set FLAVOR %s): their set serves them together'
-            % ' '.join(str(c) for c in sorted(wanted, key=lambda c: c.type)))
+    return '%s, and boot it from an image that asks for none' % (
+        'use flavor %s, which asks for all of them' % ', '.join(fitting)
+        if fitting else 'ask for all of them in one flavor (openstack '
+        'flavor deploy-config set FLAVOR %s)' % ' '.join(
+            str(c) for c in wanted))
 
 
 def judged(flavor):
@@ -159,6 +176,12 @@ def asks_templates(required):
     return any(t.startswith(deploy_config.TEMPLATE_PREFIX) for t in required)
 
 
+def asks_text(found):
+    """``hyperthreading=disabled (flavor bm.gold), ...``, each once."""
+    return ', '.join(dict.fromkeys('%s (%s)' % (a.config, a.source)
+                                   for a in found))
+
+
 def refuse_unschedulable(found, candidates):
     """CommandError when placement offers no node for a boot that asks for
     deploy configs."""
@@ -167,8 +190,7 @@ def refuse_unschedulable(found, candidates):
             'No node can take %s now: placement offers none with the '
             "flavor's resources and the templates' traits (see openstack "
             'flavor deploy-config show, and openstack baremetal node '
-            'deploy-config list). Nothing was created.' % ', '.join(
-                '%s (%s)' % (a.config, a.source) for a in found))
+            'deploy-config list). Nothing was created.' % asks_text(found))
 
 
 def bios_settings(found, templates_by_config):
@@ -204,6 +226,6 @@ def describe_refused(found, refusing):
             'BIOS steps on every node the scheduler could choose (%s). '
             'Nothing was created; see openstack baremetal node deploy-config '
             'list, and prepare or sync the nodes.' % (
-                ', '.join('%s (%s)' % (a.config, a.source) for a in found),
+                asks_text(found),
                 '; '.join('%s: %s' % item for item in sorted(
                     refusing.items()))))

@@ -42,19 +42,22 @@ def needs(set_names, holders, known, decided=()):
     elsewhere, as a declared state leaves them)."""
     names = set(set_names)
     found = collections.defaultdict(list)
+    holders = holders._replace(
+        servers={s['id']: s for s in holders.servers},
+        images={i['id']: i for i in holders.images})
     for flavor in holders.flavors:
         if flavor['id'] in decided:
             continue
         for name in config_specs.required_traits(
                 flavor.get('extra_specs')) & names:
             found[name].append('flavor %s' % flavor.get('name'))
-    for image in holders.images:
+    for image in holders.images.values():
         if image['id'] in decided:
             continue
         for name in config_specs.required_traits(image) & names:
             found[name].append('image %s' % (image.get('name')
                                                or image['id']))
-    for server in holders.servers:
+    for server in holders.servers.values():
         for name in config_specs.required_traits((server.get(
                 'flavor') or {}).get('extra_specs')) & names:
             found[name].append('server %s (its flavor as it booted)'
@@ -75,13 +78,12 @@ def _serving_now(node, holders, known):
     the server on it now: its flavor's and its image's, and its toggle
     record's over them."""
     instance = node.get('instance_uuid')
-    server = next((s for s in holders.servers if s['id'] == instance), None)
+    server = holders.servers.get(instance)
     if server is None:
         return []
     configs = {c.type: c for c in config_specs.configs_of(
         (server.get('flavor') or {}).get('extra_specs'))}
-    image = next((i for i in holders.images
-                  if i['id'] == (server.get('image') or {}).get('id')), {})
+    image = holders.images.get((server.get('image') or {}).get('id')) or {}
     for config in config_specs.configs_of(image):
         configs.setdefault(config.type, config)
     configs.update(toggle_record.applied(node, instance))

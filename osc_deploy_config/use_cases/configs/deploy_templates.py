@@ -42,7 +42,7 @@ from osc_deploy_config.use_cases.hardware import hardware_kinds
 
 LOG = logging.getLogger(__name__)
 # In a template's extra: its delete is under way (a rerun finishes it).
-DELETING = 'deploy_config_deleting'
+DELETING = templates.DELETING
 
 
 def create(clients, given, dry_run=False):
@@ -164,14 +164,18 @@ def _stale_warnings(stale):
 def _sets_made_stale(ironic, current, changed):
     """The names of the sets a member's change makes stale; one line,
     before any write, when a set could not be built from its members
-    then (they would differ on a step)."""
-    if config_sets.members_of(current) is not None:
-        raise exceptions.CommandError(
-            'Deploy template %s is a set of configs, built from its members '
-            'by this plugin: change its members instead' % current['name'])
+    then (they would differ on a step), or when the member would serve
+    another config or kind."""
+    _refuse_set(current)
     known = ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
     stale = []
-    for one in known.sets_of(current):
+    sets = known.sets_of(current)
+    if sets and _serving(changed) != _serving(current):
+        raise exceptions.CommandError(
+            'Not changing deploy template %s: it is a member of set %s, '
+            'built for its config and kind; ask the owners of the set for '
+            'other configs first' % (current['name'], sets[0]['name']))
+    for one in sets:
         members = {c: changed if t['uuid'] == current['uuid'] else t
                    for c, t in known.set_members(one).items()}
         try:
@@ -184,6 +188,21 @@ def _sets_made_stale(ironic, current, changed):
         if not config_sets.current(one, members):
             stale.append(one['name'])
     return stale
+
+
+def _refuse_set(template):
+    """A set's template is the plugin's, built from its members."""
+    if config_sets.members_of(template) is not None:
+        raise exceptions.CommandError(
+            'Deploy template %s is a set of configs, built from its members '
+            'by this plugin: change its members instead' % template['name'])
+
+
+def _serving(template):
+    """The config and the kind a template serves."""
+    extra = template.get('extra') or {}
+    return (deploy_config.config_of(extra),
+            deploy_config.resource_class_of(extra))
 
 
 def _refuse_granted(template, **changing):
@@ -218,6 +237,11 @@ def unset(clients, ident, keys, config=False):
     current = find(ironic, ident)
     _refuse_granted(current, config=config or set(keys) & (
         grants.CONTENT_KEYS))
+    _refuse_set(current)
+    if config or set(keys) & set(templates.CONFIG_KEYS):
+        extra = {k: v for k, v in (current.get('extra') or {}).items()
+                 if not config and k not in keys}
+        _sets_made_stale(ironic, current, dict(current, extra=extra))
     ironic.patch_deploy_template(current['uuid'], templates.unset_patch(
         current, keys, config))
 
@@ -252,25 +276,41 @@ class _Sets:
 
     def of(self, ident):
         """The sets that have the template among their members."""
-        if self.known is None:
-            self.known = self.ironic.config_templates(
-                fields=ironic_api.TEMPLATE_STEP_FIELDS)
-        found = [t for t in self.known.every()
+        found = [t for t in self.read().every()
                  if ident in (t['name'], t['uuid'])]
         return self.known.sets_of(found[0]) if found else []
 
+    def read(self):
+        if self.known is None:
+            self.known = self.ironic.config_templates(
+                fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        return self.known
+
     def refuse_held(self, ident):
-        """Why a member may not go: a set of it something needs; None."""
-        sets = self.of(ident)
+        """Why a set, or a member of sets, may not go: something needs
+        the set; None."""
+        own = [t for t in self.read().every_set()
+               if ident in (t['name'], t['uuid'])]
+        sets = own or self.of(ident)
         if sets and self.held is None:
-            self.held = set_templates.unneeded(self.clients, self.known)[1]
+            try:
+                self.held = set_templates.unneeded(self.clients,
+                                                   self.known)[1]
+            except (exceptions.CommandError,
+                    sdk_exceptions.HttpException) as exc:
+                return ('what needs its set%s cannot be read (%s): a '
+                        'project-scoped admin can tell' % (
+                            '' if own else 's', getattr(
+                                exc, 'details', None) or exc))
         for one in sets:
             if one['name'] in self.held:
-                return ('it is a member of set %s, which %s need: it is '
-                        'built from its members. Ask for other configs '
+                return ('%s set %s, needed by %s%s. Ask for other configs '
                         'there first (openstack flavor|image deploy-config '
-                        'set)' % (one['name'], set_holders.describe(
-                            self.held[one['name']])))
+                        'set)' % ('it is the' if own else 'it is a member '
+                                  'of', one['name'], set_holders.describe(
+                                      self.held[one['name']]),
+                                  '' if own else ' (it is built from its '
+                                  'members)'))
         return None
 
 

@@ -77,16 +77,18 @@ class Flavors:
         for key in change.unset:
             self.nova.delete_extra_spec(owned.id, key)
 
-    def settle(self, owned, wanted, templates_by_config):
+    def settle(self, owned, wanted, templates_by_config, provide):
         """Read the flavor back: repair what a concurrent change of it left
-        mixed, and tell when that change won.  ``wanted``: {type: value,
-        or None for unset}."""
+        mixed (the sets the repair asks for made first, by ``provide``),
+        and tell when that change won.  ``wanted``: {type: value, or None
+        for unset}."""
         specs = self.nova.extra_specs(owned.id)
         repair = config_specs.reconcile(specs, list(wanted),
                                         templates_by_config)
         if repair.set or repair.unset:
             LOG.info('Flavor %s was changed concurrently; repairing %s',
                      owned.name, ', '.join(sorted(repair.set) + repair.unset))
+            provide(_after(specs, repair))
             self.write(owned, repair)
         lost = [t for t, value in wanted.items()
                 if specs.get(config_specs.config_spec(t)) != value]
@@ -140,7 +142,7 @@ class Images:
     def write(self, owned, change):
         self.glance.change_properties(owned.raw, change.set, change.unset)
 
-    def settle(self, owned, wanted, templates_by_config):
+    def settle(self, owned, wanted, templates_by_config, provide):
         """Nothing to settle: the patch was applied whole."""
 
 
@@ -166,6 +168,7 @@ def set_configs(clients, kind, ref, configs, dry_run=False,
     """Ask a flavor or an image for ``configs``: (columns, rows saying
     what was, or with ``dry_run`` would be, set and unset).  The sets
     they need are made and tagged first (``provide_sets``)."""
+    tags = _checked(tags)
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
     known = templates_by_config(clients)
@@ -174,15 +177,19 @@ def set_configs(clients, kind, ref, configs, dry_run=False,
     provide_sets(clients, known, _after(owned.specs, change), by_config,
                  dry_run, tags)
     return _change(owners, owned, change, {c.type: c.value for c in configs},
-                   by_config, dry_run)
+                   by_config, dry_run, _provider(clients, known, by_config,
+                                                 tags))
 
 
 def set_exact(clients, kind, ref, configs, dry_run=False,
-              tags=None):
+              tags=None, provide=True):
     """Leave a flavor or an image asking for exactly ``configs``, with the
     traits of the templates that serve them now (a declared state's
     write): one change, its unsets and sets together, so that switching
-    between two configs that share a step is never refused half-way."""
+    between two configs that share a step is never refused half-way.
+    ``provide``: make and tag the sets it asks for first (an apply has
+    made them all, once)."""
+    tags = _checked(tags)
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
     known = templates_by_config(clients)
@@ -190,12 +197,14 @@ def set_exact(clients, kind, ref, configs, dry_run=False,
     change = config_specs.plan_exact(
         owned.specs, configs, by_config,
         {config_specs.trait_spec(t['name']) for t in known.every()})
-    provide_sets(clients, known, _after(owned.specs, change), by_config,
-                 dry_run, tags)
+    if provide:
+        provide_sets(clients, known, _after(owned.specs, change), by_config,
+                     dry_run, tags)
     wanted = {c.type: c.value for c in configs}
     wanted.update((c.type, None) for c in config_specs.configs_of(
         owned.specs) if c.type not in wanted)
-    return _change(owners, owned, change, wanted, by_config, dry_run)
+    return _change(owners, owned, change, wanted, by_config, dry_run,
+                   _provider(clients, known, by_config, tags))
 
 
 def unset_configs(clients, kind, ref, config_types, dry_run=False,
@@ -203,6 +212,7 @@ def unset_configs(clients, kind, ref, config_types, dry_run=False,
     """Remove from a flavor or an image exactly what ``set`` added for
     these types: (columns, rows).  Where the configs left shared a set
     with those removed, what serves them now is asked for instead."""
+    tags = _checked(tags)
     owners = OWNERS[kind](clients)
     owned = owners.find(ref)
     known = templates_by_config(clients)
@@ -212,7 +222,18 @@ def unset_configs(clients, kind, ref, config_types, dry_run=False,
     provide_sets(clients, known, _after(owned.specs, change), by_config,
                  dry_run, tags)
     return _change(owners, owned, change, dict.fromkeys(config_types),
-                   by_config, dry_run)
+                   by_config, dry_run, _provider(clients, known, by_config,
+                                                 tags))
+
+
+def _checked(tags):
+    """The Tagging (the default's when None), refused in one line before
+    anything is written when its wait cannot be."""
+    tags = tags or TAGGING
+    if tags.wait_timeout < 0:
+        raise exceptions.CommandError(
+            'Expected non-negative --wait-timeout, got %d' % tags.wait_timeout)
+    return tags
 
 
 def _after(specs, change):
@@ -230,7 +251,6 @@ def provide_sets(clients, known, specs, by_config, dry_run, tags):
                                         by_config)
     if not servings:
         return
-    tags = tags or TAGGING
     for line in set_templates.make(clients.ironic(), known, servings,
                                    dry_run):
         tags.say(line)
@@ -243,16 +263,31 @@ def provide_sets(clients, known, specs, by_config, dry_run, tags):
     for node, template, action, _ in rows:
         if action in ('added', 'removed'):
             tags.say('  %s %s %s' % (action, template, node))
+    ironic = clients.ironic()
+    for serving in servings:
+        # a prune meanwhile keeps a set just made: this says if one did not
+        try:
+            ironic.deploy_template(serving.name, ('uuid',))
+        except sdk_exceptions.NotFoundException:
+            raise exceptions.CommandError(
+                'Set %s was deleted meanwhile (a concurrent prune?); '
+                'nothing asks for it yet: rerun' % serving.name) from None
 
 
-def _change(owners, owned, change, wanted, by_config, dry_run):
+def _provider(clients, known, by_config, tags):
+    """``provide_sets`` of specs, for a repair to call."""
+    return lambda specs: provide_sets(clients, known, specs, by_config,
+                                      False, tags)
+
+
+def _change(owners, owned, change, wanted, by_config, dry_run, provide):
     prefix = 'would ' if dry_run else ''
     rows = [(prefix + 'set', k, v) for k, v in sorted(change.set.items())]
     rows += [(prefix + 'unset', k, owned.specs.get(k))
              for k in change.unset]
     if not dry_run and (change.set or change.unset):
         owners.write(owned, change)
-        owners.settle(owned, wanted, by_config)
+        owners.settle(owned, wanted, by_config, provide)
     return ('Action', owners.key_column, 'Value'), rows
 
 

@@ -21,10 +21,13 @@ not exist; a rerun finds what an interrupted one made, and a set made by a
 concurrent run is taken as it is when it is built from the same members.
 """
 
+import datetime
+
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_sets
+from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.servers import set_holders
 from osc_deploy_config.services import versions
 
@@ -43,6 +46,7 @@ def make(ironic, known, servings, dry_run=False):
         if not config_sets.is_set(serving):
             continue
         have = known.sets.get(serving.name)
+        refuse_other(have, serving)
         if have is not None and config_sets.current(have, serving.members):
             continue
         what = config_sets.members_text(serving.members)
@@ -60,6 +64,25 @@ def make(ironic, known, servings, dry_run=False):
     return lines
 
 
+def refuse_other(have, serving):
+    """One line when the template of a set's name is being deleted, or
+    is the set of other configs (names made alike by their spelling):
+    never taken, nor built again in its place."""
+    if have is None:
+        return
+    if (have.get('extra') or {}).get(dtemplates.DELETING):
+        raise exceptions.CommandError(
+            'Set %s is being deleted: finish the delete first (openstack '
+            'baremetal deploy template delete %s), then rerun'
+            % (have['name'], have['name']))
+    if set(config_sets.members_of(have) or ()) != set(serving.members):
+        raise exceptions.CommandError(
+            'Cannot make the set of %s: deploy template %s is the set of %s; '
+            'rename a config of one of them' % (
+                config_sets.members_text(serving.members), have['name'],
+                (have.get('extra') or {}).get(config_sets.EXTRA_MEMBERS)))
+
+
 def _write(ironic, have, serving):
     """The set's template, made or built again: as ironic holds it."""
     if have is None:
@@ -74,6 +97,7 @@ def _write(ironic, have, serving):
                     'and is not a set of configs; rename it, then rerun' % (
                         config_sets.members_text(serving.members),
                         body['name'])) from None
+            refuse_other(have, serving)
             if config_sets.current(have, serving.members):
                 return have
     ironic.patch_deploy_template(
@@ -123,17 +147,26 @@ def stale_reason(template, members):
 
 
 def read_holders(clients):
-    """set_holders.Holders: every flavor, image (hidden ones too), server
-    (of every project) and node, in pages."""
+    """set_holders.Holders: every flavor, image (hidden ones and other
+    projects' community ones too), server (of every project) and node, in
+    pages.  One line where ironic would show only a project's nodes."""
+    ironic = clients.ironic(versions.NODE_TRAITS)
+    if ironic.scope != 'system':
+        raise exceptions.CommandError(
+            'ironic shows a project-scoped token only its nodes: a role on '
+            'the system is needed to tell which instances run a set')
     nova = clients.nova(versions.SERVER_FLAVOR_DETAILS)
-    nodes = clients.ironic(versions.NODE_TRAITS).nodes(HOLDER_NODE_FIELDS)
     return set_holders.Holders(
-        nova.flavors(), list(clients.glance().images(hidden=True).values()),
-        nova.servers(all_projects=True), nodes)
+        nova.flavors(), list(clients.glance().images(every=True).values()),
+        nova.servers(all_projects=True), ironic.nodes(HOLDER_NODE_FIELDS))
 
 
-def unneeded(clients, known):
-    """The sets' templates nothing needs (``set_holders``), and {set name:
-    what needs it} of the others."""
+def unneeded(clients, known, now=None):
+    """The sets' templates nothing needs (``set_holders``), but those made
+    or built again within ``config_sets.PRUNE_GRACE`` of ``now`` (whose
+    owner may be about to ask for them), and {set name: what needs it} of
+    the others."""
     held = set_holders.needs(known.sets, read_holders(clients), known)
-    return [t for t in known.every_set() if t['name'] not in held], held
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return [t for t in known.every_set() if t['name'] not in held
+            and not config_sets.just_written(t, now)], held

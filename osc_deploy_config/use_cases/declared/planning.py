@@ -77,10 +77,10 @@ def plan(clients, path, prune=False):
                                                 at))
     _check_owners(declared, cloud, known, at)
     after = _after(declared, cloud, found)
-    found += dchanges.trait_changes(_owners(cloud), declared, cloud.current,
+    found += dchanges.trait_changes(owners_of(cloud), declared, cloud.current,
                                     after, found)
     found += dchanges.set_changes(
-        _owners(cloud), declared, cloud.current, after,
+        owners_of(cloud), declared, cloud.current, after,
         _set_holds(clients, cloud, after) if prune and after.sets else None)
     found += dchanges.sync_changes(reading.sync_pending(cloud))
     with at(_template_path(found, 'name')):
@@ -108,7 +108,7 @@ def plan(clients, path, prune=False):
     return Plan(declared, cloud, found, path, servers)
 
 
-def _owners(cloud):
+def owners_of(cloud):
     """[(kind, name, specs, placement class)] of the listed flavors and
     images (an image lands on any kind)."""
     return [(dchanges.FLAVOR, f['name'], f.get('extra_specs') or {},

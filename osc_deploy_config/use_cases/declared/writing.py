@@ -43,6 +43,7 @@ import logging
 from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_sets
+from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
@@ -89,8 +90,9 @@ class Apply:
         pending = sorted(pending)
         if pending:
             self.sync(pending)
-        self.sets([key for _, key, f in sets
-                   if f[0].action != dchanges.DELETE])
+        self.sets(plan, [key for _, key, f in sets
+                         if f[0].action != dchanges.DELETE],
+                  {(kind, key) for kind, key, _ in owners})
         for kind, key, _fields in owners:
             section = 'flavors' if kind == dchanges.FLAVOR else 'images'
             self.owner(kind, key, getattr(plan.declared, section).get(
@@ -162,25 +164,33 @@ class Apply:
                 LOG.debug('%s carries no sync mark (the vocabulary made '
                           'it)', name)
 
-    def sets(self, keys):
+    def sets(self, plan, keys, written):
         """Make, or build again, the sets' templates the flavors and
-        images ask for (``keys``: (configs, placement class) each), and
-        tag the nodes that can take them, before any owner asks."""
-        if not keys:
-            return
+        images ask for (``keys``: (configs, placement class) of the plan's
+        rows), and tag the nodes that can take those and every set the
+        owners to write (``written``: (kind, name)) ask for, once, before
+        any of them asks: a rerun after a kill tags what it made."""
         ironic = self.clients.ironic()
         known = ironic.config_templates(
             fields=ironic_api.TEMPLATE_STEP_FIELDS)
-        servings = []
+        servings = {}
         for configs, placement_class in keys:
             served = known.for_class(placement_class)
             members = {c: served[c] for c in configs}
-            servings.append(config_sets.Serving(
-                config_sets.set_name(members), members))
-        for line in set_templates.make(ironic, known, servings):
+            name = config_sets.set_name(members)
+            servings[name] = config_sets.Serving(name, members)
+        for kind, name, configs, served in dchanges.asked_after(
+                planning.owners_of(plan.cloud), plan.declared,
+                plan.cloud.current, known):
+            if (kind, name) in written and all(c in served for c in configs):
+                servings.update((s.name, s) for s in config_specs.needed_sets(
+                    configs, served))
+        if not servings:
+            return
+        for line in set_templates.make(ironic, known, servings.values()):
             self.say(line)
-        node_tags.sync(self.clients, [s.name for s in servings], False,
-                       False, True, self.wait_timeout, self.say)
+        node_tags.sync(self.clients, sorted(servings), False, False, True,
+                       self.wait_timeout, self.say)
 
     def owner(self, kind, name, asks):
         """A flavor's or an image's asks (``asks``: {type: value}), in one
@@ -188,7 +198,8 @@ class Apply:
         ``deploy-config set|unset`` make them."""
         self.say('Updating %s %s' % (kind, name))
         owner_configs.set_exact(self.clients, kind, name, [
-            deploy_config.Config(t, v) for t, v in sorted(asks.items())])
+            deploy_config.Config(t, v) for t, v in sorted(asks.items())],
+            provide=False)     # the sets were made first (``sets``)
 
     def grants(self, project, fields, withdrawing):
         """A project's grants withdrawn (``withdrawing``: step 1, before

@@ -56,8 +56,9 @@ def read_inventory(clients):
     """Two listings: every template (with its steps) and every node."""
     api = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS,
                          versions.NODE_RETIREMENT)
-    every = api.deploy_templates(fields=['uuid', 'name', 'extra', 'steps'],
-                                 limit=0)
+    every = api.deploy_templates(fields=[
+        'uuid', 'name', 'extra', 'steps', 'created_at', 'updated_at'],
+        limit=0)
     nodes = api.nodes(ironic_api.TAGGING_FIELDS)
     api.warn_if_nodes_hidden(nodes, LOG)
     known = dtemplates.by_config(every)
@@ -138,6 +139,7 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
         raise exceptions.CommandError(
             'Expected non-negative --wait-timeout, got %d' % wait_timeout)
     found = read_inventory(clients)
+    select_templates(tagged_templates(found), names)    # before any write
     for line in set_templates.rebuild_stale(found.ironic, found.known,
                                             dry_run, names):
         say(line)

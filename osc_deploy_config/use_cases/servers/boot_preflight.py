@@ -55,7 +55,7 @@ def check(clients, flavor_ref, image_ref, from_volume=False):
     conflict = preflight.step_conflict(found, by_config, known.sets)
     if conflict:
         raise exceptions.CommandError(preflight.describe_step_conflict(
-            found, conflict, _instead(clients, found, flavor)))
+            found, conflict, _instead(clients, found, conflict, flavor)))
     resources, required, forbidden = config_specs.placement_request(
         flavor, image)
     if (found and preflight.asks_templates(required)
@@ -95,16 +95,16 @@ def _refuse_refused_steps(clients, found, by_config, candidates):
                     'baremetal node deploy-config sync', node, reason)
 
 
-def _instead(clients, found, flavor):
-    """Where a boot's clashing asks could go together, in words: a flavor
-    that asks for all of them (one listing, on this refusal only)."""
+def _instead(clients, found, conflict, flavor):
+    """What to do instead of a boot whose templates share a step, in
+    words: a flavor that asks for all of them (one listing of the flavors,
+    on this refusal only)."""
     try:
         flavors = clients.nova().flavors()
     except Exception as exc:    # noqa: BLE001 - the refusal stands
         LOG.debug('deploy-config pre-flight: flavors not listed: %s', exc)
         flavors = []
-    return preflight.instead(found, flavors, config_specs.resource_class_of(
-        flavor.get('extra_specs')))
+    return preflight.instead(found, conflict, flavors, flavor)
 
 
 def _read(clients, flavor_ref, image_ref):
