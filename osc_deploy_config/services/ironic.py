@@ -45,8 +45,11 @@ HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties', 'extra',
                    'resource_class')
 # How many nodes' BIOS registries are read at once.
 READERS = 8
-# What deciding about a template's config and steps reads of it.
+# What deciding about a template's config and steps reads of it; with,
+# where sets are made, whether one was just written
+# (``config_sets.just_written``).
 TEMPLATE_STEP_FIELDS = ('uuid', 'name', 'steps')
+TEMPLATE_WRITE_FIELDS = TEMPLATE_STEP_FIELDS + ('created_at', 'updated_at')
 # Why ironic refuses a project-scoped token under its default policy, and
 # what to do: the end of every line that says so.
 SYSTEM_ROLE_HINT = (

@@ -14,6 +14,8 @@
 the owners' specs, the tagging, the pre-flight and what holds a set make
 of them; plain functions."""
 
+import datetime
+
 from osc_lib import exceptions
 import testtools
 
@@ -235,6 +237,23 @@ class TestStaleness(testtools.TestCase):
             list(TEMPLATES.values()) + [made]).set_members(made))
 
 
+class TestGrace(testtools.TestCase):
+    def test_just_written_by_any_of_its_times(self):
+        now = datetime.datetime(2026, 12, 3, 12, 0,
+                                tzinfo=datetime.timezone.utc)
+        old, recent = '2026-12-03T11:00:00', '2026-12-03T11:50:00Z'
+        for template, written in (
+                ({'created_at': old}, False),
+                ({'created_at': old, 'updated_at': recent}, True),
+                ({'created_at': recent, 'updated_at': None}, True),
+                ({'created_at': old, 'extra': {
+                    config_sets.EXTRA_ASKED: '2026-12-03T11:59:00+00:00'}},
+                 True),
+                ({}, True)):
+            self.assertEqual(written, config_sets.just_written(template, now),
+                             template)
+
+
 class TestOwnersSpecs(testtools.TestCase):
     def test_a_flavor_asks_for_the_set_not_its_members(self):
         change = config_specs.plan_set({}, [HT_OFF, TURBO_OFF, RAID1],
@@ -348,6 +367,10 @@ class TestPreflight(testtools.TestCase):
             'deploy. Nothing was created; use flavor bm.nfv, which asks for '
             'all of them, and boot it from an image that asks for none.',
             line)
+        # the booted flavor asks for all of them: only the image is wrong
+        self.assertEqual(
+            'flavor bm.nfv asks for all of them: boot it from an image that '
+            'asks for none', preflight.instead(found, conflict, [], nfv))
         # never the booted flavor itself; without another, the command
         self.assertEqual(
             'ask for all of them in one flavor (openstack flavor '

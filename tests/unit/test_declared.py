@@ -726,3 +726,32 @@ class TestOneKind(testtools.TestCase):
                                 'f.yaml')
         self.assertIn('resource classes baremetal-gold and baremetal_gold '
                       'are one kind', str(exc))
+
+
+class TestSetsAgainstTheCloud(TestAgainstTheCloud):
+    def test_a_running_servers_flavor_and_image_that_share_a_step(self):
+        turbo = deploy_config.Config('turbo', 'fast')
+        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_FAST', steps=[
+            steps.bios_step([('Turbo', 'Enabled')])],
+            extra=deploy_config.template_extra(turbo, []))
+        image = self.glance.add_image('hpc')
+        server = self.nova.add_server('db-1', self.flavor)
+        server['image'] = {'id': image['id']}
+        text = ('version: 1\nconfigs:\n  hyperthreading:\n    disabled:\n'
+                '      bios: {HyperThreading: Disabled}\n  turbo:\n    fast:\n'
+                '      bios: {Turbo: Enabled}\nflavors:\n  bm.gold:\n'
+                '    hyperthreading: disabled\nimages:\n  hpc:\n'
+                '    turbo: fast\n')
+        exc = self.assertRaises(exceptions.CommandError, self.plan, text)
+        self.assertIn('hyperthreading=disabled (flavor bm.gold) and '
+                      'turbo=fast (image hpc) both run '
+                      'bios.apply_configuration', str(exc))
+        self.assertIn('(server db-1 runs both)', str(exc))
+        # asked for together by the flavor: their set serves them
+        found = self.plan(text.replace(
+            '    hyperthreading: disabled\n', '    hyperthreading: disabled\n'
+            '    turbo: fast\n').replace('images:\n  hpc:\n    turbo: fast\n',
+                                         'images: {}\n')).changes
+        self.assertIn(('set', 'CUSTOM_DEPLOY_CONFIG_SET_HYPERTHREADING_'
+                       'DISABLED_AND_TURBO_FAST', 'create'),
+                      [c[:3] for c in found])

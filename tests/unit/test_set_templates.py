@@ -235,7 +235,7 @@ class TestVirtualToggle(SetsCase):
 
 
 class TestReviewed(SetsCase):
-    def test_a_set_just_made_is_kept_from_a_prune(self):
+    def test_a_set_just_made_or_asked_for_is_kept_from_a_prune(self):
         self.ask_both()
         self.rows(cmds.UnsetFlavorDeployConfig, 'bm.gold', 'turbo')
         self.the_set()['updated_at'] = datetime.datetime.now(
@@ -243,6 +243,14 @@ class TestReviewed(SetsCase):
         self.run_command(node_cmds.SyncNodeDeployConfig,
                          ['--prune', '--no-wait'])
         self.assertIsNotNone(self.the_set())
+        # an older set a flavor asks for again is marked asked for: a prune
+        # that read what needs it before that flavor's write keeps it
+        self.the_set()['updated_at'] = None
+        self.ask_both()
+        asked = self.the_set()['extra'][config_sets.EXTRA_ASKED]
+        self.assertTrue(config_sets.just_written(
+            self.the_set(), datetime.datetime.now(datetime.timezone.utc)))
+        self.assertTrue(asked.endswith('+00:00'))
 
     def test_a_set_a_prune_took_meanwhile_is_said_and_nothing_asks(self):
         def prune_meanwhile(path, method, json):
@@ -285,6 +293,7 @@ class TestReviewed(SetsCase):
         exc = self.assertRaises(exceptions.CommandError, self.ask_both,
                                 '--wait-timeout', '-5')
         self.assertIn('non-negative --wait-timeout', str(exc))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
         self.ask_both()
         self.run_command(template_cmds.SetDeployTemplate,
                          [TURBO_T, '--bios-setting', 'Turbo=Auto'])

@@ -45,6 +45,8 @@ from osc_deploy_config.domain.configs import deploy_config
 
 EXTRA_MEMBERS = 'deploy_config_set'
 EXTRA_DIGEST = 'deploy_config_set_digest'
+# When an owner's write last asked for the set (``just_written``).
+EXTRA_ASKED = 'deploy_config_set_asked_at'
 PREFIX = deploy_config.TEMPLATE_PREFIX + 'SET_'
 BIOS_STEP = ('bios', 'apply_configuration')
 _AND = '_AND_'
@@ -262,17 +264,25 @@ def current(template, members):
 
 
 def just_written(template, now):
-    """Whether a set's template was made or built again within
-    PRUNE_GRACE of ``now`` (an aware datetime): the owner it was made for
-    may not ask for it yet.  A template whose times are not shown counts
-    as just written."""
-    stamps = [template.get(k) for k in ('updated_at', 'created_at')
-              if template.get(k)]
-    if not stamps:
-        return True
-    last = max(datetime.datetime.fromisoformat(str(s).replace(
-        'Z', '+00:00')) for s in stamps)
-    if last.tzinfo is None:
-        last = last.replace(tzinfo=datetime.timezone.utc)
-    return now - last < PRUNE_GRACE
+    """Whether a set's template was made, built again or asked for by an
+    owner's write (``EXTRA_ASKED``, written when it was older) within
+    PRUNE_GRACE of ``now`` (an aware datetime): that owner may not ask for
+    it yet.  A template whose times are not shown counts as just
+    written."""
+    stamps = [template.get('updated_at'), template.get('created_at'),
+              (template.get('extra') or {}).get(EXTRA_ASKED)]
+    stamps = [_aware(s) for s in stamps if s]
+    return not stamps or now - max(stamps) < PRUNE_GRACE
+
+
+def asked_patch(now):
+    """The JSON patch that says an owner's write asks for the set now."""
+    return [{'op': 'add', 'path': '/extra/%s' % EXTRA_ASKED,
+             'value': now.isoformat()}]
+
+
+def _aware(stamp):
+    when = datetime.datetime.fromisoformat(str(stamp).replace('Z', '+00:00'))
+    return when if when.tzinfo else when.replace(
+        tzinfo=datetime.timezone.utc)
 

@@ -152,13 +152,15 @@ def asked_after(owners, declared, current, after):
     return found
 
 
-def set_changes(owners, declared, current, after, held=None):
+def set_changes(owners, declared, current, after, held=None, now=None):
     """[Change] of the sets' templates: those the flavors and images ask
     for together after this apply (``after``: ConfigTemplates, with the
     cloud's sets) to make, or to build again where a member changed; and,
     with ``held`` ({set name: what else needs it}: the running servers,
-    the nodes), those nothing needs then, to delete (``--prune``).  A
-    set's key: (its members' configs, its placement class)."""
+    the nodes), those nothing needs then, to delete (``--prune``), but
+    those written or asked for within a prune's grace of ``now``
+    (``config_sets.just_written``).  A set's key: (its members' configs,
+    its placement class)."""
     wanted = {}
     for _kind, _name, configs, served in asked_after(owners, declared,
                                                      current, after):
@@ -178,7 +180,9 @@ def set_changes(owners, declared, current, after, held=None):
                 config_sets.members_text(serving.members), _set_key(
                     serving.members)))
     for name in sorted(after.sets):
-        if held is not None and name not in wanted and name not in held:
+        if held is not None and name not in wanted and name not in held \
+                and not (now and config_sets.just_written(after.sets[name],
+                                                          now)):
             have = after.sets[name]
             found.append(Change(SET, name, DELETE, 'members',
                                 ','.join(str(c) for c in config_sets.

@@ -149,6 +149,10 @@ def instead(found, conflict, flavors, booted):
                         str(c) for c in wanted if any(
                             a.config == c and a.source == one.source
                             for a in found))))
+    if set(wanted) <= set(config_specs.configs_of(booted.get(
+            'extra_specs'))):
+        return ('flavor %s asks for all of them: boot it from an image that '
+                'asks for none' % booted['name'])
     resource_class = config_specs.resource_class_of(booted.get(
         'extra_specs'))
     fitting = sorted(f['name'] for f in flavors

@@ -298,10 +298,9 @@ class _Sets:
                                                    self.known)[1]
             except (exceptions.CommandError,
                     sdk_exceptions.HttpException) as exc:
-                return ('what needs its set%s cannot be read (%s): a '
-                        'project-scoped admin can tell' % (
-                            '' if own else 's', getattr(
-                                exc, 'details', None) or exc))
+                return ('what needs its set%s cannot be read: %s' % (
+                    '' if own else 's', getattr(exc, 'details', None)
+                    or exc))
         for one in sets:
             if one['name'] in self.held:
                 return ('%s set %s, needed by %s%s. Ask for other configs '

@@ -150,9 +150,10 @@ OWNERS = {'flavor': Flavors, 'image': Images}
 
 
 def templates_by_config(clients):
-    """One template listing: ConfigTemplates, with the steps."""
+    """One template listing: ConfigTemplates, with the steps, and when
+    each was written."""
     return clients.ironic().config_templates(
-        fields=ironic_api.TEMPLATE_STEP_FIELDS)
+        fields=ironic_api.TEMPLATE_WRITE_FIELDS)
 
 
 # How a write that asks for a set tags the set's nodes: whether it waits

@@ -36,11 +36,14 @@ HOLDER_NODE_FIELDS = ('uuid', 'name', 'instance_uuid', 'instance_info',
                       'resource_class', 'properties', 'extra')
 
 
-def make(ironic, known, servings, dry_run=False):
+def make(ironic, known, servings, dry_run=False, now=None):
     """Make each set of ``servings`` (``config_sets.Serving``) that has no
     template, and build again each whose members changed since: the lines
     that say what was (or would be) done.  ``known``: ConfigTemplates,
-    with the steps, which then holds them."""
+    with the steps, which then holds them.  A current set an owner is
+    about to ask for is marked asked for ``now``, where older than a
+    prune's grace: a prune keeps it (``config_sets.just_written``)."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
     lines = []
     for serving in servings:
         if not config_sets.is_set(serving):
@@ -48,6 +51,8 @@ def make(ironic, known, servings, dry_run=False):
         have = known.sets.get(serving.name)
         refuse_other(have, serving)
         if have is not None and config_sets.current(have, serving.members):
+            if not dry_run and not config_sets.just_written(have, now):
+                _mark_asked(ironic, known, have, now)
             continue
         what = config_sets.members_text(serving.members)
         if dry_run:
@@ -81,6 +86,19 @@ def refuse_other(have, serving):
             'rename a config of one of them' % (
                 config_sets.members_text(serving.members), have['name'],
                 (have.get('extra') or {}).get(config_sets.EXTRA_MEMBERS)))
+
+
+def _mark_asked(ironic, known, have, now):
+    try:
+        ironic.patch_deploy_template(have['uuid'],
+                                     config_sets.asked_patch(now))
+    except sdk_exceptions.NotFoundException:
+        raise exceptions.CommandError(
+            'Set %s was deleted meanwhile (a concurrent prune?); nothing '
+            'asks for it yet: rerun' % have['name']) from None
+    known.sets[have['name']] = dict(have, extra=dict(
+        have.get('extra') or {}, **{config_sets.EXTRA_ASKED:
+                                    now.isoformat()}))
 
 
 def _write(ironic, have, serving):
@@ -170,3 +188,14 @@ def unneeded(clients, known, now=None):
     now = now or datetime.datetime.now(datetime.timezone.utc)
     return [t for t in known.every_set() if t['name'] not in held
             and not config_sets.just_written(t, now)], held
+
+
+def still_unneeded(ironic, template):
+    """Whether a set found unneeded is still to delete, read again right
+    before: gone meanwhile, or asked for since, it is not."""
+    try:
+        found = ironic.deploy_template(template['uuid'])
+    except sdk_exceptions.NotFoundException:
+        return False
+    return not config_sets.just_written(
+        found, datetime.datetime.now(datetime.timezone.utc))

@@ -25,8 +25,11 @@ own check).
 """
 
 import collections
+import datetime
 import json
+import logging
 
+from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_sets
@@ -49,6 +52,7 @@ from osc_deploy_config.use_cases.declared import reading
 from osc_deploy_config.use_cases.grants import project_grants
 from osc_deploy_config.use_cases.hardware import hardware_kinds
 
+LOG = logging.getLogger(__name__)
 # A checked file and what makes the cloud equal to it.  ``servers``: the
 # running servers (read only when a flavor's or image's asks change, or a
 # template is pruned), for the pre-flight, the prune and the rollout.
@@ -81,7 +85,9 @@ def plan(clients, path, prune=False):
                                     after, found)
     found += dchanges.set_changes(
         owners_of(cloud), declared, cloud.current, after,
-        _set_holds(clients, cloud, after) if prune and after.sets else None)
+        _set_holds(clients, cloud, after) if prune and after.sets else None,
+        datetime.datetime.now(datetime.timezone.utc))
+    _refuse_sets_being_deleted(cloud, found)
     found += dchanges.sync_changes(reading.sync_pending(cloud))
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
@@ -148,8 +154,26 @@ def _set_holds(clients, cloud, after):
     flavors and images listed count as they are after this apply:
     ``changes.set_changes``)."""
     decided = {o['id'] for o in [*cloud.flavors, *cloud.images]}
-    return set_holders.needs(after.sets, set_templates.read_holders(clients),
-                             after, decided)
+    try:
+        holders = set_templates.read_holders(clients)
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.warning('Sets not pruned: what needs them cannot be read (%s)',
+                    getattr(exc, 'details', None) or exc)
+        return None
+    return set_holders.needs(after.sets, holders, after, decided)
+
+
+def _refuse_sets_being_deleted(cloud, found):
+    """A set the file needs whose delete was interrupted is refused at
+    planning, not half-way through an apply."""
+    deleting = {t['name'] for t in cloud.templates
+                if (t.get('extra') or {}).get(deploy_templates.DELETING)}
+    for change in found:
+        if change.kind == dchanges.SET and change.name in deleting:
+            raise exceptions.CommandError(
+                'Set %s is being deleted: finish the delete first (openstack '
+                'baremetal deploy template delete %s), then rerun' % (
+                    change.name, change.name))
 
 
 def _holders(clients, cloud):
@@ -356,20 +380,43 @@ def _preflight(known, declared, cloud, servers, found, at):
             flavor, {}))
         image_asks = declared.images.get(image, cloud.current.images.get(
             image, {}))
-        asked = [preflight.Asked(deploy_config.Config(t, v), '%s %s' % (
-            kind, name)) for kind, name, asks in (
-                ('flavor', flavor, flavor_asks), ('image', image, image_asks))
-            for t, v in sorted(asks.items())]
+        by_config = known.for_class(config_specs.resource_class_of(
+            (server.get('flavor') or {}).get('extra_specs')))
+        asked, sets = _served_asks((
+            ('flavor %s' % flavor, flavor_asks),
+            ('image %s' % image, image_asks)), by_config)
         place = ('flavors', flavor) if (dchanges.FLAVOR, flavor) in \
             changed else ('images', image)
         with at(place):
             try:
-                preflight.refuse_conflicts(asked, known.for_class(
-                    config_specs.resource_class_of(
-                        (server.get('flavor') or {}).get('extra_specs'))))
+                preflight.refuse_conflicts(asked, by_config, sets)
             except exceptions.CommandError as exc:
                 raise exceptions.CommandError('%s (server %s runs both)' % (
                     exc, server['name'])) from None
+
+
+def _served_asks(owners, by_config):
+    """([preflight.Asked], {set name: its template as it will be}) of
+    what each owner (``owners``: (source, {type: value})) will ask for,
+    each config with the template that will serve it (its set's, where
+    its configs share a step)."""
+    asked, sets = [], {}
+    for source, asks in owners:
+        configs = [deploy_config.Config(t, v) for t, v in sorted(
+            asks.items())]
+        try:
+            servings = config_sets.serving(configs, by_config)
+        except exceptions.CommandError:
+            servings = []       # refused at its own place (_check_owners)
+        for one in servings:
+            if config_sets.is_set(one):
+                sets[one.name] = {'name': one.name, 'steps':
+                                  config_sets.merged_steps(one.members)}
+            asked += [preflight.Asked(c, source, one.name)
+                      for c in one.members]
+        asked += [preflight.Asked(c, source) for c in configs
+                  if c not in by_config]
+    return asked, sets
 
 
 def _check_hardware(clients, declared, found, at):

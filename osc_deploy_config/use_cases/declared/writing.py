@@ -170,9 +170,11 @@ class Apply:
         rows), and tag the nodes that can take those and every set the
         owners to write (``written``: (kind, name)) ask for, once, before
         any of them asks: a rerun after a kill tags what it made."""
+        if not (keys or written):
+            return
         ironic = self.clients.ironic()
         known = ironic.config_templates(
-            fields=ironic_api.TEMPLATE_STEP_FIELDS)
+            fields=ironic_api.TEMPLATE_WRITE_FIELDS)
         servings = {}
         for configs, placement_class in keys:
             served = known.for_class(placement_class)

@@ -64,7 +64,7 @@ def _configs(texts):
 
 
 def _known(ironic):
-    return ironic.config_templates(fields=ironic_api.TEMPLATE_STEP_FIELDS)
+    return ironic.config_templates(fields=ironic_api.TEMPLATE_WRITE_FIELDS)
 
 
 def grant(clients, project, config_texts, dry_run=False, domain=None):

@@ -177,6 +177,8 @@ def prune_sets(clients, found, dry_run):
     rows = []
     for template in unneeded:
         if not dry_run:
+            if not set_templates.still_unneeded(found.ironic, template):
+                continue
             try:
                 found.ironic.delete_deploy_template(template['uuid'])
             except sdk_exceptions.NotFoundException:
