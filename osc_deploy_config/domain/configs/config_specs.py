@@ -251,6 +251,25 @@ def reconcile(specs, config_types, templates_by_config):
                                      and specs.get(k) == REQUIRED))
 
 
+def shown_serving(configs, templates_by_config):
+    """What ``flavor|image deploy-config show`` says serves ``configs``
+    asked together: ([config_sets.Serving], {config: its template},
+    {config: its set, where one serves it}, {config: the trait spec
+    required for it}); nothing where they clash (the drift says why)."""
+    try:
+        servings = config_sets.serving(configs, templates_by_config)
+    except exceptions.CommandError:
+        servings = []
+    templates, sets, traits = {}, {}, {}
+    for one in servings:
+        for config, template in one.members.items():
+            templates[str(config)] = template['name']
+            traits[str(config)] = '%s=%s' % (trait_spec(one.name), REQUIRED)
+            if config_sets.is_set(one):
+                sets[str(config)] = one.name
+    return servings, templates, sets, traits
+
+
 def refuse_clashes(configs, templates_by_config):
     """Configs whose templates differ on a step they share cannot go
     together: no set serves them (``config_sets``), and ironic refuses a

@@ -41,8 +41,6 @@ Template = collections.namedtuple('Template', [
 Declared = collections.namedtuple('Declared', [
     'templates', 'flavors', 'images', 'projects', 'marks'])
 SECTIONS = ('configs', 'flavors', 'images', 'projects')
-# In a template's extra: an interrupted delete (``deploy_templates``').
-DELETING = 'deploy_config_deleting'
 
 
 def parse(text, filename):
@@ -358,7 +356,7 @@ def from_cloud(templates, flavors, images, project_names):
     for template in templates:
         extra = template.get('extra') or {}
         config = deploy_config.config_of(extra)
-        if config is None or extra.get(DELETING):
+        if config is None or extra.get(dtemplates.DELETING):
             continue    # not this plugin's, or on its way out
         rc = extra.get(deploy_config.EXTRA_CLASS) or None
         found[config, rc] = Template(

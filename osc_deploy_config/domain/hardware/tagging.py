@@ -34,8 +34,6 @@ ironic's API.
 
 import collections
 
-from osc_lib import exceptions
-
 from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
@@ -399,16 +397,12 @@ def report(flavor, templates_by_config, nodes, candidates=None, free=None,
     configs = config_specs.configs_of(specs)
     resources = config_specs.placement_request(flavor)[0]
     usable = [n for n in nodes if resource_class(n) in resources]
-    templates, traits, tagged, by_set = {}, {}, {}, {}
     warnings = config_specs.drift(specs, templates_by_config, sets=sets)
-    for one in serving_or_none(configs, templates_by_config):
+    servings, templates, by_set, traits = config_specs.shown_serving(
+        configs, templates_by_config)
+    tagged = {}
+    for one in servings:
         what = config_sets.members_text(one.members)
-        for config, template in one.members.items():
-            templates[str(config)] = template['name']
-            traits[str(config)] = '%s=%s' % (
-                config_specs.trait_spec(one.name), config_specs.REQUIRED)
-            if config_sets.is_set(one):
-                by_set[str(config)] = one.name
         carrying = [n for n in usable if one.name in (n.get('traits') or ())]
         tagged[what] = len(carrying)
         offered = [n for n in carrying
@@ -426,12 +420,3 @@ def report(flavor, templates_by_config, nodes, candidates=None, free=None,
         warnings.append(NO_NODE)
     return FlavorReport([str(c) for c in configs], templates, by_set, traits,
                         tagged, schedulable, warnings)
-
-
-def serving_or_none(configs, templates_by_config):
-    """What serves the configs together; nothing where they clash (the
-    drift says why)."""
-    try:
-        return config_sets.serving(configs, templates_by_config)
-    except exceptions.CommandError:
-        return []

@@ -318,14 +318,8 @@ def show_image(clients, ref):
                                sets=known.sets)
     for warning in drift:
         LOG.warning('%s', warning)
-    templates, sets, traits = {}, {}, {}
-    for one in tagging.serving_or_none(configs, by_config):
-        for config, template in one.members.items():
-            templates[str(config)] = template['name']
-            traits[str(config)] = '%s=%s' % (config_specs.trait_spec(
-                one.name), config_specs.REQUIRED)
-            if len(one.members) > 1:
-                sets[str(config)] = one.name
+    _, templates, sets, traits = config_specs.shown_serving(configs,
+                                                            by_config)
     return {
         'id': owned.id,
         'name': owned.name,
