@@ -33,6 +33,7 @@ import os_resource_classes
 import testtools
 from testtools import content
 
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import versions
 from tests.functional import shell
 
@@ -425,6 +426,16 @@ class FunctionalTestCase(testtools.TestCase):
         """A node as ironic's API shows it (every field)."""
         return self._get_json(self.sdk(SYSTEM_ADMIN).baremetal,
                               '/nodes/%s' % name, self.ironic_api)
+
+    def deployed_steps(self, node):
+        """The steps of the node's last deploy, from its history (ironic
+        lists each deploy's steps at its start)."""
+        history = self._get_json(
+            self.sdk(SYSTEM_ADMIN).baremetal,
+            '/nodes/%s/history?detail=True' % node, self.ironic_api)
+        (last, *_) = [e for e in reversed(history['history'])
+                      if e['event_type'] == 'deployment_start']
+        return toggle_record.started_steps(last['event'])
 
     def bios(self, node):
         """{name: value} of the node's BIOS settings, as ironic has them."""

@@ -21,8 +21,6 @@ import os
 
 import fixtures
 
-from osc_deploy_config.domain.toggle import toggle_record
-from tests.functional import base
 from tests.functional import test_resize
 
 SET_PREFIX = 'CUSTOM_DEPLOY_CONFIG_SET_'
@@ -57,15 +55,6 @@ class TestConfigSets(test_resize.ToggleTestCase):
                 '--no-requires-trait')
             self.addCleanup(self.forget_template, made['name'])
         return disks
-
-    def deployed_steps(self, node):
-        """The steps of the node's last deploy, from its history."""
-        history = self._get_json(
-            self.sdk(base.SYSTEM_ADMIN).baremetal,
-            '/nodes/%s/history?detail=True' % node, self.ironic_api)
-        (last, *_) = [e for e in reversed(history['history'])
-                      if e['event_type'] == 'deployment_start']
-        return toggle_record.started_steps(last['event'])
 
     def test_two_bios_configs_and_a_raid_profile_on_one_server(self):
         for node in self.free_nodes('bm-0', 'bm-1'):

@@ -18,7 +18,6 @@ node's BIOS at its ``redfish_address`` and ``redfish_system_id``."""
 
 import requests
 
-from osc_deploy_config.domain.toggle import toggle_record
 from tests.functional import base
 from tests.functional import test_hardware_kinds
 
@@ -127,12 +126,7 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
 
     def deployed_bios_steps(self, node):
         """The BIOS steps of the node's last deploy, from its history."""
-        history = self._get_json(
-            self.sdk(base.SYSTEM_ADMIN).baremetal,
-            '/nodes/%s/history?detail=True' % node, self.ironic_api)
-        (last, *_) = [e for e in reversed(history['history'])
-                      if e['event_type'] == 'deployment_start']
-        return [s for s in toggle_record.started_steps(last['event'])
+        return [s for s in self.deployed_steps(node)
                 if (s['interface'], s['step']) == ('bios',
                                                   'apply_configuration')]
 

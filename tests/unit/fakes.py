@@ -275,6 +275,14 @@ class FakeIronic(FakeService):
         self.nodes[node['uuid']] = node
         return node
 
+    def add_bios_template(self, config, *settings):
+        """The template of ``config`` (named as ``--config`` names it, any
+        node capable) setting these BIOS settings ((name, value) each)."""
+        return self.add_template(
+            deploy_config.template_trait(config),
+            steps=[steps.bios_step(settings)],
+            extra=deploy_config.template_extra(config, []))
+
     def add_hyperthreading_templates(self):
         """hyperthreading=enabled and =disabled, each setting the BIOS's
         HyperThreading, for nodes with HW_CPU_HYPERTHREADING."""

@@ -347,9 +347,7 @@ class TestAgainstTheCloud(fakes.TestCommand):
 
     def test_switching_between_two_types_that_share_a_step(self):
         turbo = deploy_config.Config('turbo', 'on')
-        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_ON', steps=[
-            steps.bios_step([('Turbo', 'Enabled')])],
-            extra=deploy_config.template_extra(turbo, []))
+        self.ironic.add_bios_template(turbo, ('Turbo', 'Enabled'))
         # set_configs asks for both: their set (a shared BIOS step)
         owner_configs.set_configs(self.clients, 'flavor', 'bm.gold', [turbo])
         specs = self.nova.flavors[self.flavor['id']]['extra_specs']
@@ -731,9 +729,7 @@ class TestOneKind(testtools.TestCase):
 class TestSetsAgainstTheCloud(TestAgainstTheCloud):
     def test_a_running_servers_flavor_and_image_that_share_a_step(self):
         turbo = deploy_config.Config('turbo', 'fast')
-        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_FAST', steps=[
-            steps.bios_step([('Turbo', 'Enabled')])],
-            extra=deploy_config.template_extra(turbo, []))
+        self.ironic.add_bios_template(turbo, ('Turbo', 'Enabled'))
         image = self.glance.add_image('hpc')
         server = self.nova.add_server('db-1', self.flavor)
         server['image'] = {'id': image['id']}

@@ -403,9 +403,7 @@ class TestGrant(GrantTestCase):
         # turbo=off also runs bios.apply_configuration: the flavor derived
         # from m1.turbo asks for the set of both, made first
         turbo = deploy_config.Config('turbo', 'off')
-        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_OFF', steps=[
-            steps.bios_step([('Turbo', 'Disabled')])],
-            extra=deploy_config.template_extra(turbo, []))
+        self.ironic.add_bios_template(turbo, ('Turbo', 'Disabled'))
         both = 'CUSTOM_DEPLOY_CONFIG_SET_HYPERTHREADING_DISABLED_AND_TURBO_OFF'
         self.add_servers(('m1.tiny', {}), ('m1.turbo', {
             'deploy-config:turbo': 'off',
@@ -431,9 +429,7 @@ class TestGrant(GrantTestCase):
     def test_a_flavor_whose_configs_clash_is_said_and_skipped(self):
         # turbo=off sets HyperThreading too, otherwise: no set serves both
         turbo = deploy_config.Config('turbo', 'off')
-        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_OFF', steps=[
-            steps.bios_step([('HyperThreading', 'Enabled')])],
-            extra=deploy_config.template_extra(turbo, []))
+        self.ironic.add_bios_template(turbo, ('HyperThreading', 'Enabled'))
         self.add_servers(('m1.tiny', {}), ('m1.turbo', {
             'deploy-config:turbo': 'off',
             'trait:CUSTOM_DEPLOY_CONFIG_TURBO_OFF': 'required'}))

@@ -22,7 +22,6 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
-from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.use_cases.toggle import toggle
 from osc_deploy_config.v1 import deploy_template as template_cmds
 from osc_deploy_config.v1 import node as node_cmds
@@ -43,9 +42,8 @@ class SetsCase(fakes.TestCommand):
     def setUp(self):
         super().setUp()
         self.ironic.add_hyperthreading_templates()
-        self.turbo = self.ironic.add_template(TURBO_T, steps=[
-            steps.bios_step([('Turbo', 'Disabled')])],
-            extra=deploy_config.template_extra(TURBO, []))
+        self.turbo = self.ironic.add_bios_template(TURBO,
+                                                   ('Turbo', 'Disabled'))
         self.bm0 = self.ironic.add_node('bm-0', [HT])
         self.bm1 = self.ironic.add_node('bm-1', [])
         for node in (self.bm0, self.bm1):
@@ -209,9 +207,7 @@ class TestKept(SetsCase):
 class TestVirtualToggle(SetsCase):
     def test_the_derived_flavor_asks_for_the_set_made_first(self):
         on = deploy_config.Config('turbo', 'on')
-        self.ironic.add_template('CUSTOM_DEPLOY_CONFIG_TURBO_ON', steps=[
-            steps.bios_step([('Turbo', 'Enabled')])],
-            extra=deploy_config.template_extra(on, []))
+        self.ironic.add_bios_template(on, ('Turbo', 'Enabled'))
         tiny = self.nova.add_flavor('m1.tiny', {
             'deploy-config:hyperthreading': 'disabled',
             'trait:' + OFF_T: 'required'})
