@@ -1162,28 +1162,22 @@ class TestProject(ToggleTestCase):
         self.toggle(self.server, OFF)
         self.assertIn('already runs', self.said[-1])
 
-    def test_a_node_leased_to_another_project_is_refused(self):
-        # its lessee set by hand (the project owns the node, so ironic
-        # still shows it): the project may not service it
+    def test_a_node_a_project_owns_is_not_self_service(self):
+        # its owner may write the node's properties and traits and clean
+        # it with raw steps around any grant: leased elsewhere, or to
+        # nobody ([conductor]automatic_lessee_source = none), refused
         self.grant('hyperthreading=disabled')
-        self.node.update(owner='project-1', lessee='project-2')
         self.as_project('manager', 'member', 'reader')
-        self.assertEqual(
-            "Server db-1 runs on node bm-0, whose lessee is project-2, not "
-            "the server's project project-1: a project services only the "
-            "nodes it leases for its own servers. Nothing was changed; the "
-            "operator may set it right (openstack baremetal node set %s "
-            "--lessee project-1)." % self.node['uuid'],
-            self.refused(self.server, OFF))
+        for lessee in ('project-2', None):
+            self.node.update(owner='project-1', lessee=lessee)
+            self.assertEqual(
+                'Server db-1 runs on node bm-0, which project project-1 '
+                'owns: self-service does not switch a node a project owns '
+                '(its managers may clean it with raw steps, set its RAID '
+                'target and write its properties and traits, around any '
+                'grant). Nothing was changed; the operator may switch it.',
+                self.refused(self.server, OFF))
         self.assertEqual([], self.written())
-
-    def test_a_node_the_project_owns_and_nobody_leases_is_its_own(self):
-        # [conductor]automatic_lessee_source = none, the owner deploys
-        self.grant('hyperthreading=disabled')
-        self.node.update(owner='project-1', lessee=None)
-        self.as_project('manager', 'member', 'reader')
-        self.toggle(self.server, OFF)
-        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
 
     def test_what_was_not_granted_is_refused_with_nothing_changed(self):
         self.grant('hyperthreading=enabled')

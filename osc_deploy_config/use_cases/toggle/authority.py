@@ -201,9 +201,17 @@ class Project:
                 'its node to its project: is the project its lessee '
                 '([conductor]automatic_lessee_source)? Nothing was '
                 'changed.' % server['name'])
+        if node.get('owner'):
+            raise exceptions.CommandError(
+                'Server %s runs on node %s, which project %s owns: '
+                'self-service does not switch a node a project owns (its '
+                'managers may clean it with raw steps, set its RAID target '
+                'and write its properties and traits, around any grant). '
+                'Nothing was changed; the operator may switch it.' % (
+                    server['name'], node.get('name') or node['uuid'],
+                    node['owner']))
         project = server.get('tenant_id', self.project_id)
-        if node.get('lessee') != project and (
-                node.get('lessee') or node.get('owner') != project):
+        if node.get('lessee') != project:
             raise exceptions.CommandError(
                 'Server %s runs on node %s, whose lessee is %s, not the '
                 'server\'s project %s: a project services only the nodes '
