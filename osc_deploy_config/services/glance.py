@@ -52,7 +52,7 @@ class Glance(rest.Api):
     def probe_create(self, body):
         """The HTTP status of an image create (a probe of
         ``domain.hardening``, built to store nothing)."""
-        return self.probe('POST', '/images', json=body)
+        return self.probe('POST', '/images', json=body)[0]
 
     def find_image(self, name_or_id):
         """An image (its properties as top-level keys) by ID or name: one

@@ -172,7 +172,24 @@ class Leases:
     def probe_instance_info(self, node, patch):
         """The HTTP status of a node PATCH of ``instance_info`` (a probe
         of ``domain.hardening``, built to write nothing)."""
-        return self.probe('PATCH', '/nodes/%s' % node, json=patch)
+        return self.probe('PATCH', '/nodes/%s' % node, json=patch)[0]
+
+    def probe_provision(self, node, body):
+        """(status, text) of a provision request built to write nothing
+        (``domain.hardening``: its rescue password for another target)."""
+        return self.probe('PUT', '/nodes/%s/states/provision' % node,
+                                 json=body)
+
+    def probe_runbook_create(self):
+        """(status, text) of a runbook create with an empty body: ironic
+        checks its policy, then refuses the body."""
+        return self.probe('POST', '/runbooks', json={})
+
+    def owners(self):
+        """Every node's owner, lessee and traits (API 1.65)."""
+        return self._list('nodes', {
+            'fields': 'uuid,name,instance_uuid,lessee,owner,traits'},
+            limit=0, feature=versions.NODE_LESSEE)
 
 
 class Ironic(Runbooks, NodeHistory, Leases, rest.Api):

@@ -172,18 +172,19 @@ class Api:
         return (connect, read), TIMEOUTS_SETTING
 
     def probe(self, method, path, **kwargs):
-        """A request whose answer is the point, refusals included: its
-        HTTP status, never retried, never raised (but a service that
-        cannot be reached, or does not answer in time, in one line)."""
+        """A request whose answer is the point, refusals included: (its
+        HTTP status, its text), never retried, never raised (but a service
+        that cannot be reached, or does not answer in time, in one line)."""
         from keystoneauth1 import exceptions as ksa_exceptions
 
         self._check_supported(self.features)
         timeout, bounded_by = self._timeout(method, path)
         try:
-            return self.proxy.request(
+            answer = self.proxy.request(
                 path, method, microversion=self.version, raise_exc=False,
                 status_code_retries=0, connect_retries=0, timeout=timeout,
-                **kwargs).status_code
+                **kwargs)
+            return answer.status_code, answer.text
         except ksa_exceptions.ConnectTimeout as exc:
             raise timed_out(self.service_type, method, path, str(exc),
                             _timed_out_at(exc), timeout,

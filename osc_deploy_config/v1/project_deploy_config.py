@@ -120,12 +120,14 @@ class ListProjectDeployConfig(cli.OneLineErrors, command.Lister):
 class CheckProjectDeployConfig(cli.OneLineErrors, command.Lister):
     _description = (
         'Check whether a project can reach a deploy config around its '
-        'grant: probe each door (its nodes\' instance_info, image '
-        'properties that ask for a template, a node leased to another '
-        'project) with a manager\'s and a member\'s token of the project, '
-        'in requests that change nothing, and say whether it is open or '
-        'closed, with the line of the shipped hardening that closes it. '
-        'Run by the operator (an admin), the tokens are those of '
+        'grant. Each door (its nodes\' instance_info, image properties that '
+        'ask for a template, directly and through nova, raw deploy and '
+        'service steps, runbooks of its own, a rebuild naming a runbook) is '
+        'probed with a manager\'s and a member\'s token of the project, in '
+        'requests that change nothing; what is read (lessees, owners, '
+        'runbooks the project may run) says so. A door is closed only '
+        'where a probe was refused; one with no safe probe is "not probed", '
+        'with why. Run by the operator (an admin), the tokens are those of '
         'short-lived users made in the project for the check and always '
         'removed; run by a project\'s manager or member, its own.')
 
@@ -140,3 +142,28 @@ class CheckProjectDeployConfig(cli.OneLineErrors, command.Lister):
         return hardening_check.check(self.app.client_manager.deploy_config,
                                      parsed_args.project,
                                      parsed_args.project_domain)
+
+
+class ShowHardening(cli.OneLineErrors, command.Lister):
+    _description = (
+        'The configuration lines the hardening needs on this cloud, derived '
+        'from its deploy templates and images: ironic\'s '
+        '[api]disallow_deploy_steps and disallow_service_steps (the guarded '
+        'steps no template uses: BIOS, RAID, firmware, erase, Secure Boot), '
+        'and nova\'s [DEFAULT]non_inheritable_image_properties (the image '
+        'properties that ask for configs, which a snapshot must not '
+        'inherit). Run it again after adding templates or images. Needs a '
+        'system-scoped token.')
+    _epilog = """Examples::
+
+  openstack deploy-config hardening show
+  openstack deploy-config hardening show -f value -c Option -c Value
+"""
+
+    def get_parser(self, prog_name):
+        return cli.keep_epilog_lines(super().get_parser(prog_name))
+
+    def take_action(self, parsed_args):
+        from osc_deploy_config.use_cases.grants import hardening_check
+
+        return hardening_check.settings(self.app.client_manager.deploy_config)

@@ -203,6 +203,16 @@ class FakeIronic(FakeService):
         # ironic's default policy: a lessee's manager writes instance_info
         # (False: the shipped hardening's override refuses it)
         self.instance_info_open = False
+        # the hardening's other rules: raw service steps and runbooks of a
+        # project's own refused to projects (True: ironic's defaults)
+        self.service_steps_open = False
+        self.runbook_create_open = False
+        # {'interface.step': 'refuse' or 'unregistered'}: a step rule in
+        # the policy file, as a fixed ironic enforces it, or as ironic 39
+        # (a 500 for every caller); none by default
+        self.step_rules = {}
+        # ironic 39: a request that names a runbook skips the step rules
+        self.runbook_skips_step_rules = True
         self.runbooks = {}
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
         self.provide_fails = set()      # their automated cleaning fails
@@ -506,6 +516,11 @@ class FakeIronic(FakeService):
                 copy.deepcopy(r) for r in self.runbooks.values()
                 if self.project in (None, r['owner']) or r['public']]})
         if method == 'POST':
+            if self.project and not self.runbook_create_open:
+                return error(403, 'RBAC policy on baremetal:runbook:create '
+                             'denied')
+            if 'name' not in body:
+                return error(400, "'name' is a required property")
             if 'traits' in body:
                 return error(400, "Additional properties are not allowed "
                                   "('traits' was unexpected)")
@@ -544,7 +559,36 @@ class FakeIronic(FakeService):
                  'args': s.get('args') or {}} for s in sorted(
             runbook['steps'], key=lambda s: int(s['order']))]
 
+    def _probe_answer(self, node, body):
+        """Ironic's answer, in its order, to a provision request carrying
+        a rescue password for another target (the check's probes): its
+        policy, the step rules, then a 400 before the conductor."""
+        checked = (body.get('deploy_steps') or []) + (
+            body.get('service_steps') or [])
+        if body.get('runbook'):
+            refused = self._runbook_steps(node, body)
+            if isinstance(refused, requests.Response):
+                return refused
+            if self.runbook_skips_step_rules:
+                checked = []
+        elif (body.get('service_steps') and self.project
+              and not self.service_steps_open):
+            return error(403, 'RBAC policy on baremetal:node:'
+                         'set_provision_state:service_steps denied')
+        for step in checked:
+            step_id = '%s.%s' % (step['interface'], step['step'])
+            rule = self.step_rules.get(step_id)
+            if rule == 'unregistered':
+                return error(500, 'Policy baremetal:step:execute:%s has not '
+                             'been registered' % step_id)
+            if rule == 'refuse' and self.project:
+                return error(403, 'insufficient privileges to execute step')
+        return error(400, '"rescue_password" is only valid when setting '
+                     'target provision state to rescue')
+
     def _service(self, node, body):
+        if 'rescue_password' in body and body['target'] != 'rescue':
+            return self._probe_answer(node, body)
         if body.get('runbook'):
             steps = self._runbook_steps(node, body)
             if isinstance(steps, requests.Response):

@@ -301,14 +301,20 @@ class TestGrant(GrantTestCase):
         forged = grants.wanted('project-1', OFF, None, next(
             t for t in self.ironic.templates.values() if t['name'] == OFF_T))
         self.ironic.runbooks['rb'] = dict(forged, uuid='rb')
+        # ironic runs it where the project's node carries one of its
+        # traits: none yet, so it is nothing the project may run
+        node = self.ironic.add_node('bm-1', [fakes.HT])
+        node['lessee'] = 'project-1'
+        self.assertEqual([], self.run_command(
+            cmds.ShowProjectDeployConfig, ['demo'])[1])
+        node['traits'].append(OFF_T)
         columns, rows = self.run_command(cmds.ShowProjectDeployConfig,
                                          ['demo'])
         self.assertEqual(1, len(rows))
         self.assertEqual(
-            'published and runnable on nodes tagged %s, but not a grant: '
-            'the operator has not granted it to the project (openstack '
-            'baremetal runbook delete %s)' % (OFF_T, forged['name']),
-            rows[0][-1])
+            'runnable on bm-1 (traits %s), but not a grant: the operator '
+            'has not granted it to the project (openstack baremetal '
+            'runbook delete %s)' % (OFF_T, forged['name']), rows[0][-1])
 
     def test_drift_is_shown_and_repaired_by_a_rerun(self):
         self.grant('demo', 'hyperthreading=disabled')

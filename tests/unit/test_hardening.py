@@ -25,13 +25,18 @@ from osc_lib import exceptions
 import testtools
 import yaml
 
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.grants import hardening
 from osc_deploy_config.v1 import project_deploy_config as cmds
 from tests.unit import fakes
 
 SHIPPED = importlib.resources.files('osc_deploy_config') / 'hardening'
-INSTANCE_INFO = hardening.DOORS[0]
-TRAIT = hardening.DOORS[1]
+DOOR = {d.probe: d for d in hardening.DOORS if d.role == 'manager'}
+INSTANCE_INFO = DOOR['instance_info']
+TRAIT = DOOR[hardening.PROBE_TRAIT]
+PAST_POLICY = '"rescue_password" is only valid when setting target ' \
+    'provision state to rescue'
 
 
 class TestVerdicts(testtools.TestCase):
@@ -42,6 +47,13 @@ class TestVerdicts(testtools.TestCase):
                          hardening.verdict(INSTANCE_INFO, 400)[0])
         self.assertEqual(hardening.CLOSED, hardening.verdict(TRAIT, 403)[0])
         self.assertEqual(hardening.OPEN, hardening.verdict(TRAIT, 409)[0])
+        self.assertEqual(hardening.OPEN, hardening.verdict(
+            DOOR['runbook_create'], 400)[0])
+        for probe in ('service_steps', 'deploy_steps'):
+            self.assertEqual(hardening.OPEN, hardening.verdict(
+                DOOR[probe], 400, PAST_POLICY)[0])
+            self.assertEqual(hardening.OPEN, hardening.verdict(
+                DOOR[probe], 409, 'Node n is locked by host c')[0])
 
     def test_anything_else_is_not_taken_for_an_answer(self):
         for door, status in ((INSTANCE_INFO, 409), (INSTANCE_INFO, 404),
@@ -49,6 +61,22 @@ class TestVerdicts(testtools.TestCase):
             self.assertEqual(
                 (hardening.NOT_PROBED, 'unexpected answer HTTP %d' % status),
                 hardening.verdict(door, status))
+        # a 400 that is not ironic's answer after its policy: a body it
+        # refused first, say, proves nothing
+        self.assertEqual(hardening.NOT_PROBED, hardening.verdict(
+            DOOR['service_steps'], 400, 'Invalid service_steps')[0])
+
+    def test_a_rebuild_naming_a_runbook_open_only_past_everything(self):
+        door = DOOR['runbook_rebuild']
+        self.assertEqual(hardening.OPEN,
+                         hardening.verdict(door, 400, PAST_POLICY)[0])
+        self.assertEqual(hardening.CLOSED, hardening.verdict(door, 403)[0])
+        # the runbook not approved for the node, the node in maintenance:
+        # the probe never reached the step rules
+        for text in ('This runbook has not been approved for use on this '
+                     'node', "it's in maintenance mode"):
+            self.assertEqual(hardening.NOT_PROBED,
+                             hardening.verdict(door, 400, text)[0])
 
     def test_probes_ask_for_what_cannot_be_written(self):
         self.assertEqual([{'op': 'remove', 'path': '/instance_info/k'}],
@@ -56,6 +84,121 @@ class TestVerdicts(testtools.TestCase):
         self.assertEqual({'id': 'image-1',
                           'trait:CUSTOM_DEPLOY_CONFIG_CHECK_PROBE':
                           'required'}, hardening.image_probe('image-1', TRAIT))
+        # every provision probe carries a rescue password for another
+        # target: ironic refuses it before the conductor, in any state
+        for body in (hardening.deploy_steps_probe('firmware.update'),
+                     hardening.service_steps_probe(),
+                     hardening.runbook_rebuild_probe('CUSTOM_RB')):
+            self.assertEqual(hardening.NOT_A_RESCUE, body['rescue_password'])
+            self.assertNotEqual('rescue', body['target'])
+        self.assertEqual(
+            [{'interface': 'firmware', 'step': 'update', 'args': {},
+              'priority': 0}],
+            hardening.deploy_steps_probe('firmware.update')['deploy_steps'])
+        self.assertEqual('CUSTOM_RB', hardening.runbook_rebuild_probe(
+            'CUSTOM_RB')['runbook'])
+
+    def test_raw_deploy_steps_closed_only_where_each_was_refused(self):
+        door = DOOR['deploy_steps']
+        refused = (403, 'denied')
+        passed = (400, PAST_POLICY)
+        self.assertEqual(hardening.CLOSED, hardening.steps_row(
+            door, {'bios.factory_reset': refused,
+                   'firmware.update': refused}, set())[0])
+        # a step a template uses cannot be disallowed: open
+        state, detail = hardening.steps_row(
+            door, {'bios.apply_configuration': passed,
+                   'firmware.update': refused},
+            {'bios.apply_configuration'})
+        self.assertEqual(hardening.OPEN, state)
+        self.assertIn('used by a template, so no disallow list may refuse '
+                      'it: bios.apply_configuration', detail)
+        # one no template uses: ironic's disallow list decides, unprobed
+        state, detail = hardening.steps_row(
+            door, {'firmware.update': passed}, {'bios.apply_configuration'})
+        self.assertEqual(hardening.NOT_PROBED, state)
+        self.assertIn("closed only where ironic's [api]disallow_deploy_steps "
+                      'lists it', detail)
+        # the templates not read: nothing is judged open or closed
+        self.assertEqual(hardening.NOT_PROBED, hardening.steps_row(
+            door, {'bios.apply_configuration': passed}, None)[0])
+        # a step rule ironic 39 cannot enforce is named, never closed
+        state, detail = hardening.steps_row(door, {'firmware.update': (
+            500, 'Policy baremetal:step:execute:firmware.update has not '
+            'been registered')}, set())
+        self.assertEqual(hardening.NOT_PROBED, state)
+        self.assertIn('cannot enforce (HTTP 500 for every caller', detail)
+
+    def test_disallowed_steps_leave_the_templates_and_profiles_theirs(self):
+        templates = [{'steps': [
+            {'interface': 'bios', 'step': 'apply_configuration'},
+            {'interface': 'deploy', 'step': 'erase_devices_metadata'}]}]
+        steps, kept = hardening.disallowed_steps(templates)
+        self.assertEqual('vendor.send_raw', steps[0])
+        self.assertEqual(['bios.apply_configuration',
+                          'raid.apply_configuration',
+                          'deploy.erase_devices_metadata'], kept)
+        self.assertFalse(set(kept) & set(steps))
+        self.assertIn('firmware.update', steps)
+        self.assertEqual(len(hardening.GUARDED_STEPS) + 1,
+                         len(steps) + len(kept))
+
+    def test_non_inheritable_keeps_novas_default(self):
+        self.assertEqual(
+            ['cache_in_nova', 'bittorrent', 'deploy-config:raid',
+             'trait:CUSTOM_DEPLOY_CONFIG_RAID_1'],
+            hardening.non_inheritable([
+                {'id': 'i-1', 'trait:CUSTOM_DEPLOY_CONFIG_RAID_1': 'required',
+                 'deploy-config:raid': '1', 'hw_firmware_type': 'uefi'},
+                {'id': 'i-2', 'deploy-config:raid': '1'}]))
+
+    def test_owners_read_and_said(self):
+        nodes = [{'uuid': 'n-1', 'name': 'bm-1', 'owner': 'p-1'},
+                 {'uuid': 'n-2', 'name': 'bm-2', 'owner': 'p-2'}]
+        rows = hardening.owner_rows('p-1', nodes)
+        self.assertEqual([hardening.OPEN], [r[2] for r in rows])
+        self.assertTrue(rows[0][4].startswith('bm-1: owned by the project'))
+        self.assertEqual(hardening.CLOSED,
+                         hardening.owner_rows('p-3', nodes)[0][2])
+        # a token that may not see every node proves nothing by absence
+        self.assertEqual((hardening.NOT_PROBED, 'scoped'),
+                         hardening.owner_rows('p-3', nodes,
+                                              hidden='scoped')[0][2:5:2])
+
+    def test_runbooks_runnable_by_ironics_rule_whatever_their_traits(self):
+        nodes = [{'uuid': 'n-1', 'name': 'bm-1', 'lessee': 'p-1',
+                  'traits': ['HW_CPU_HYPERTHREADING', 'CUSTOM_T']},
+                 {'uuid': 'n-2', 'name': 'bm-2', 'owner': 'p-1',
+                  'traits': ['CUSTOM_T']},
+                 {'uuid': 'n-3', 'name': 'bm-3', 'lessee': 'p-2',
+                  'traits': ['CUSTOM_OTHER']}]
+        grant = grants.wanted('p-1', deploy_config.parse_config('ht=off'),
+                              None, {'name': 'CUSTOM_T', 'steps': []})
+        runbooks = [
+            dict(grant, uuid='r-1'),
+            {'name': 'CUSTOM_OLD', 'owner': 'p-1', 'public': False,
+             'traits': ['HW_CPU_HYPERTHREADING'], 'extra': {}},
+            # not the project's: ironic's runbook:use refuses it, public
+            # or not
+            {'name': 'CUSTOM_PUBLIC', 'owner': 'p-2', 'public': True,
+             'traits': ['CUSTOM_T'], 'extra': {}},
+            # its own, on no node of its
+            {'name': 'CUSTOM_IDLE', 'owner': 'p-1', 'public': False,
+             'traits': ['CUSTOM_OTHER'], 'extra': {}}]
+        self.assertEqual(
+            [('CUSTOM_OLD', ['bm-1']), (grant['name'], ['bm-1', 'bm-2'])],
+            sorted((r['name'], on) for r, on in grants.runnable(
+                runbooks, nodes, 'p-1')))
+        self.assertEqual(
+            [(hardening.OPEN, 'read: CUSTOM_OLD runs on bm-1 (its traits: '
+              'HW_CPU_HYPERTHREADING)')],
+            [r[2:5:2] for r in hardening.runbook_rows('p-1', runbooks,
+                                                      nodes)])
+        self.assertEqual(
+            [(hardening.CLOSED, 'read: the project may run 1 runbook(s) on '
+              "its nodes, each its grant's")],
+            [r[2:5:2] for r in hardening.runbook_rows('p-1', runbooks[:1],
+                                                      nodes)])
 
     def test_lessee_findings_both_ways(self):
         servers = [{'id': 's-1', 'name': 'db-1'}, {'id': 's-2', 'name': 'x'}]
@@ -75,17 +218,29 @@ class TestVerdicts(testtools.TestCase):
         self.assertEqual([hardening.OPEN] * 2, [
             r[2] for r in hardening.lessee_rows('p-1', servers, nodes)])
         self.assertEqual(
-            [(hardening.CLOSED, "1 node(s) run the project's servers, each "
-              'leased to it')],
+            [(hardening.CLOSED, "read: 1 node(s) run the project's servers, "
+              'each leased to it')],
             [r[2:5:2] for r in hardening.lessee_rows('p-1', servers[:1],
                                                     nodes[:1])])
         self.assertEqual([hardening.NOT_PROBED], [
             r[2] for r in hardening.lessee_rows('p-1', servers[:1],
-                                                nodes[:1], sees_all=False)])
+                                                nodes[:1], hidden='why')])
 
 
 class TestShippedHardening(testtools.TestCase):
-    """The line each door names is in the file the operator installs."""
+    """The line each door names is in the file the operator installs, and
+    its rules mean what the docs say, as oslo.policy judges them."""
+
+    def enforce(self, rule, **creds):
+        from oslo_config import cfg
+        from oslo_policy import policy
+
+        enforcer = policy.Enforcer(cfg.ConfigOpts(), use_conf=False)
+        enforcer.set_rules(policy.Rules.from_dict({'rule': rule}),
+                           use_conf=False)
+        return enforcer.enforce('rule', {}, dict(
+            {'service_user_id': None, 'system_scope': None,
+             'project_name': 'demo'}, **creds))
 
     def test_ironic_rules_give_instance_info_to_the_operators(self):
         rules = yaml.safe_load((SHIPPED / hardening.IRONIC_FILE).read_text())
@@ -94,13 +249,31 @@ class TestShippedHardening(testtools.TestCase):
                          'rule:service_role',
                          rules[hardening.INSTANCE_INFO_RULE])
         self.assertEqual(7, len(rules))
+        # no step rule: ironic 39 answers 500 to every request naming its
+        # step (oslo.policy's authorize refuses a rule no code registered)
+        self.assertFalse([r for r in rules
+                          if r.startswith('baremetal:step:execute:')])
+
+    def test_glance_rule_never_met_through_nova(self):
+        rules = yaml.safe_load((SHIPPED / 'glance-policy.yaml').read_text())
+        rule = rules['deploy_config_operator']
+        self.assertTrue(self.enforce(rule, roles=['admin']))
+        self.assertFalse(self.enforce(rule, roles=['member', 'manager']))
+        # glance adds the service token's roles to the member's
+        # (property_utils.check_property_rules): nova's service user with
+        # admin passes "role:admin", never this rule
+        self.assertTrue(self.enforce('role:admin', roles=[
+            'member', 'admin', 'service'], service_user_id='nova'))
+        self.assertFalse(self.enforce(rule, roles=[
+            'member', 'admin', 'service'], service_user_id='nova',
+            service_roles=['admin', 'service']))
 
     def test_glance_protections_name_the_rule_of_the_glance_policy(self):
         protections = configparser.ConfigParser()
         protections.read_string(
             (SHIPPED / hardening.GLANCE_FILE).read_text())
         rules = yaml.safe_load((SHIPPED / 'glance-policy.yaml').read_text())
-        self.assertEqual({'deploy_config_operator': 'role:admin'}, rules)
+        self.assertEqual(['deploy_config_operator'], list(rules))
         for section in (hardening.TRAIT_SECTION, hardening.OURS_SECTION):
             self.assertEqual(
                 {'create': 'deploy_config_operator', 'read': '@',
@@ -109,9 +282,18 @@ class TestShippedHardening(testtools.TestCase):
         # the last section keeps every other property open
         self.assertEqual(['^trait:', '^deploy-config:', '.*'],
                          protections.sections())
+        ironic = yaml.safe_load((SHIPPED / hardening.IRONIC_FILE).read_text())
         for door in hardening.DOORS:
-            self.assertIn(door.closed_by.split(' ', 1)[0],
-                          (hardening.IRONIC_FILE, hardening.GLANCE_FILE))
+            where, _, line = door.closed_by.partition(' ')
+            if where == hardening.IRONIC_FILE:
+                self.assertIn(line.strip('"'), ironic)
+            elif where == hardening.GLANCE_POLICY_FILE:
+                self.assertIn(line.split('"')[1], rules)
+            elif where == hardening.GLANCE_FILE:
+                self.assertIn(line.strip('[]'), protections.sections())
+            else:   # not one of the files: says what closes it instead
+                self.assertIn(door.probe, ('deploy_steps',
+                                           'runbook_rebuild'))
 
 
 class CheckTestCase(fakes.TestCommand):
@@ -131,7 +313,20 @@ class CheckTestCase(fakes.TestCommand):
     def open_doors(self):
         """The cloud without the shipped hardening."""
         self.ironic.instance_info_open = True
+        self.ironic.service_steps_open = True
+        self.ironic.runbook_create_open = True
         self.glance.protected = ()
+
+    def runbook_of_its_own(self, name='CUSTOM_OLD', trait='CUSTOM_HW'):
+        """A runbook the project made before the hardening, on a trait of
+        its node that no template is named for."""
+        self.node['traits'].append(trait)
+        self.ironic.runbooks[name] = {
+            'uuid': name, 'name': name, 'owner': 'project-1',
+            'public': False, 'traits': [trait], 'extra': {},
+            'disable_ramdisk': False, 'steps': [
+                {'interface': 'bios', 'step': 'apply_configuration',
+                 'args': {'settings': []}, 'order': 0}]}
 
     def check(self, project='demo'):
         columns, rows = self.run_command(cmds.CheckProjectDeployConfig,
@@ -157,6 +352,13 @@ class TestOperatorsCheck(CheckTestCase):
         super().setUp()
         self.useFixture(fixtures.MockPatch(
             'openstack.connect', autospec=True, side_effect=self.connect))
+
+    def check(self, project='demo'):
+        """The operator's check, the fakes back to the operator's token
+        (a probe user's connection leaves them at its project's)."""
+        self.ironic.project, self.ironic.project_roles = None, set()
+        self.nova.project = None
+        return super().check(project)
 
     def connect(self, auth, **options):
         """keystone's answer to a short-lived user's password (the SDK
@@ -184,15 +386,73 @@ class TestOperatorsCheck(CheckTestCase):
 
     def test_hardened_every_door_closed_users_removed(self):
         self.conn.config.config['auth']['auth_url'] = 'http://keystone'
+        self.ironic.add_bios_template(
+            deploy_config.parse_config('hyperthreading=disabled'),
+            ('HyperThreading', 'Disabled'))
         found = self.check()
-        self.assertEqual({hardening.CLOSED}, set(self.states(found).values()))
-        self.assertEqual(7, len(found))
+        self.assertEqual(19, len(found))
+        # never "closed" where nothing was probed: nova's proxy has no
+        # safe probe, the rebuild naming a runbook needs one to run
+        self.assertEqual(
+            dict.fromkeys(((DOOR[probe].name, role)
+                           for probe in ('nova_proxy', 'runbook_rebuild')
+                           for role in ('manager', 'member')),
+                          hardening.NOT_PROBED),
+            {d: s for d, s in self.states(found).items()
+             if s == hardening.NOT_PROBED})
+        # the manager may send the template's BIOS step: no disallow list
+        # can refuse it without refusing the template
+        state, detail = found[DOOR['deploy_steps'].name, 'manager']
+        self.assertEqual(hardening.OPEN, state)
+        self.assertIn('used by a template, so no disallow list may refuse '
+                      'it: bios.apply_configuration', detail)
+        self.assertIn("closed only where ironic's [api]disallow_deploy_steps"
+                      ' lists it', detail)
+        self.assertEqual({hardening.CLOSED}, {
+            s for (door, who), s in self.states(found).items()
+            if door not in (DOOR['nova_proxy'].name,
+                            DOOR['runbook_rebuild'].name)
+            and (door, who) != (DOOR['deploy_steps'].name, 'manager')})
         self.assertEqual(
             'as a short-lived manager user, removed: refused (HTTP 403)',
             found[INSTANCE_INFO.name, 'manager'][1])
         self.assertEqual({}, self.keystone.users)
         self.assertEqual(['manager', 'member'], [
             n.split('-')[3] for n in self.keystone.removed])
+
+    def test_a_runbook_of_its_own_named_and_probed(self):
+        self.conn.config.config['auth']['auth_url'] = 'http://keystone'
+        self.runbook_of_its_own()
+        found = self.check()
+        self.assertEqual(
+            (hardening.OPEN, 'read: CUSTOM_OLD runs on bm-1 (its traits: '
+             'CUSTOM_HW)'), found[hardening.RUNBOOK_DOOR.name, 'operator'])
+        # ironic 39 checks no step rule on a rebuild that names it
+        self.assertEqual(hardening.OPEN,
+                         found[DOOR['runbook_rebuild'].name, 'manager'][0])
+        self.assertEqual(hardening.CLOSED,
+                         found[DOOR['runbook_rebuild'].name, 'member'][0])
+        # a fixed ironic, with a rule for the step: closed
+        self.ironic.runbook_skips_step_rules = False
+        self.ironic.step_rules['bios.apply_configuration'] = 'refuse'
+        found = self.check()
+        self.assertEqual(hardening.CLOSED,
+                         found[DOOR['runbook_rebuild'].name, 'manager'][0])
+        # ironic 39 with a step rule in its policy file: a 500, named
+        self.ironic.step_rules['bios.apply_configuration'] = 'unregistered'
+        self.ironic.runbook_skips_step_rules = True
+        state, detail = self.check()[DOOR['deploy_steps'].name, 'manager']
+        self.assertEqual(hardening.NOT_PROBED, state)
+        self.assertIn('which this ironic cannot enforce (HTTP 500 for every '
+                      "caller, the operator's own too): "
+                      'bios.apply_configuration', detail)
+
+    def test_a_node_the_project_owns_is_named(self):
+        self.conn.config.config['auth']['auth_url'] = 'http://keystone'
+        self.node['owner'] = 'project-1'
+        state, detail = self.check()[hardening.OWNER_DOOR.name, 'operator']
+        self.assertEqual(hardening.OPEN, state)
+        self.assertTrue(detail.startswith('bm-1: owned by the project'))
 
     def test_open_doors_named(self):
         self.conn.config.config['auth']['auth_url'] = 'http://keystone'
@@ -204,7 +464,10 @@ class TestOperatorsCheck(CheckTestCase):
                          found[INSTANCE_INFO.name, 'member'])
         self.assertEqual({hardening.OPEN}, {
             s for (door, _), s in found.items()
-            if door.startswith('image property')})
+            if door.startswith('image property') and 'nova' not in door})
+        for probe in ('service_steps', 'runbook_create'):
+            self.assertEqual(hardening.OPEN, found[DOOR[probe].name,
+                                                   'manager'])
 
     def test_a_node_leased_elsewhere_is_an_open_door(self):
         self.conn.config.config['auth']['auth_url'] = 'http://keystone'
@@ -243,17 +506,36 @@ class TestProjectsOwnCheck(CheckTestCase):
     def test_its_doors_probed_the_others_said(self):
         found = self.states(self.check('project-1'))
         self.assertEqual(
-            {'manager': {hardening.CLOSED},
+            {'manager': {hardening.CLOSED, hardening.NOT_PROBED},
              'member': {hardening.NOT_PROBED},
-             'operator': {hardening.NOT_PROBED}},
+             'operator': {hardening.CLOSED, hardening.NOT_PROBED}},
             {who: {s for (_, w), s in found.items() if w == who}
              for who in ('manager', 'member', 'operator')})
+        # what its token reads of its own nodes and runbooks counts; the
+        # lessees of others' nodes it cannot see
+        self.assertEqual(hardening.CLOSED,
+                         found[hardening.OWNER_DOOR.name, 'operator'])
+        self.assertEqual(hardening.NOT_PROBED,
+                         found[hardening.LESSEE_DOOR.name, 'operator'])
+        # the templates hidden from it: its deploy steps are not judged
+        self.assertEqual(hardening.NOT_PROBED,
+                         found[DOOR['deploy_steps'].name, 'manager'])
+
+    def test_its_own_runbook_named(self):
+        self.runbook_of_its_own()
+        found = self.states(self.check('project-1'))
+        self.assertEqual(hardening.OPEN,
+                         found[hardening.RUNBOOK_DOOR.name, 'operator'])
+        self.assertEqual(hardening.OPEN,
+                         found[DOOR['runbook_rebuild'].name, 'manager'])
 
     def test_open_doors_named(self):
         self.open_doors()
         found = self.states(self.check('project-1'))
-        self.assertEqual({hardening.OPEN}, {
+        self.assertEqual({hardening.OPEN, hardening.NOT_PROBED}, {
             s for (_, who), s in found.items() if who == 'manager'})
+        self.assertEqual(hardening.OPEN,
+                         found[DOOR['service_steps'].name, 'manager'])
 
     def test_another_project_in_one_line(self):
         self.assertIn('A project checks itself only',

@@ -228,6 +228,15 @@ def wanted(project_id, config, resource_class, template):
             'public': False, 'extra': extra, 'traits': [template['name']]}
 
 
+def is_grant_of(runbook, project_id):
+    """Whether a runbook is one a grant to the project publishes: owned by
+    it, named and annotated as a grant's runbook (whether the grant still
+    stands is ``show``'s to judge)."""
+    template = (runbook.get('extra') or {}).get(EXTRA_GRANT)
+    return (runbook.get('owner') == project_id and template is not None
+            and runbook['name'] == runbook_name(project_id, template))
+
+
 def granted_config(runbook):
     """The config a runbook says it grants, or None (not a grant's)."""
     extra = runbook.get('extra') or {}
@@ -405,12 +414,20 @@ def granted(project_id, templates_by_config):
             if project_id in granted_projects(template)}
 
 
-def runnable(runbooks, known, project_id):
-    """The runbooks the project may run that ironic would run on a node
-    tagged for a template (``known``), whatever their annotation says:
-    those it owns, and the public ones, whose traits name a template.
-    What a grant lets a project do is these, not what they claim."""
-    names = {t['name'] for t in known.every()}
-    return [r for r in sorted(runbooks, key=lambda r: r['name'])
-            if (r.get('owner') == project_id or r.get('public'))
-            and set(r.get('traits') or ()) & names]
+def runnable(runbooks, nodes, project_id):
+    """The runbooks ironic lets the project run on a node it leases or
+    owns, by ironic's own rule: ``baremetal:runbook:use`` (a runbook it
+    owns, run by its manager) and one trait in common with the node
+    (API 1.112).  [(runbook, [node names])], by name."""
+    ours = [n for n in nodes if project_id in (n.get('lessee'),
+                                                n.get('owner'))]
+    found = []
+    for runbook in sorted(runbooks, key=lambda r: r['name']):
+        if runbook.get('owner') != project_id:
+            continue
+        traits = set(runbook.get('traits') or ())
+        on = sorted(n.get('name') or n['uuid'] for n in ours
+                    if traits & set(n.get('traits') or ()))
+        if on:
+            found.append((runbook, on))
+    return found

@@ -32,6 +32,8 @@ Plain functions over plain data.
 
 import collections
 
+from osc_deploy_config.domain.grants import grants
+
 CLOSED = 'closed'
 OPEN = 'open'
 NOT_PROBED = 'not probed'
@@ -42,13 +44,56 @@ Door = collections.namedtuple('Door', 'name role probe closed_by')
 
 IRONIC_FILE = 'ironic-policy.yaml'
 GLANCE_FILE = 'glance-property-protections.conf'
+GLANCE_POLICY_FILE = 'glance-policy.yaml'
 INSTANCE_INFO_RULE = 'baremetal:node:update_instance_info'
+SERVICE_STEPS_RULE = 'baremetal:node:set_provision_state:service_steps'
+RUNBOOK_CREATE_RULE = 'baremetal:runbook:create'
+UNREGISTERED = 'has not been registered'
 TRAIT_SECTION = '^trait:'
 OURS_SECTION = '^deploy-config:'
 # A trait and a config no template is named for: a probe of an open door
 # asks for nothing that exists.
 PROBE_TRAIT = 'trait:CUSTOM_DEPLOY_CONFIG_CHECK_PROBE'
 PROBE_CONFIG = 'deploy-config:check-probe'
+
+# The steps a project never runs by itself: BIOS, RAID, firmware, erase,
+# Secure Boot and the BMC's own state.  Ironic 39 cannot refuse them to a
+# project by a step rule ("baremetal:step:execute:<step>" in the policy
+# file): it enforces those with oslo.policy's authorize(), which refuses a
+# rule no code registered, so every request naming the step fails (HTTP
+# 500), the operator's own and the grant's runbooks included.  What closes
+# them is [api]disallow_deploy_steps and disallow_service_steps, for every
+# caller: the steps no template uses (``disallowed_steps``).
+ALWAYS_DISALLOWED = ('vendor.send_raw',)     # ironic's own default
+# The steps of the plugin's BIOS and RAID profiles (``configs.steps``).
+PROFILE_STEPS = ('bios.apply_configuration', 'raid.apply_configuration')
+GUARDED_STEPS = (
+    'bios.apply_configuration', 'bios.factory_reset',
+    'raid.apply_configuration', 'raid.create_configuration',
+    'raid.delete_configuration',
+    'firmware.update', 'management.update_firmware',
+    'deploy.erase_devices', 'deploy.erase_devices_metadata',
+    'deploy.erase_devices_express',
+    'management.clear_secure_boot_keys',
+    'management.reset_secure_boot_keys_to_default',
+    'management.clear_job_queue', 'management.known_good_state',
+    'management.reset_idrac')
+
+# Every provision probe carries a rescue password for a target that is not
+# "rescue": ironic refuses that (400) after its policy checks and its state
+# check, before any call to the conductor, whatever the node's state.
+NOT_A_RESCUE = 'deploy-config-check-probe'
+_PAST_POLICY = ('rescue_password',
+                'can not be performed on node', 'maintenance mode',
+                'is locked by host')
+# Ironic's defect: a request that names a runbook skips the step rules
+# for its deploy steps (api/controllers/v1/node.py, provision: the rules
+# are checked "if not runbook"; _handle_runbook checks only the runbook's
+# clean or service steps).
+UPSTREAM_FIX = ('ironic defect, not closable by policy; upstream fix: in '
+                'node.py provision(), check deploy_steps with '
+                'validate_user_steps_policy whether or not a runbook is '
+                'named')
 
 _INSTANCE_INFO_LINE = '%s "%s"' % (IRONIC_FILE, INSTANCE_INFO_RULE)
 DOORS = tuple(
@@ -59,22 +104,48 @@ DOORS = tuple(
         ('image property trait:', PROBE_TRAIT,
          '%s [%s]' % (GLANCE_FILE, TRAIT_SECTION)),
         ('image property deploy-config:', PROBE_CONFIG,
-         '%s [%s]' % (GLANCE_FILE, OURS_SECTION))))
+         '%s [%s]' % (GLANCE_FILE, OURS_SECTION)),
+        ("image property through nova (image metadata, snapshot)",
+         'nova_proxy', '%s "deploy_config_operator" (no service token)'
+         % GLANCE_POLICY_FILE),
+        ('raw deploy steps (rebuild --deploy-steps)', 'deploy_steps',
+         'ironic.conf [api]disallow_deploy_steps, for the steps no '
+         'template uses (openstack deploy-config hardening show)'),
+        ('raw service steps', 'service_steps',
+         '%s "%s"' % (IRONIC_FILE, SERVICE_STEPS_RULE)),
+        ('a runbook of its own', 'runbook_create',
+         '%s "%s"' % (IRONIC_FILE, RUNBOOK_CREATE_RULE)),
+        ('rebuild naming a runbook, with deploy steps', 'runbook_rebuild',
+         UPSTREAM_FIX)))
 LESSEE_DOOR = Door("node's lessee is not the server's project", 'operator',
                    'lessee', "the node's lessee (ironic sets the "
                    "instance's project at deploy)")
+OWNER_DOOR = Door('node owned by the project', 'operator', 'owner',
+                  'nothing: self-service is not for nodes a project owns')
+RUNBOOK_DOOR = Door('runbook the project may run, not a grant', 'operator',
+                    'runbooks', 'openstack baremetal runbook delete')
 
 # What each service answers a probe with, where the door is open: the
 # failure after its policy check.
-_OPEN_STATUS = {'instance_info': 400}
-_GLANCE_OPEN_STATUS = 409
+_OPEN_STATUS = {'instance_info': (400,), 'runbook_create': (400,),
+                'deploy_steps': (400, 409), 'service_steps': (400, 409)}
+_GLANCE_OPEN_STATUS = (409,)
 
 
-def verdict(door, status):
-    """(state, detail) of a door from the HTTP status its probe got."""
+def verdict(door, status, text=''):
+    """(state, detail) of a door from the HTTP status its probe got (and,
+    for ironic's provision probes, the error's text)."""
     if status == 403:
         return CLOSED, 'refused (HTTP 403)'
-    if status == _OPEN_STATUS.get(door.probe, _GLANCE_OPEN_STATUS):
+    if door.probe == 'runbook_rebuild':
+        if status == 400 and _PAST_POLICY[0] in text:
+            return OPEN, 'allowed: the probe passed the step rules with ' \
+                'a runbook named (HTTP 400 after them, nothing written)'
+        return NOT_PROBED, 'unexpected answer HTTP %d%s' % (
+            status, ': %s' % text[:120] if text else '')
+    provision = door.probe in ('deploy_steps', 'service_steps')
+    if status in _OPEN_STATUS.get(door.probe, _GLANCE_OPEN_STATUS) and (
+            not provision or any(m in text for m in _PAST_POLICY)):
         return OPEN, 'allowed: the probe reached the write (HTTP %d, ' \
                      'nothing written)' % status
     return NOT_PROBED, 'unexpected answer HTTP %d' % status
@@ -90,6 +161,107 @@ def image_probe(image_id, door):
     """The body of the image create that probes ``door``'s property and
     stores nothing: the ID of an image that exists."""
     return {'id': image_id, door.probe: 'required'}
+
+
+def _step(step_id):
+    interface, step = step_id.split('.', 1)
+    return {'interface': interface, 'step': step, 'args': {},
+            'priority': 0}
+
+
+def deploy_steps_probe(step_id):
+    """The provision request that probes one step rule with a deploy
+    step, and writes nothing (``NOT_A_RESCUE``)."""
+    return {'target': 'active', 'deploy_steps': [_step(step_id)],
+            'rescue_password': NOT_A_RESCUE}
+
+
+def service_steps_probe():
+    """The request that probes the service-steps rule with a step no rule
+    names, and writes nothing."""
+    step = _step('deploy.deploy_config_check_probe')
+    del step['priority']
+    return {'target': 'clean', 'service_steps': [step],
+            'rescue_password': NOT_A_RESCUE}
+
+
+def runbook_rebuild_probe(runbook):
+    """The rebuild that names a runbook and a guarded deploy step: ironic
+    39 checks no step rule on it, and it writes nothing."""
+    return {'target': 'rebuild', 'runbook': runbook,
+            'deploy_steps': [_step(GUARDED_STEPS[0])],
+            'rescue_password': NOT_A_RESCUE}
+
+
+def steps_row(door, answers, used=None):
+    """(state, detail) of the raw deploy steps door from {step: (status,
+    text)} of each guarded step's probe.  A step the policy lets through
+    is open where a template uses it (``used``: the steps of the cloud's
+    templates; None where they could not be read), since no
+    disallow_deploy_steps may list it without refusing the template too;
+    otherwise that list, which ironic checks only as it deploys, past any
+    probe that writes nothing, decides: not probed."""
+    passed, refused, broken, unknown = [], [], [], []
+    for step, (status, text) in sorted(answers.items()):
+        if status == 500 and UNREGISTERED in text:
+            broken.append(step)
+            continue
+        state = verdict(door, status, text)[0]
+        {OPEN: passed, CLOSED: refused}.get(state, unknown).append(step)
+    opened = [s for s in passed if used is not None and s in used]
+    said = []
+    if opened:
+        said.append('allowed by the policy, and used by a template, so no '
+                    'disallow list may refuse it: %s' % ', '.join(opened))
+    rest = [s for s in passed if s not in opened]
+    if rest:
+        said.append('allowed by the policy; closed only where ironic\'s '
+                    '[api]disallow_deploy_steps lists it (not probed: '
+                    'ironic reads it as it deploys): %s' % ', '.join(rest))
+    if broken:
+        said.append('a step rule in ironic\'s policy file, which this ironic '
+                    'cannot enforce (HTTP 500 for every caller, the '
+                    'operator\'s own too): %s' % ', '.join(broken))
+    if unknown:
+        said.append('unexpected answers: %s' % ', '.join(unknown))
+    if refused:
+        said.append('refused (HTTP 403): %s' % (
+            ', '.join(refused) if said else 'each of the %d guarded steps'
+            % len(refused)))
+    state = OPEN if opened else NOT_PROBED if (rest or broken or unknown) \
+        else CLOSED
+    return state, '; '.join(said)
+
+
+def disallowed_steps(templates):
+    """The steps ironic's [api]disallow_deploy_steps and
+    disallow_service_steps should list on a cloud with these deploy
+    templates: the guarded steps none of them uses (a listed step is
+    refused to the templates as well, as they deploy), nor the BIOS and
+    RAID profiles make (so that a template made later still deploys), and
+    ironic's own default.  (list, the guarded steps kept)."""
+    used = set(PROFILE_STEPS) | {
+        '%s.%s' % (step['interface'], step['step'])
+        for t in templates for step in t.get('steps') or ()}
+    kept = [s for s in GUARDED_STEPS if s in used]
+    return list(ALWAYS_DISALLOWED) + [s for s in GUARDED_STEPS
+                                      if s not in used], kept
+
+
+# Nova's own default for non_inheritable_image_properties, which the
+# option replaces.
+NOVA_NON_INHERITABLE = ('cache_in_nova', 'bittorrent')
+
+
+def non_inheritable(images):
+    """Nova's [DEFAULT]non_inheritable_image_properties on a cloud with
+    these images (glance's dicts): its default and every trait: and
+    deploy-config: property an image carries.  A snapshot inherits its
+    server's image properties, and glance refuses a snapshot with them
+    under the hardening (nova's service token is not the operator's)."""
+    keys = sorted({k for image in images for k in image
+                   if k.startswith(('trait:', 'deploy-config:'))})
+    return list(NOVA_NON_INHERITABLE) + keys
 
 
 def lessee_findings(project_id, servers, nodes):
@@ -116,23 +288,60 @@ def lessee_findings(project_id, servers, nodes):
     return sorted(found)
 
 
-def lessee_rows(project_id, servers, nodes, sees_all=True):
+def lessee_rows(project_id, servers, nodes, hidden=None):
     """The report's rows of the lessee door: one per node found, or one
-    saying the door is closed.  ``sees_all``: whether ``nodes`` are every
-    node (the operator's); a project's token does not see the nodes leased
-    to others, so their absence proves nothing."""
+    saying the door is closed.  ``hidden``: why ``nodes`` may not be every
+    node (a project-scoped token sees only its own project's), so that
+    their absence proves nothing; None where they are."""
     findings = lessee_findings(project_id, servers, nodes)
     door = LESSEE_DOOR
-    if not findings and not sees_all:
-        return [row(door, NOT_PROBED, "a project's token does not see the "
-                    "nodes leased to others: the operator's check reads "
-                    "them")]
+    if not findings and hidden:
+        return [row(door, NOT_PROBED, hidden)]
     if not findings:
         own = {s['id'] for s in servers}
         on_nodes = sum(1 for n in nodes if n.get('instance_uuid') in own)
-        return [row(door, CLOSED, '%d node(s) run the project\'s servers, '
-                    'each leased to it' % on_nodes)]
+        return [row(door, CLOSED, 'read: %d node(s) run the project\'s '
+                    'servers, each leased to it' % on_nodes)]
     return [row(door, OPEN, '%s: %s' % found) for found in findings]
+
+
+def owner_rows(project_id, nodes, hidden=None):
+    """The rows of the owner door: one per node the project owns (at
+    ironic's defaults its managers may run raw clean steps on it once it
+    is free, set its RAID target, and write its properties and traits,
+    where the operator's record lives), or one saying there is none."""
+    owned = sorted(n.get('name') or n['uuid'] for n in nodes
+                   if n.get('owner') == project_id)
+    if not owned and hidden:
+        return [row(OWNER_DOOR, NOT_PROBED, hidden)]
+    if not owned:
+        return [row(OWNER_DOOR, CLOSED, 'read: the project owns none of '
+                    'the %d nodes' % len(nodes))]
+    return [row(OWNER_DOOR, OPEN, '%s: owned by the project, whose managers '
+                'may clean it with raw steps once free, set its RAID target '
+                'and write its properties and traits; toggles of its '
+                'servers there are refused' % name) for name in owned]
+
+
+def runbook_rows(project_id, runbooks, nodes, hidden=None):
+    """The rows of the runbook door: one per runbook ironic lets the
+    project run on its nodes that is not one of its grant's (made by the
+    project, left over, or under another name, whatever its traits), or
+    one saying there is none.  ``hidden``: why the runbooks or the nodes
+    read may not be all of them."""
+    found = [(r, on) for r, on in grants.runnable(runbooks, nodes,
+                                                    project_id)
+             if not grants.is_grant_of(r, project_id)]
+    if found:
+        return [row(RUNBOOK_DOOR, OPEN, 'read: %s runs on %s (its traits: '
+                    '%s)' % (runbook['name'], ', '.join(on), ', '.join(
+                        sorted(runbook.get('traits') or ()))))
+                for runbook, on in found]
+    if hidden:
+        return [row(RUNBOOK_DOOR, NOT_PROBED, hidden)]
+    granted = len(grants.runnable(runbooks, nodes, project_id))
+    return [row(RUNBOOK_DOOR, CLOSED, 'read: the project may run %d '
+                'runbook(s) on its nodes, each its grant\'s' % granted)]
 
 
 def row(door, state, detail):
@@ -141,3 +350,4 @@ def row(door, state, detail):
 
 
 COLUMNS = ('Door', 'Who', 'State', 'Closed By', 'Detail')
+SETTINGS_COLUMNS = ('File', 'Section', 'Option', 'Value', 'Why')

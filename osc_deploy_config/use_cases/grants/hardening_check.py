@@ -26,6 +26,7 @@ import uuid
 
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.grants import hardening
 from osc_deploy_config.services import clients as clients_api
 from osc_deploy_config.services import keystone
@@ -46,17 +47,57 @@ def _as_operator(clients, project, domain):
     identity = clients.connection.identity
     found = identity.get_project(clients.project_id(project, domain))
     servers = clients.nova().servers(project=found.id)
-    leases = clients.ironic(versions.NODE_LESSEE).leases()
-    rows = hardening.lessee_rows(found.id, servers, leases)
-    node = _probe_node(found.id, servers, leases)
+    ironic = clients.ironic(versions.NODE_LESSEE)
+    nodes = ironic.owners()
+    hidden = None if clients.baremetal_scope == 'system' else (
+        "these credentials are not system-scoped, and a project-scoped "
+        "token sees only its own project's nodes: give the operator a "
+        "system role to read every node's lessee and owner")
+    runbooks = _runbooks(clients)
+    rows = _readings(found.id, servers, nodes, runbooks, hidden)
+    targets = _targets(found.id, servers, nodes, runbooks,
+                       _template_steps(clients))
     users = [keystone.ProbeUser(identity, found, role) for role in ROLES]
     with _removed(users):
         for user in users:
             _create(user)
             rows += _probes(clients_api.ConnectionClients(
-                user.connect(clients.connection)), user.role, node,
+                user.connect(clients.connection)), user.role, targets,
                 'a short-lived %s user, removed' % user.role)
     return rows
+
+
+def _runbooks(clients):
+    """Every runbook the credentials see, or None where this ironic has no
+    runbooks of a project (API 1.112)."""
+    ironic = clients.ironic(versions.PROJECT_RUNBOOKS)
+    if not ironic.reaches(versions.PROJECT_RUNBOOKS):
+        return None
+    return ironic.runbooks()
+
+
+def _template_steps(clients):
+    """The steps of the cloud's deploy templates ('interface.step'), or
+    None where these credentials cannot read them all."""
+    ironic = clients.ironic(versions.DEPLOY_TEMPLATES)
+    if clients.baremetal_scope != 'system':
+        return None
+    return {'%s.%s' % (step['interface'], step['step'])
+            for t in ironic.deploy_templates(detail=True, limit=0)
+            for step in t.get('steps') or ()}
+
+
+def _readings(project_id, servers, nodes, runbooks, hidden,
+              lessees_hidden=None):
+    """The rows read, not probed: lessees, owners, runnable runbooks."""
+    rows = hardening.lessee_rows(project_id, servers, nodes,
+                                 lessees_hidden or hidden)
+    rows += hardening.owner_rows(project_id, nodes, hidden)
+    if runbooks is None:
+        return rows + [hardening.row(
+            hardening.RUNBOOK_DOOR, hardening.NOT_PROBED,
+            'this ironic has no runbooks of a project (API 1.112)')]
+    return rows + hardening.runbook_rows(project_id, runbooks, nodes, hidden)
 
 
 def _create(user):
@@ -116,9 +157,14 @@ def _as_project(clients, project):
             'The check probes with a manager\'s or a member\'s token, and '
             'these credentials have neither role in project %s' % own)
     servers = clients.nova().servers()
-    leases = clients.ironic(versions.NODE_LESSEE).leases()
-    rows = hardening.lessee_rows(own, servers, leases, sees_all=False)
-    rows += _probes(clients, role, _probe_node(own, servers, leases),
+    nodes = clients.ironic(versions.NODE_LESSEE).owners()
+    runbooks = _runbooks(clients)
+    # a project sees the nodes it owns or leases, and its own runbooks:
+    # what it may run; not the nodes leased to others
+    rows = _readings(own, servers, nodes, runbooks, None, lessees_hidden=(
+        "a project's token does not see the nodes leased to others: the "
+        "operator's check reads them"))
+    rows += _probes(clients, role, _targets(own, servers, nodes, runbooks),
                     'your token')
     return rows + [
         hardening.row(door, hardening.NOT_PROBED,
@@ -127,38 +173,111 @@ def _as_project(clients, project):
         for door in hardening.DOORS if door.role != role]
 
 
-def _probe_node(project_id, servers, leases):
-    """A node running one of the project's servers, leased to it (the
-    instance_info probe's), or None."""
+def _targets(project_id, servers, nodes, runbooks, used_steps=None):
+    """What the probes aim at: a node running one of the project's
+    servers, leased to it, a runbook the project may run there (each None
+    where there is none), and the steps the cloud's templates use (None:
+    not read)."""
     own = {s['id'] for s in servers}
-    return next((n['uuid'] for n in leases if n['instance_uuid'] in own
+    node = next((n for n in nodes if n.get('instance_uuid') in own
                  and n.get('lessee') == project_id), None)
+    runbook = next((r['name'] for r, _ in grants.runnable(
+        runbooks or (), [node] if node else [], project_id)), None)
+    return node and node['uuid'], runbook, used_steps
 
 
-def _probes(clients, role, node, who):
+def _probes(clients, role, targets, who):
+    node, runbook, used_steps = targets
+    ironic = clients.ironic(versions.NODE_LESSEE, versions.PROJECT_RUNBOOKS)
+    newest = ironic.reaches(versions.PROJECT_RUNBOOKS)
     rows = []
-    image_id = None
     for door in hardening.DOORS:
         if door.role != role:
             continue
-        if door.probe == 'instance_info':
-            if node is None:
-                rows.append(hardening.row(
-                    door, hardening.NOT_PROBED, 'no server of the project '
-                    'runs on a node leased to it'))
-                continue
-            status = clients.ironic(versions.NODE_LESSEE).probe_instance_info(
-                node, hardening.instance_info_probe(
-                    'deploy_config_check_' + uuid.uuid4().hex))
+        why = _unprobed(door, node, runbook, newest)
+        if why:
+            rows.append(hardening.row(door, hardening.NOT_PROBED, why))
+            continue
+        if door.probe == 'deploy_steps':
+            state, detail = hardening.steps_row(door, {
+                step: ironic.probe_provision(
+                    node, hardening.deploy_steps_probe(step))
+                for step in hardening.GUARDED_STEPS}, used_steps)
         else:
-            image_id = image_id or clients.glance().any_image_id()
-            if image_id is None:
-                rows.append(hardening.row(
-                    door, hardening.NOT_PROBED, 'no image visible to '
-                    'borrow an ID from'))
-                continue
-            status = clients.glance().probe_create(
-                hardening.image_probe(image_id, door))
-        state, detail = hardening.verdict(door, status)
+            state, detail = _probe(clients, ironic, door, node, runbook)
+        if state is None:
+            rows.append(hardening.row(door, hardening.NOT_PROBED, detail))
+            continue
         rows.append(hardening.row(door, state, 'as %s: %s' % (who, detail)))
     return rows
+
+
+def _unprobed(door, node, runbook, newest):
+    """Why a door is not probed, or None."""
+    if door.probe == 'nova_proxy':
+        return ("no safe probe: nova writes the image it read with the "
+                "property added, and a direct probe carries no service "
+                "token; tests/functional/test_hardening proves the rule")
+    needs_node = ('instance_info', 'deploy_steps', 'service_steps',
+                  'runbook_rebuild')
+    if door.probe in needs_node and node is None:
+        return 'no server of the project runs on a node leased to it'
+    ironic_only = needs_node[1:] + ('runbook_create',)
+    if door.probe in ironic_only and not newest:
+        return ('this ironic has no runbooks of a project (API 1.112), '
+                'which the check probes at')
+    if door.probe == 'runbook_rebuild' and runbook is None:
+        return ('no runbook the project may run on its node: the door '
+                'opens with the first (a grant publishes one)')
+    return None
+
+
+def _probe(clients, ironic, door, node, runbook):
+    """(state, detail) of one probe; (None, why) where none was made."""
+    if door.probe == 'instance_info':
+        return hardening.verdict(door, ironic.probe_instance_info(
+            node, hardening.instance_info_probe(
+                'deploy_config_check_' + uuid.uuid4().hex)))
+    if door.probe == 'service_steps':
+        return hardening.verdict(door, *ironic.probe_provision(
+            node, hardening.service_steps_probe()))
+    if door.probe == 'runbook_create':
+        return hardening.verdict(door, *ironic.probe_runbook_create())
+    if door.probe == 'runbook_rebuild':
+        return hardening.verdict(door, *ironic.probe_provision(
+            node, hardening.runbook_rebuild_probe(runbook)))
+    image_id = clients.glance().any_image_id()
+    if image_id is None:
+        return None, 'no image visible to borrow an ID from'
+    return hardening.verdict(door, clients.glance().probe_create(
+        hardening.image_probe(image_id, door)))
+
+
+def settings(clients):
+    """(SETTINGS_COLUMNS, rows): the lines of ironic's and nova's
+    configuration the hardening needs on this cloud, derived from its
+    deploy templates and images."""
+    ironic = clients.ironic(versions.DEPLOY_TEMPLATES)
+    ironic.require()
+    if clients.baremetal_scope != 'system':
+        raise exceptions.CommandError(
+            'The settings follow every deploy template of the cloud, which '
+            'ironic shows a system-scoped token only: give the operator a '
+            'system role (openstack role add --system all --user <user> '
+            'admin)')
+    templates = ironic.deploy_templates(detail=True, limit=0)
+    steps, kept = hardening.disallowed_steps(templates)
+    why = ('the guarded steps no deploy template uses, and ironic\'s '
+           'default; left out for the templates and the profiles: %s' % (
+               ', '.join(kept) or 'none'))
+    images = clients.glance().images(every=True).values()
+    return hardening.SETTINGS_COLUMNS, [
+        ('ironic.conf', 'api', 'disallow_deploy_steps', ','.join(steps),
+         why),
+        ('ironic.conf', 'api', 'disallow_service_steps', ','.join(steps),
+         why + ' (a grant\'s runbooks take the templates\' steps)'),
+        ('nova.conf', 'DEFAULT', 'non_inheritable_image_properties',
+         ','.join(hardening.non_inheritable(images)),
+         "nova's default and every trait: and deploy-config: property of "
+         "an image: a member's snapshot inherits them, which glance "
+         "refuses (nova's service token is not the operator's)")]

@@ -184,8 +184,8 @@ def show(clients, project, domain=None):
         shown.update(c.name for c in changes if c.found is not None)
         rows += [(str(config), c.resource_class, c.name, _template_of(c),
                   _said(c)) for c in changes if c.action != grants.RECORD]
-    return SHOW_COLUMNS, rows + _not_granted(project_id, known, runbooks,
-                                             shown)
+    return SHOW_COLUMNS, rows + _not_granted(project_id, runbooks,
+                                             ironic.owners(), shown)
 
 
 def _template_of(change):
@@ -226,17 +226,18 @@ def _state(project_id, known, runbooks):
     return found
 
 
-def _not_granted(project_id, known, runbooks, shown):
-    """Rows of the runbooks ironic lets the project run on nodes tagged
-    for a template, other than its grant's (``shown``): made by the
-    project itself, left, or public, whatever they say they are."""
+def _not_granted(project_id, runbooks, nodes, shown):
+    """Rows of the runbooks ironic lets the project run on a node it
+    leases or owns (its own, with a trait in common), other than its
+    grant's (``shown``): made by the project itself, left, or under
+    another name, whatever their traits or annotation."""
     return [(str(grants.granted_config(r) or ''), None, r['name'],
              (r.get('extra') or {}).get(grants.EXTRA_GRANT),
-             'published and runnable on nodes tagged %s, but not a grant: '
-             'the operator has not granted it to the project (openstack '
-             'baremetal runbook delete %s)' % (
-                 ', '.join(sorted(r.get('traits') or ())), r['name']))
-            for r in grants.runnable(runbooks, known, project_id)
+             'runnable on %s (traits %s), but not a grant: the operator '
+             'has not granted it to the project (openstack baremetal '
+             'runbook delete %s)' % (', '.join(on), ', '.join(sorted(
+                 r.get('traits') or ())), r['name']))
+            for r, on in grants.runnable(runbooks, nodes, project_id)
             if r['name'] not in shown]
 
 
@@ -256,6 +257,7 @@ def list_grants(clients):
     ironic = _ironic(clients)
     known = _known(ironic)
     runbooks = ironic.runbooks()
+    nodes = ironic.owners()
     names = clients.project_names()
     rows = []
     owners = {r['owner'] for r in runbooks if r.get('owner')}
@@ -268,12 +270,12 @@ def list_grants(clients):
                          len([c for c in changes if c.action in (
                              grants.KEEP, grants.REPAIR) and c.found]),
                          '; '.join(_said(c) for c in drift) or 'ok'))
-        others = [r['name'] for r in grants.runnable(runbooks, known,
-                                                     project_id)
-                  if r['name'] not in shown and r.get('owner') == project_id]
+        others = [r['name'] for r, _ in grants.runnable(runbooks, nodes,
+                                                        project_id)
+                  if r['name'] not in shown]
         if others:
             rows.append((names.get(project_id, project_id), None,
-                         len(others), 'published and runnable, but not a '
+                         len(others), 'runnable on its nodes, but not a '
                          'grant: %s' % ', '.join(others)))
     return LIST_COLUMNS, rows
 
