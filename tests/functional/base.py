@@ -383,7 +383,7 @@ class FunctionalTestCase(testtools.TestCase):
 
     def _post_json(self, proxy, path, body, version):
         response = proxy.post(path, json=body, microversion=version)
-        self.assertIn(response.status_code, (200, 202), response.text)
+        self.assertIn(response.status_code, (200, 201, 202), response.text)
         return response.json()
 
     def _get_json(self, proxy, path, version):

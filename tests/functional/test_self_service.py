@@ -203,6 +203,17 @@ class TestSelfService(test_resize.VirtualToggleTestCase):
         self.assertEqual(('off', 'active'), (
             self.bios(node)['FnToggle'],
             self.node(node)['provision_state']))
+        # the operator's check: the grant's runbooks are no other door;
+        # the manager may still send the BIOS step its templates use,
+        # which ironic 39 cannot refuse to a project alone (see the docs)
+        found = {(r['Door'], r['Who']): r for r in self.openstack(
+            'project', 'deploy-config', 'check', 'demo')}
+        self.assertEqual('closed', found[
+            'runbook the project may run, not a grant', 'operator']['State'])
+        steps = found['raw deploy steps (rebuild --deploy-steps)', 'manager']
+        self.assertEqual('open', steps['State'])
+        self.assertIn('used by a template, so no disallow list may refuse '
+                      'it: bios.apply_configuration', steps['Detail'])
 
         # demo's member switches its virtual server to the granted flavor
         done = self.toggle_as(base.DEMO, virtual['id'], off)

@@ -211,8 +211,11 @@ class FakeIronic(FakeService):
         # the policy file, as a fixed ironic enforces it, or as ironic 39
         # (a 500 for every caller); none by default
         self.step_rules = {}
-        # ironic 39: a request that names a runbook skips the step rules
+        # ironic 39: a request that names a runbook skips the step rules,
+        # and a rebuild that names one is refused for the runbook's
+        # disable_ramdisk (False: an ironic that lets it through)
         self.runbook_skips_step_rules = True
+        self.rebuild_refuses_runbooks = True
         self.runbooks = {}
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
         self.provide_fails = set()      # their automated cleaning fails
@@ -583,6 +586,10 @@ class FakeIronic(FakeService):
                              'been registered' % step_id)
             if rule == 'refuse' and self.project:
                 return error(403, 'insufficient privileges to execute step')
+        if (body.get('runbook') and body['target'] == 'rebuild'
+                and self.rebuild_refuses_runbooks):
+            return error(400, 'disable_ramdisk is supported only with '
+                         'manual cleaning or servicing')
         return error(400, '"rescue_password" is only valid when setting '
                      'target provision state to rescue')
 

@@ -73,6 +73,9 @@ class TestVerdicts(testtools.TestCase):
         self.assertEqual(hardening.CLOSED, hardening.verdict(door, 403)[0])
         # the runbook not approved for the node, the node in maintenance:
         # the probe never reached the step rules
+        self.assertEqual(hardening.CLOSED, hardening.verdict(
+            door, 400, 'disable_ramdisk is supported only with manual '
+            'cleaning or servicing')[0])
         for text in ('This runbook has not been approved for use on this '
                      'node', "it's in maintenance mode"):
             self.assertEqual(hardening.NOT_PROBED,
@@ -254,6 +257,14 @@ class TestShippedHardening(testtools.TestCase):
         self.assertFalse([r for r in rules
                           if r.startswith('baremetal:step:execute:')])
 
+    def test_ironic_disallow_lists_leave_the_profiles_steps(self):
+        conf = configparser.ConfigParser()
+        conf.read_string((SHIPPED / 'ironic-api.conf').read_text())
+        steps, kept = hardening.disallowed_steps([])
+        self.assertEqual(list(hardening.PROFILE_STEPS), kept)
+        for option in ('disallow_deploy_steps', 'disallow_service_steps'):
+            self.assertEqual(steps, conf['api'][option].split(','))
+
     def test_glance_rule_never_met_through_nova(self):
         rules = yaml.safe_load((SHIPPED / 'glance-policy.yaml').read_text())
         rule = rules['deploy_config_operator']
@@ -427,11 +438,18 @@ class TestOperatorsCheck(CheckTestCase):
         self.assertEqual(
             (hardening.OPEN, 'read: CUSTOM_OLD runs on bm-1 (its traits: '
              'CUSTOM_HW)'), found[hardening.RUNBOOK_DOOR.name, 'operator'])
-        # ironic 39 checks no step rule on a rebuild that names it
-        self.assertEqual(hardening.OPEN,
-                         found[DOOR['runbook_rebuild'].name, 'manager'][0])
+        # ironic 39 checks no step rule on a rebuild that names it, then
+        # refuses it for the runbook's disable_ramdisk: closed, said why
+        state, detail = found[DOOR['runbook_rebuild'].name, 'manager']
+        self.assertEqual(hardening.CLOSED, state)
+        self.assertIn("only because ironic refuses a rebuild the runbook's "
+                      'disable_ramdisk', detail)
         self.assertEqual(hardening.CLOSED,
                          found[DOOR['runbook_rebuild'].name, 'member'][0])
+        # an ironic that lets such a rebuild through: open
+        self.ironic.rebuild_refuses_runbooks = False
+        self.assertEqual(hardening.OPEN, self.check()[
+            DOOR['runbook_rebuild'].name, 'manager'][0])
         # a fixed ironic, with a rule for the step: closed
         self.ironic.runbook_skips_step_rules = False
         self.ironic.step_rules['bios.apply_configuration'] = 'refuse'
@@ -526,7 +544,7 @@ class TestProjectsOwnCheck(CheckTestCase):
         found = self.states(self.check('project-1'))
         self.assertEqual(hardening.OPEN,
                          found[hardening.RUNBOOK_DOOR.name, 'operator'])
-        self.assertEqual(hardening.OPEN,
+        self.assertEqual(hardening.CLOSED,
                          found[DOOR['runbook_rebuild'].name, 'manager'])
 
     def test_open_doors_named(self):

@@ -321,6 +321,11 @@ def ironic(lay, policy='secure'):
         [oslo_concurrency]
         lock_path = {lay.data}/locks
         """)
+    if policy != 'legacy':
+        # the shipped disallow lists, in ironic's [api] section
+        disallow = ''.join(line + '\n' for line in hardening_file(
+            'ironic-api.conf').splitlines() if line.startswith('disallow_'))
+        text = text.replace('[api]\n', '[api]\n' + disallow, 1)
     if policy == 'legacy':
         text += ('[oslo_policy]\nenforce_new_defaults = False\n'
                  'enforce_scope = False\n')

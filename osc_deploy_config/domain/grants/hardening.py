@@ -86,14 +86,19 @@ NOT_A_RESCUE = 'deploy-config-check-probe'
 _PAST_POLICY = ('rescue_password',
                 'can not be performed on node', 'maintenance mode',
                 'is locked by host')
+# Ironic 39 refuses a rebuild that names a runbook for the runbook's
+# disable_ramdisk (False, never None: check_allow_disable_ramdisk), after
+# the runbook's own checks and past the step rules it skipped.
+_NO_RAMDISK_CHOICE = 'disable_ramdisk is supported only'
 # Ironic's defect: a request that names a runbook skips the step rules
 # for its deploy steps (api/controllers/v1/node.py, provision: the rules
 # are checked "if not runbook"; _handle_runbook checks only the runbook's
 # clean or service steps).
-UPSTREAM_FIX = ('ironic defect, not closable by policy; upstream fix: in '
-                'node.py provision(), check deploy_steps with '
-                'validate_user_steps_policy whether or not a runbook is '
-                'named')
+UPSTREAM_FIX = ("ironic 39: only its refusal of a rebuild's "
+                "disable_ramdisk, which every runbook sets; the step rules "
+                "are skipped (upstream fix: node.py provision() checks "
+                "deploy_steps with validate_user_steps_policy whether or "
+                "not a runbook is named)")
 
 _INSTANCE_INFO_LINE = '%s "%s"' % (IRONIC_FILE, INSTANCE_INFO_RULE)
 DOORS = tuple(
@@ -141,6 +146,10 @@ def verdict(door, status, text=''):
         if status == 400 and _PAST_POLICY[0] in text:
             return OPEN, 'allowed: the probe passed the step rules with ' \
                 'a runbook named (HTTP 400 after them, nothing written)'
+        if status == 400 and _NO_RAMDISK_CHOICE in text:
+            return CLOSED, 'refused (HTTP 400), but only because ironic ' \
+                'refuses a rebuild the runbook\'s disable_ramdisk (every ' \
+                'runbook has one), after skipping the step rules'
         return NOT_PROBED, 'unexpected answer HTTP %d%s' % (
             status, ': %s' % text[:120] if text else '')
     provision = door.probe in ('deploy_steps', 'service_steps')
