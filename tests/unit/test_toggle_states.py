@@ -311,6 +311,37 @@ class TestLastServiced(testtools.TestCase):
             self.started(self.ON_STEP, '2026-12-01T10:00:01'), since=None))
 
 
+    def test_the_last_switch_not_yet_ended_proves_nothing(self):
+        # switched off, then on: the second's end not written yet (ironic
+        # shows the node active first), a record of "off" counts for
+        # nothing, nor for "on" until the end is there
+        self.assertIsNone(self.last(
+            self.started(self.ON_STEP, '2026-12-01T10:00:03'),
+            event('servicing_end', '2026-12-01T10:00:02'),
+            self.started(self.OFF_STEP, '2026-12-01T10:00:01')))
+        self.assertEqual('on', self.last(
+            event('servicing_end', '2026-12-01T10:00:04'),
+            self.started(self.ON_STEP, '2026-12-01T10:00:03'),
+            event('servicing_end', '2026-12-01T10:00:02'),
+            self.started(self.OFF_STEP, '2026-12-01T10:00:01')))
+
+    def test_a_redeploy_after_the_switch_voids_it(self):
+        # a rebuild through nova deploys the flavor's configs again
+        switched = (event('servicing_end', '2026-12-01T10:00:02'),
+                    self.started(self.OFF_STEP, '2026-12-01T10:00:01'))
+        self.assertIsNone(self.last(
+            event('deployment_end', '2026-12-01T10:00:06'),
+            event('deployment_start', '2026-12-01T10:00:05'), *switched))
+        # the instance's own deploy came before it: it counts; and a
+        # switch after the rebuild counts again
+        self.assertEqual('off', self.last(
+            *switched, event('deployment_end', '2026-12-01T10:00:00.5')))
+        self.assertEqual('on', self.last(
+            event('servicing_end', '2026-12-01T10:00:08'),
+            self.started(self.ON_STEP, '2026-12-01T10:00:07'),
+            event('deployment_end', '2026-12-01T10:00:06'), *switched))
+
+
 class TestStillServicing(testtools.TestCase):
     def test_a_bios_step_names_what_ironic_waits_for_at_the_bmc(self):
         state = {'provision_state': 'service wait', 'driver_internal_info': {

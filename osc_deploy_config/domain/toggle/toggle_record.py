@@ -193,24 +193,30 @@ def servicing_outcome(history, since, steps):
 def last_serviced(history, since, candidates):
     """The config whose steps the node's last servicing of their type ran
     to its end strictly after ``since`` (the instance's creation), or None
-    (none ran, or the last failed).  ``history``: API 1.78, in detail,
-    newest first; ``candidates``: {Config: its steps}, every config of one
-    type on the node's hardware.  What proves a project's record of a
-    toggle, which its members could write by hand: the last switch of
-    that type, an earlier one no longer counts."""
+    (none ran, the last failed, its end is not shown yet, or a deployment
+    came after it).  ``history``: API 1.78, in detail, newest first;
+    ``candidates``: {Config: its steps}, every config of one type on the
+    node's hardware.  What proves a project's record of a toggle, which
+    its members could write by hand: the last switch of that type, if
+    nothing redeployed the node since; an earlier one no longer counts,
+    nor does it while the last one's end is not in the history (ironic
+    may show the node active before it writes the end)."""
     ended = None
     for entry in history:
         if not after(entry.get('created_at'), since):
             break
-        kind = entry.get('event_type')
+        kind = entry.get('event_type') or ''
+        if kind.startswith('deployment') and ended is None:
+            return None
         if kind == 'servicing_end':
             ended = (entry.get('severity') or '').upper() != 'ERROR'
-        elif kind == 'servicing_start' and ended is not None:
+        elif kind == 'servicing_start':
             listed = started_steps(entry.get('event') or '') or []
             ran = [c for c, steps in candidates.items() if all(
                 any(_same_step(ours, theirs) for theirs in listed)
                 for ours in steps)]
             if ran:
+                # its end not shown (None): under way, or not written yet
                 return ran[0] if ended and len(ran) == 1 else None
             ended = None
     return None
