@@ -98,7 +98,9 @@ class TestHardened(HardeningTestCase):
         # the operator's check: every door it probed closed, the others
         # said; the runbook named; its users gone
         found = self.check()
-        self.assertEqual(19, len(found))
+        self.assertEqual(20, len(found))
+        self.assertEqual('closed', found[
+            "steps no template explains, in a node's history", 'operator'][0])
         steps = ('raw deploy steps (rebuild --deploy-steps)', 'manager')
         rebuild = ('rebuild naming a runbook, with deploy steps', 'manager')
         self.assertEqual({'closed'}, {
@@ -132,6 +134,30 @@ class TestHardened(HardeningTestCase):
              for who in ('member',)})
         self.assertEqual('open', found[
             'runbook the project may run, not a grant', 'operator'][0])
+        self.detected_anyway(node)
+
+    def detected_anyway(self, node):
+        """What no override closes on ironic 39: demo's manager rebuilds
+        with a BIOS setting of its choosing (a step templates use); the
+        setting changes, and the operator's check names it from the
+        node's history."""
+        delay = str(int(self.bios(node)['BootDelay']) + 1)
+        self.openstack('baremetal', 'node', 'rebuild', node, '--deploy-steps',
+                       json.dumps([{'interface': 'bios',
+                                    'step': 'apply_configuration',
+                                    'args': {'settings': [{
+                                        'name': 'BootDelay',
+                                        'value': delay}]},
+                                    'priority': 150}]),
+                       cloud=DEMO_MANAGER, parse=False)
+        self.wait_for('%s active with BootDelay %s' % (node, delay), lambda: (
+            self.node(node)['provision_state'] == 'active'
+            and self.bios(node)['BootDelay'] == delay), 120, 0.25)
+        state, _, detail = self.check()[
+            "steps no template explains, in a node's history", 'operator']
+        self.assertEqual('open', state)
+        self.assertIn("%s: bios.apply_configuration at " % node, detail)
+        self.assertIn("'name': 'BootDelay', 'value': '%s'" % delay, detail)
 
     def nova_doors_closed(self, node):
         """A trait through nova's image-metadata proxy (microversion
@@ -226,7 +252,9 @@ class TestLegacyCloud(HardeningTestCase):
                 'closed',
             ('node owned by the project', 'operator'): 'closed',
             ('runbook the project may run, not a grant', 'operator'):
-                'closed'},
+                'closed',
+            ("steps no template explains, in a node's history",
+             'operator'): 'closed'},
             {door: state for door, (state, _, _) in found.items()})
         self.assertEqual(
             'ironic-policy.yaml "baremetal:node:update_instance_info"',

@@ -39,6 +39,14 @@ PAST_POLICY = '"rescue_password" is only valid when setting target ' \
     'provision state to rescue'
 
 
+def history_event(kind, at, steps, user):
+    """A node history entry, as ironic 39 writes a deploy's or a
+    servicing's start."""
+    return {'uuid': at, 'event_type': kind, 'created_at': at,
+            'severity': 'INFO', 'user': user,
+            'event': 'Starting with steps=%s' % (steps,)}
+
+
 class TestVerdicts(testtools.TestCase):
     def test_a_refusal_is_closed_the_failure_after_the_policy_open(self):
         self.assertEqual(hardening.CLOSED,
@@ -401,7 +409,7 @@ class TestOperatorsCheck(CheckTestCase):
             deploy_config.parse_config('hyperthreading=disabled'),
             ('HyperThreading', 'Disabled'))
         found = self.check()
-        self.assertEqual(19, len(found))
+        self.assertEqual(20, len(found))
         # never "closed" where nothing was probed: nova's proxy has no
         # safe probe, the rebuild naming a runbook needs one to run
         self.assertEqual(
@@ -464,6 +472,37 @@ class TestOperatorsCheck(CheckTestCase):
         self.assertIn('which this ironic cannot enforce (HTTP 500 for every '
                       "caller, the operator's own too): "
                       'bios.apply_configuration', detail)
+
+    def test_steps_no_template_explains_are_seen_in_the_history(self):
+        self.conn.config.config['auth']['auth_url'] = 'http://keystone'
+        template = self.ironic.add_bios_template(
+            deploy_config.parse_config('hyperthreading=disabled'),
+            ('HyperThreading', 'Disabled'))
+        chosen = {'interface': 'bios', 'step': 'apply_configuration',
+                  'args': {'settings': [{'name': 'TpmState',
+                                         'value': 'Off'}]}, 'priority': 150}
+        driver = {'interface': 'deploy', 'step': 'deploy', 'priority': 100,
+                  'argsinfo': None}
+        self.server['created'] = '2026-12-01T10:00:00Z'
+        self.ironic.history[self.node['uuid']] = [
+            # before the instance: not its project's doing
+            history_event('deployment_start', '2026-12-01T09:00:00',
+                          [chosen], 'u-0'),
+            history_event('deployment_start', '2026-12-01T10:00:01',
+                          [driver], 'nova'),
+            history_event('servicing_start', '2026-12-01T10:00:02',
+                          template['steps'], 'u-1'),
+            history_event('deployment_start', '2026-12-01T10:00:03',
+                          [chosen, driver], 'u-2')]
+        found = self.check()
+        self.assertEqual(
+            (hardening.OPEN, "bm-1: bios.apply_configuration at "
+             "2026-12-01T10:00:03 by user u-2, args {'settings': [{'name': "
+             "'TpmState', 'value': 'Off'}]}"),
+            found[hardening.HISTORY_DOOR.name, 'operator'])
+        del self.ironic.history[self.node['uuid']][-1]
+        self.assertEqual(hardening.CLOSED, self.check()[
+            hardening.HISTORY_DOOR.name, 'operator'][0])
 
     def test_a_node_the_project_owns_is_named(self):
         self.conn.config.config['auth']['auth_url'] = 'http://keystone'

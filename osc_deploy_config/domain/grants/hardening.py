@@ -33,6 +33,7 @@ Plain functions over plain data.
 import collections
 
 from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_record
 
 CLOSED = 'closed'
 OPEN = 'open'
@@ -129,6 +130,13 @@ OWNER_DOOR = Door('node owned by the project', 'operator', 'owner',
                   'nothing: self-service is not for nodes a project owns')
 RUNBOOK_DOOR = Door('runbook the project may run, not a grant', 'operator',
                     'runbooks', 'openstack baremetal runbook delete')
+HISTORY_DOOR = Door("steps no template explains, in a node's history",
+                    'operator', 'history', 'seen, not prevented: ironic '
+                    'records every deploy and servicing with its steps')
+# The events whose steps a project could have chosen: a rebuild's deploy
+# steps, a servicing's; a deploy template's and a grant's runbook's steps
+# are a template's, and the driver's own carry no arguments.
+_CHOSEN = ('deployment_start', 'servicing_start')
 
 # What each service answers a probe with, where the door is open: the
 # failure after its policy check.
@@ -351,6 +359,44 @@ def runbook_rows(project_id, runbooks, nodes, hidden=None):
     granted = len(grants.runnable(runbooks, nodes, project_id))
     return [row(RUNBOOK_DOOR, CLOSED, 'read: the project may run %d '
                 'runbook(s) on its nodes, each its grant\'s' % granted)]
+
+
+def unexplained_steps(history, since, templates):
+    """The steps a node's history (API 1.78, in detail, newest first)
+    shows run at a deploy or a servicing after ``since`` (the instance's
+    creation) that no deploy template of the cloud has: [(when, who,
+    'interface.step', args)], newest first."""
+    known = [s for t in templates for s in t.get('steps') or ()]
+    found = []
+    for entry in history:
+        if not toggle_record.after(entry.get('created_at'), since):
+            break
+        if entry.get('event_type') not in _CHOSEN:
+            continue
+        for step in toggle_record.started_steps(entry.get('event') or '') \
+                or ():
+            if 'args' in step and not any(
+                    toggle_record.same_step(k, step) for k in known):
+                found.append((entry['created_at'], entry.get('user'),
+                              '%s.%s' % (step.get('interface'),
+                                         step.get('step')),
+                              step['args']))
+    return found
+
+
+def history_rows(findings, read, hidden=None):
+    """The rows of the history door from {node name: unexplained_steps},
+    of ``read`` nodes (each running one of the project's servers); one
+    saying none was found, or why none could be read."""
+    if hidden:
+        return [row(HISTORY_DOOR, NOT_PROBED, hidden)]
+    rows = [row(HISTORY_DOOR, OPEN, '%s: %s at %s by user %s, args %s' % (
+        node, step, when, user or 'unknown', args))
+        for node, seen in sorted(findings.items())
+        for when, user, step, args in seen]
+    return rows or [row(HISTORY_DOOR, CLOSED, "read: no deploy or service "
+                        "step outside the templates in the history of %d "
+                        "node(s) since their instances' creation" % read)]
 
 
 def row(door, state, detail):

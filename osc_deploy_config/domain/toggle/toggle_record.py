@@ -184,7 +184,7 @@ def servicing_outcome(history, since, steps):
             listed = started_steps(entry.get('event') or '')
             if listed is None:
                 return None
-            return ended if all(any(_same_step(ours, theirs)
+            return ended if all(any(same_step(ours, theirs)
                                     for theirs in listed)
                                 for ours in steps) else OTHER_STEPS
     return None
@@ -213,7 +213,7 @@ def last_serviced(history, since, candidates):
         elif kind == 'servicing_start':
             listed = started_steps(entry.get('event') or '') or []
             ran = [c for c, steps in candidates.items() if all(
-                any(_same_step(ours, theirs) for theirs in listed)
+                any(same_step(ours, theirs) for theirs in listed)
                 for ours in steps)]
             if ran:
                 # its end not shown (None): under way, or not written yet
@@ -243,7 +243,7 @@ def started_steps(event):
     return steps
 
 
-def _same_step(ours, theirs):
+def same_step(ours, theirs):
     """One of our steps, as ironic listed it: the same interface, step and
     arguments (an argument ironic masked matches any)."""
     if (ours['interface'], ours['step']) != (theirs.get('interface'),

@@ -54,9 +54,12 @@ def _as_operator(clients, project, domain):
         "token sees only its own project's nodes: give the operator a "
         "system role to read every node's lessee and owner")
     runbooks = _runbooks(clients)
+    templates = _templates(clients)
     rows = _readings(found.id, servers, nodes, runbooks, hidden)
-    targets = _targets(found.id, servers, nodes, runbooks,
-                       _template_steps(clients))
+    rows += _histories(clients, found.id, servers, nodes, templates, hidden)
+    targets = _targets(found.id, servers, nodes, runbooks, None if (
+        templates is None) else {'%s.%s' % (s['interface'], s['step'])
+                                 for t in templates for s in t['steps']})
     users = [keystone.ProbeUser(identity, found, role) for role in ROLES]
     with _removed(users):
         for user in users:
@@ -76,15 +79,35 @@ def _runbooks(clients):
     return ironic.runbooks()
 
 
-def _template_steps(clients):
-    """The steps of the cloud's deploy templates ('interface.step'), or
-    None where these credentials cannot read them all."""
+def _templates(clients):
+    """Every deploy template of the cloud, in detail, or None where these
+    credentials cannot read them all."""
     ironic = clients.ironic(versions.DEPLOY_TEMPLATES)
     if clients.baremetal_scope != 'system':
         return None
-    return {'%s.%s' % (step['interface'], step['step'])
-            for t in ironic.deploy_templates(detail=True, limit=0)
-            for step in t.get('steps') or ()}
+    return ironic.deploy_templates(detail=True, limit=0)
+
+
+def _histories(clients, project_id, servers, nodes, templates, hidden):
+    """The history door: what ran on the project's nodes since its
+    servers there were created, beyond the templates."""
+    if hidden or templates is None:
+        return hardening.history_rows({}, 0, hidden or (
+            'the templates, which explain the steps, are shown to a '
+            'system-scoped token only'))
+    ironic = clients.ironic(versions.NODE_HISTORY)
+    if not ironic.reaches(versions.NODE_HISTORY):
+        return hardening.history_rows({}, 0, 'this ironic keeps no node '
+                                      'history (API 1.78)')
+    created = {s['id']: s.get('created') for s in servers}
+    since = {n['uuid']: created[n['instance_uuid']] for n in nodes
+             if n.get('instance_uuid') in created}
+    names = {n['uuid']: n.get('name') or n['uuid'] for n in nodes}
+    found = {names[uuid]: hardening.unexplained_steps(history, since[uuid],
+                                                      templates)
+             for uuid, history in ironic.histories_since(since).items()}
+    return hardening.history_rows({n: f for n, f in found.items() if f},
+                                  len(since))
 
 
 def _readings(project_id, servers, nodes, runbooks, hidden,
@@ -164,6 +187,9 @@ def _as_project(clients, project):
     rows = _readings(own, servers, nodes, runbooks, None, lessees_hidden=(
         "a project's token does not see the nodes leased to others: the "
         "operator's check reads them"))
+    rows += hardening.history_rows({}, 0, "a project's token reads neither "
+                                   "its nodes' history nor the templates: "
+                                   "the operator's check reads them")
     rows += _probes(clients, role, _targets(own, servers, nodes, runbooks),
                     'your token')
     return rows + [
