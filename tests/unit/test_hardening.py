@@ -242,14 +242,14 @@ class TestShippedHardening(testtools.TestCase):
     """The line each door names is in the file the operator installs, and
     its rules mean what the docs say, as oslo.policy judges them."""
 
-    def enforce(self, rule, **creds):
+    def enforce(self, rule, target=None, **creds):
         from oslo_config import cfg
         from oslo_policy import policy
 
         enforcer = policy.Enforcer(cfg.ConfigOpts(), use_conf=False)
         enforcer.set_rules(policy.Rules.from_dict({'rule': rule}),
                            use_conf=False)
-        return enforcer.enforce('rule', {}, dict(
+        return enforcer.enforce('rule', target or {}, dict(
             {'service_user_id': None, 'system_scope': None,
              'project_name': 'demo'}, **creds))
 
@@ -259,7 +259,15 @@ class TestShippedHardening(testtools.TestCase):
                          '(role:service and system_scope:all) or '
                          'rule:service_role',
                          rules[hardening.INSTANCE_INFO_RULE])
-        self.assertEqual(7, len(rules))
+        self.assertEqual(8, len(rules))
+        # nova's service user: the service role in the Default domain's
+        # service project, never in a project of that name elsewhere
+        target = {'config.service_project_name': 'service'}
+        service = {'roles': ['service'], 'project_name': 'service'}
+        self.assertTrue(self.enforce(rules['service_role'], target,
+                                     project_domain_id='default', **service))
+        self.assertFalse(self.enforce(rules['service_role'], target,
+                                      project_domain_id='d-2', **service))
         # no step rule: ironic 39 answers 500 to every request naming its
         # step (oslo.policy's authorize refuses a rule no code registered)
         self.assertFalse([r for r in rules
@@ -598,3 +606,47 @@ class TestProjectsOwnCheck(CheckTestCase):
         self.assertIn('A project checks itself only',
                       self.refused('project-2'))
         self.assertEqual([], self.ironic.writes)
+
+
+class TestHardeningSettings(fakes.TestCommand):
+    """``deploy-config hardening show``: the lines for the cloud at hand,
+    from its templates, images and service project."""
+
+    def show(self):
+        columns, rows = self.run_command(cmds.ShowHardening, [])
+        self.assertEqual(hardening.SETTINGS_COLUMNS, columns)
+        return {r[2]: r for r in rows}
+
+    def test_the_lines_follow_the_templates_images_and_projects(self):
+        self.ironic.add_template('CUSTOM_WIPE', steps=[
+            {'interface': 'deploy', 'step': 'erase_devices_metadata',
+             'args': {}, 'priority': 80}])
+        self.glance.add_image('raid-1', **{
+            'trait:CUSTOM_DEPLOY_CONFIG_RAID_1': 'required'})
+        self.keystone.projects['p-svc'] = ('service', 'default')
+        found = self.show()
+        steps = found['disallow_deploy_steps'][3].split(',')
+        self.assertNotIn('deploy.erase_devices_metadata', steps)
+        self.assertIn('deploy.erase_devices', steps)
+        self.assertIn('deploy.erase_devices_metadata',
+                      found['disallow_deploy_steps'][4])
+        self.assertEqual(found['disallow_deploy_steps'][3],
+                         found['disallow_service_steps'][3])
+        self.assertEqual(
+            'cache_in_nova,bittorrent,trait:CUSTOM_DEPLOY_CONFIG_RAID_1',
+            found['non_inheritable_image_properties'][3])
+        self.assertEqual('"role:service and project_id:p-svc"',
+                         found['service_role'][3])
+        # a project of that name in another domain: named, not taken
+        self.keystone.projects['p-evil'] = ('service', 'd-2')
+        found = self.show()
+        self.assertEqual('"role:service and project_id:p-svc"',
+                         found['service_role'][3])
+        self.assertIn('p-evil (domain d-2)', found['service_role'][4])
+        self.assertEqual([], self.ironic.writes)
+
+    def test_a_project_scoped_token_in_one_line(self):
+        self.as_project('admin', 'member', 'reader')
+        self.assertIn('system-scoped', str(self.assertRaises(
+            exceptions.CommandError, self.run_command, cmds.ShowHardening,
+            [])))

@@ -297,7 +297,7 @@ def settings(clients):
            'default; left out for the templates and the profiles: %s' % (
                ', '.join(kept) or 'none'))
     images = clients.glance().images(every=True).values()
-    return hardening.SETTINGS_COLUMNS, [
+    return hardening.SETTINGS_COLUMNS, [_service_role(clients),
         ('ironic.conf', 'api', 'disallow_deploy_steps', ','.join(steps),
          why),
         ('ironic.conf', 'api', 'disallow_service_steps', ','.join(steps),
@@ -307,3 +307,22 @@ def settings(clients):
          "nova's default and every trait: and deploy-config: property of "
          "an image: a member's snapshot inherits them, which glance "
          "refuses (nova's service token is not the operator's)")]
+
+
+def _service_role(clients, name='service'):
+    """The row of ironic's service_role rule: the service project by its
+    ID, where keystone has one project of that name."""
+    found = sorted(clients.connection.identity.projects(name=name),
+                   key=lambda p: p.domain_id != 'default')
+    if not found:
+        return ('ironic-policy.yaml', None, 'service_role', None,
+                'no project named %s: name the project the service users '
+                "(nova's, ironic's) have the service role in" % name)
+    others = ', '.join('%s (domain %s)' % (p.id, p.domain_id)
+                       for p in found[1:])
+    return ('ironic-policy.yaml', None, 'service_role',
+            '"role:service and project_id:%s"' % found[0].id,
+            'the project %s of domain %s%s' % (
+                name, found[0].domain_id, '; others of that name, whose '
+                'service role ironic\'s default counts too: %s' % others
+                if others else ''))
