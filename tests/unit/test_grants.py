@@ -507,3 +507,24 @@ class TestGrantFlavors(testtools.TestCase):
             [server], [OFF], known().for_class(None), [flavor, ours],
             {'f2': []}, 'p1')
         self.assertEqual((None, True), (need.action, need.open))
+
+    def test_nothing_derived_from_a_private_flavor_the_project_lost(self):
+        private = {'id': 'f1', 'name': 'm1.secret', 'vcpus': 1, 'ram': 512,
+                   'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
+                   'os-flavor-access:is_public': False, 'extra_specs': {},
+                   'description': None}
+        server = {'id': 's1', 'flavor': {
+            'original_name': 'm1.secret', 'vcpus': 1, 'ram': 512, 'disk': 1,
+            'ephemeral': 0, 'swap': 0, 'extra_specs': {}}}
+        (need,) = grant_flavors.needed(
+            [server], [OFF], known().for_class(None), [private],
+            {'f1': ['p2']}, 'p1')
+        self.assertEqual((grant_flavors.SKIP, False, 'm1.secret'),
+                         (need.action, need.open, need.name))
+        self.assertIn('no longer has flavor m1.secret', need.why)
+        # while it has it: derived, and opened to it
+        (need,) = grant_flavors.needed(
+            [server], [OFF], known().for_class(None), [private],
+            {'f1': ['p1']}, 'p1')
+        self.assertEqual((grant_flavors.CREATE, True),
+                         (need.action, need.open))

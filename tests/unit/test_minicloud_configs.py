@@ -92,7 +92,8 @@ class TestIronicConfig(testtools.TestCase):
             'baremetal:node:set_boot_mode', 'baremetal:node:set_secure_boot',
             'baremetal:node:set_provision_state:service_steps',
             'baremetal:runbook:create', 'baremetal:runbook:update',
-            'baremetal:runbook:delete'}, set(rules))
+            'baremetal:runbook:delete', 'service_role'}, set(rules))
+        self.assertIn('project_domain_id:default', rules.pop('service_role'))
         for rule in rules.values():
             self.assertNotIn('project_id', rule)
             self.assertIn('system_scope:all', rule)

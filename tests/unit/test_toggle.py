@@ -144,7 +144,7 @@ class TestVirtual(ToggleTestCase):
 
     def test_rerun_finishes_the_access_of_a_half_made_private_flavor(self):
         private = self.nova.add_flavor('m1.secret', public=False)
-        self.nova.access[private['id']] = ['project-2']
+        self.nova.access[private['id']] = ['project-1', 'project-2']
         self.nova.servers[self.server['id']]['flavor'] = \
             self.nova.embedded(private)
         half = self.nova.add_flavor(
@@ -153,6 +153,18 @@ class TestVirtual(ToggleTestCase):
         self.toggle(self.server, OFF, auto_confirm=True)
         self.assertEqual(['project-1'], self.nova.access[half['id']])
         self.assertEqual(OFF_SPECS, half['extra_specs'])
+
+    def test_a_project_that_lost_the_original_gets_nothing_derived(self):
+        # the operator closed the private flavor the server booted from:
+        # a flavor derived from it is not opened to the server's project
+        private = self.nova.add_flavor('m1.secret', public=False)
+        self.nova.access[private['id']] = ['project-2']
+        self.nova.servers[self.server['id']]['flavor'] = \
+            self.nova.embedded(private)
+        self.toggle(self.server, OFF, auto_confirm=True)
+        (derived,) = [f for f in self.nova.flavors.values()
+                      if f['name'] == 'm1.secret+hyperthreading=disabled']
+        self.assertEqual([], self.nova.access.get(derived['id'], []))
 
     def test_rerun_after_success_does_nothing(self):
         self.toggle(self.server, OFF, auto_confirm=True)

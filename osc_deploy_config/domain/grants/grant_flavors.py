@@ -57,6 +57,10 @@ def needed(servers, configs, templates, listed, access, project_id):
     kind}; ``access``: {flavor ID: projects} of the private flavors)."""
     made, needs = [], {}
     for server in servers:
+        lost = _lost(server, configs, listed, access, project_id)
+        if lost:
+            needs.update(lost)
+            continue
         embedded = server['flavor']
         frontier = [(embedded['original_name'],
                      dict(embedded.get('extra_specs') or {}))]
@@ -90,6 +94,16 @@ def needed(servers, configs, templates, listed, access, project_id):
                 if need.action != SKIP:
                     frontier.append((need.name, plan.target_specs))
     return sorted(needs.values(), key=lambda n: (n.name, str(n.config)))
+
+
+def _lost(server, configs, listed, access, project_id):
+    """{key: Need} skipping every config, where the project may no
+    longer use the private flavor the server's derivations start from."""
+    lost = toggle_plan.lost_root(server, listed, access, project_id)
+    return {(lost['name'], str(c)): Need(
+        SKIP, c, lost['name'], None, None, None, None, False,
+        'the project no longer has flavor %s: nothing derived from it is '
+        'opened to it' % lost['name']) for c in configs} if lost else {}
 
 
 def _need(plan, config, embedded, listed, access, project_id):

@@ -117,6 +117,28 @@ def original_flavor(server, listed_flavors):
     return found[0] if len(found) == 1 else None
 
 
+def root_flavor(server, listed_flavors):
+    """The flavor a server's derived flavors start from (its flavor's name
+    before the first '+', with its sizes), or None (deleted, or its name
+    taken twice)."""
+    embedded = server['flavor']
+    name = embedded['original_name'].split('+', 1)[0]
+    found = [f for f in listed_flavors
+             if f['name'] == name and sizes_of(f) == sizes_of(embedded)]
+    return found[0] if len(found) == 1 else None
+
+
+def lost_root(server, listed_flavors, access, project_id):
+    """The private flavor the server's derived flavors start from, where
+    the project may no longer use it (``access``: {flavor ID: projects}),
+    or None."""
+    root = root_flavor(server, listed_flavors)
+    if root is None or is_public(root) or project_id in access.get(
+            root['id'], ()):
+        return None
+    return root
+
+
 def is_public(flavor):
     """Whether a listed flavor is public; a flavor not found is taken as
     private: a toggle never publishes one."""
@@ -126,16 +148,19 @@ def is_public(flavor):
 def derived_access(server, granted, original, original_access):
     """The projects a derived flavor is open to: the server's own, and
     those granted every config it switches to (``granted``: the projects
-    granted each, one list a config) that may use the original (all, for
-    a public one; none, when it is gone)."""
+    granted each, one list a config) that may use the original, the
+    flavor its derivations start from (all, for a public one; none, when
+    it is gone).  The server's own project loses it with the original."""
     found = [set(projects) for projects in granted]
     projects = set.intersection(*found) if found else set()
     if original is None:
         projects = set()
     elif not is_public(original):
         projects &= set(original_access or ())
-    if server.get('tenant_id'):
-        projects.add(server['tenant_id'])
+    owner = server.get('tenant_id')
+    if owner and (original is None or is_public(original)
+                  or owner in (original_access or ())):
+        projects.add(owner)
     return sorted(projects)
 
 

@@ -29,6 +29,7 @@ from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.grants import grant_flavors
 from osc_deploy_config.domain.grants import grants
+from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.configs import set_templates
@@ -294,10 +295,13 @@ def _flavor_plan(clients, project_id, configs, known):
     if not virtual:
         return []
     listed = nova.flavors()
+    private = grant_flavors.derived_private(listed) + [
+        root for root in (toggle_plan.root_flavor(s, listed) for s in virtual)
+        if root is not None and not toggle_plan.is_public(root)]
     return grant_flavors.needed(
         virtual, configs, known.for_class(None), listed, {
-            f['id']: nova.flavor_access(f['id'])
-            for f in grant_flavors.derived_private(listed)}, project_id)
+            f['id']: nova.flavor_access(f['id']) for f in private},
+        project_id)
 
 
 def _open_flavors(clients, project_id, needs):

@@ -248,8 +248,8 @@ def access(toggle, prepared):
     template per resource class grants no virtual server) that may use
     the original."""
     every_kind = toggle.authority.templates(toggle.ironic).for_class(None)
-    original = toggle_plan.original_flavor(prepared.server,
-                                           prepared.reading.flavors)
+    original = toggle_plan.root_flavor(prepared.server,
+                                       prepared.reading.flavors)
     return toggle_plan.derived_access(
         prepared.server, [grants.granted_projects(every_kind[c])
                           if c in every_kind else []
