@@ -16,6 +16,7 @@ a project's own manager, that no probe writes, and the shipped hardening
 that names each door's closing line."""
 
 import configparser
+import copy
 import importlib.resources
 from unittest import mock
 
@@ -37,6 +38,10 @@ INSTANCE_INFO = DOOR['instance_info']
 TRAIT = DOOR[hardening.PROBE_TRAIT]
 PAST_POLICY = '"rescue_password" is only valid when setting target ' \
     'provision state to rescue'
+
+
+DRIVER_STEP = {'interface': 'deploy', 'step': 'deploy', 'priority': 100,
+               'argsinfo': None}
 
 
 def history_event(kind, at, steps, user):
@@ -147,8 +152,14 @@ class TestVerdicts(testtools.TestCase):
         steps, kept = hardening.disallowed_steps(templates)
         self.assertEqual('vendor.send_raw', steps[0])
         self.assertEqual(['bios.apply_configuration',
-                          'raid.apply_configuration',
-                          'deploy.erase_devices_metadata'], kept)
+                          'deploy.erase_devices_metadata',
+                          'raid.apply_configuration'], kept)
+        # a deploy's own steps are never listed; what step_safety says
+        # destroys data or risks the boot is
+        self.assertFalse({'deploy.deploy', 'deploy.write_image'} & set(steps))
+        self.assertTrue({'management.one_button_secure_erase',
+                         'management.import_configuration',
+                         'management.reset_bios_to_default'} <= set(steps))
         self.assertFalse(set(kept) & set(steps))
         self.assertIn('firmware.update', steps)
         self.assertEqual(len(hardening.GUARDED_STEPS) + 1,
@@ -165,15 +176,21 @@ class TestVerdicts(testtools.TestCase):
 
     def test_owners_read_and_said(self):
         nodes = [{'uuid': 'n-1', 'name': 'bm-1', 'owner': 'p-1'},
-                 {'uuid': 'n-2', 'name': 'bm-2', 'owner': 'p-2'}]
-        rows = hardening.owner_rows('p-1', nodes)
-        self.assertEqual([hardening.OPEN], [r[2] for r in rows])
+                 {'uuid': 'n-2', 'name': 'bm-2', 'owner': 'p-2',
+                  'instance_uuid': 's-1'},
+                 {'uuid': 'n-3', 'name': 'bm-3', 'owner': 'p-2'}]
+        servers = [{'id': 's-1'}]
+        rows = hardening.owner_rows('p-1', servers, nodes)
+        self.assertEqual([hardening.OPEN] * 2, [r[2] for r in rows])
         self.assertTrue(rows[0][4].startswith('bm-1: owned by the project'))
+        self.assertIn("the project's toggles there are refused", rows[0][4])
+        # another's owner of a node that runs the project's server: named
+        self.assertTrue(rows[1][4].startswith('bm-2: owned by project p-2'))
         self.assertEqual(hardening.CLOSED,
-                         hardening.owner_rows('p-3', nodes)[0][2])
+                         hardening.owner_rows('p-3', [], nodes)[0][2])
         # a token that may not see every node proves nothing by absence
         self.assertEqual((hardening.NOT_PROBED, 'scoped'),
-                         hardening.owner_rows('p-3', nodes,
+                         hardening.owner_rows('p-3', [], nodes,
                                               hidden='scoped')[0][2:5:2])
 
     def test_runbooks_runnable_by_ironics_rule_whatever_their_traits(self):
@@ -200,16 +217,44 @@ class TestVerdicts(testtools.TestCase):
             [('CUSTOM_OLD', ['bm-1']), (grant['name'], ['bm-1', 'bm-2'])],
             sorted((r['name'], on) for r, on in grants.runnable(
                 runbooks, nodes, 'p-1')))
+        template = {'name': 'CUSTOM_T', 'steps': [], 'extra': {}}
+        template['extra'][grants.GRANTED] = {
+            'p-1': grants.content_digest(template)}
         self.assertEqual(
             [(hardening.OPEN, 'read: CUSTOM_OLD runs on bm-1 (its traits: '
               'HW_CPU_HYPERTHREADING)')],
-            [r[2:5:2] for r in hardening.runbook_rows('p-1', runbooks,
-                                                      nodes)])
+            [r[2:5:2] for r in hardening.runbook_rows(
+                'p-1', runbooks, nodes, [template])])
         self.assertEqual(
             [(hardening.CLOSED, 'read: the project may run 1 runbook(s) on '
               "its nodes, each its grant's")],
-            [r[2:5:2] for r in hardening.runbook_rows('p-1', runbooks[:1],
-                                                      nodes)])
+            [r[2:5:2] for r in hardening.runbook_rows(
+                'p-1', runbooks[:1], nodes, [template])])
+        # the grant's name on other steps, or with the grant withdrawn:
+        # no grant's
+        forged = dict(runbooks[0], steps=[{
+            'interface': 'bios', 'step': 'factory_reset', 'args': {},
+            'order': 0}])
+        withdrawn = dict(template, extra={})
+        for rows in (hardening.runbook_rows('p-1', [forged], nodes,
+                                            [template]),
+                     hardening.runbook_rows('p-1', runbooks[:1], nodes,
+                                            [withdrawn])):
+            self.assertEqual([hardening.OPEN], [r[2] for r in rows])
+        # the templates unread (a project's token): a grant's name proves
+        # nothing either way
+        self.assertEqual([hardening.NOT_PROBED], [r[2] for r in (
+            hardening.runbook_rows('p-1', runbooks[:1], nodes, None))])
+
+    def test_a_runbook_named_as_a_node_trait_runs_there_too(self):
+        # ironic 39 at a microversion before 1.112 runs a runbook whose
+        # name is one of the node's traits, whatever its own traits
+        nodes = [{'uuid': 'n-1', 'name': 'bm-1', 'lessee': 'p-1',
+                  'traits': ['HW_CPU_HYPERTHREADING']}]
+        runbook = {'name': 'HW_CPU_HYPERTHREADING', 'owner': 'p-1',
+                   'traits': [], 'extra': {}}
+        self.assertEqual([(runbook, ['bm-1'])],
+                         grants.runnable([runbook], nodes, 'p-1'))
 
     def test_lessee_findings_both_ways(self):
         servers = [{'id': 's-1', 'name': 'db-1'}, {'id': 's-2', 'name': 'x'}]
@@ -330,12 +375,18 @@ class CheckTestCase(fakes.TestCommand):
         self.server = self.nova.add_server(
             'db-1', self.nova.add_flavor('bm.gold', fakes.GOLD))
         self.node = self.deploy_on_node(self.server, 'bm-1', [], {'A': '1'})
+        # nova created the server, ironic deployed it and recorded so
+        self.server['created'] = '2026-12-01T10:00:00Z'
+        self.ironic.history[self.node['uuid']] = [history_event(
+            'deployment_start', '2026-12-01T10:00:01', [DRIVER_STEP],
+            'nova')]
         self.before = self.state()
 
     def state(self):
-        return ({n['name']: (n['instance_info'], n['extra'])
-                 for n in self.ironic.nodes.values()},
-                sorted(self.glance.images))
+        """What no probe may change (a copy)."""
+        return copy.deepcopy(({n['name']: (n['instance_info'], n['extra'])
+                               for n in self.ironic.nodes.values()},
+                              sorted(self.glance.images)))
 
     def open_doors(self):
         """The cloud without the shipped hardening."""
@@ -355,13 +406,16 @@ class CheckTestCase(fakes.TestCommand):
                 {'interface': 'bios', 'step': 'apply_configuration',
                  'args': {'settings': []}, 'order': 0}]}
 
-    def check(self, project='demo'):
+    def rows(self, project='demo'):
         columns, rows = self.run_command(cmds.CheckProjectDeployConfig,
                                          [project])
         self.assertEqual(hardening.COLUMNS, columns)
         # no probe wrote anything
         self.assertEqual(self.before, self.state())
-        return {(r[0], r[1]): (r[2], r[4]) for r in rows}
+        return rows
+
+    def check(self, project='demo'):
+        return {(r[0], r[1]): (r[2], r[4]) for r in self.rows(project)}
 
     def states(self, found):
         return {door: state for door, (state, _) in found.items()}
@@ -380,12 +434,12 @@ class TestOperatorsCheck(CheckTestCase):
         self.useFixture(fixtures.MockPatch(
             'openstack.connect', autospec=True, side_effect=self.connect))
 
-    def check(self, project='demo'):
+    def rows(self, project='demo'):
         """The operator's check, the fakes back to the operator's token
         (a probe user's connection leaves them at its project's)."""
         self.ironic.project, self.ironic.project_roles = None, set()
         self.nova.project = None
-        return super().check(project)
+        return super().rows(project)
 
     def connect(self, auth, **options):
         """keystone's answer to a short-lived user's password (the SDK
@@ -476,7 +530,11 @@ class TestOperatorsCheck(CheckTestCase):
         self.ironic.step_rules['bios.apply_configuration'] = 'unregistered'
         self.ironic.runbook_skips_step_rules = True
         state, detail = self.check()[DOOR['deploy_steps'].name, 'manager']
-        self.assertEqual(hardening.NOT_PROBED, state)
+        # open still: the RAID profile's step passes, and no shipped list
+        # names it
+        self.assertEqual(hardening.OPEN, state)
+        self.assertIn('no disallow list may refuse it: '
+                      'raid.apply_configuration', detail)
         self.assertIn('which this ironic cannot enforce (HTTP 500 for every '
                       "caller, the operator's own too): "
                       'bios.apply_configuration', detail)
@@ -489,9 +547,10 @@ class TestOperatorsCheck(CheckTestCase):
         chosen = {'interface': 'bios', 'step': 'apply_configuration',
                   'args': {'settings': [{'name': 'TpmState',
                                          'value': 'Off'}]}, 'priority': 150}
-        driver = {'interface': 'deploy', 'step': 'deploy', 'priority': 100,
-                  'argsinfo': None}
-        self.server['created'] = '2026-12-01T10:00:00Z'
+        driver = DRIVER_STEP
+        # the instance was deployed with the template, as nova asks
+        self.node['instance_info']['traits'] = [template['name']]
+        self.before = self.state()
         self.ironic.history[self.node['uuid']] = [
             # before the instance: not its project's doing
             history_event('deployment_start', '2026-12-01T09:00:00',
@@ -511,6 +570,23 @@ class TestOperatorsCheck(CheckTestCase):
         del self.ironic.history[self.node['uuid']][-1]
         self.assertEqual(hardening.CLOSED, self.check()[
             hardening.HISTORY_DOOR.name, 'operator'][0])
+        # a template the instance does not name, nor a grant: unexplained;
+        # an in-band step only the end of a flow lists: seen
+        self.node['instance_info']['traits'] = []
+        self.before = self.state()
+        self.ironic.history[self.node['uuid']].append(history_event(
+            'deployment_end', '2026-12-01T10:00:04', [dict(
+                chosen, interface='raid', step='delete_configuration',
+                args={})], 'u-3'))
+        found = {r[4].split(' at ')[0] for r in self.rows() if r[0] == (
+            hardening.HISTORY_DOOR.name)}
+        self.assertEqual({'bm-1: bios.apply_configuration',
+                          'bm-1: raid.delete_configuration'}, found)
+        # a history that does not reach the deploy proves nothing
+        self.ironic.history[self.node['uuid']] = []
+        state, detail = self.check()[hardening.HISTORY_DOOR.name, 'operator']
+        self.assertEqual(hardening.NOT_PROBED, state)
+        self.assertIn("does not show its instance's deploy", detail)
 
     def test_a_node_the_project_owns_is_named(self):
         self.conn.config.config['auth']['auth_url'] = 'http://keystone'

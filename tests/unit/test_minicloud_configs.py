@@ -100,6 +100,15 @@ class TestIronicConfig(testtools.TestCase):
             # nova writes instance_info with its service user
             self.assertIn('rule:service_role', rule)
 
+    def test_secure_policy_runs_the_shipped_disallow_lists(self):
+        shipped = configparser.ConfigParser()
+        shipped.read_string(configs.hardening_file('ironic-api.conf'))
+        api = parse(configs.ironic(self.layout, 'secure'))['api']
+        for option in ('disallow_deploy_steps', 'disallow_service_steps'):
+            self.assertEqual(shipped['api'][option], api[option])
+        self.assertNotIn('disallow_deploy_steps', parse(configs.ironic(
+            self.layout, 'legacy'))['api'])
+
     def test_legacy_policy_turns_off_new_defaults_and_scope(self):
         conf = parse(configs.ironic(self.layout, 'legacy'))['oslo_policy']
         self.assertEqual('False', conf['enforce_new_defaults'])

@@ -1180,7 +1180,7 @@ class TestProject(ToggleTestCase):
         # nobody ([conductor]automatic_lessee_source = none), refused
         self.grant('hyperthreading=disabled')
         self.as_project('manager', 'member', 'reader')
-        for lessee in ('project-2', None):
+        for lessee in ('project-2', 'project-1', None):
             self.node.update(owner='project-1', lessee=lessee)
             self.assertEqual(
                 'Server db-1 runs on node bm-0, which project project-1 '
@@ -1190,6 +1190,31 @@ class TestProject(ToggleTestCase):
                 'grant). Nothing was changed; the operator may switch it.',
                 self.refused(self.server, OFF))
         self.assertEqual([], self.written())
+
+    def test_a_node_leased_to_another_project_is_refused(self):
+        # a custom ironic policy shows the project a node leased to
+        # another (no owner): the project may not service it
+        self.grant('hyperthreading=disabled')
+        self.node.update(owner=None, lessee='project-2')
+        self.ironic.leased = lambda node: True
+        self.as_project('manager', 'member', 'reader')
+        self.assertEqual(
+            "Server db-1 runs on node bm-0, whose lessee is project-2, not "
+            "the server's project project-1: a project services only the "
+            "nodes it leases for its own servers. Nothing was changed; the "
+            "operator may set it right (openstack baremetal node set %s "
+            "--lessee project-1)." % self.node['uuid'],
+            self.refused(self.server, OFF))
+        self.assertEqual([], self.written())
+
+    def test_another_projects_ownership_is_the_operators_choice(self):
+        # an infrastructure project owns the node, leased to the server's
+        # project: its toggle goes on
+        self.grant('hyperthreading=disabled')
+        self.node.update(owner='project-ops', lessee='project-1')
+        self.as_project('manager', 'member', 'reader')
+        self.toggle(self.server, OFF)
+        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
 
     def test_what_was_not_granted_is_refused_with_nothing_changed(self):
         self.grant('hyperthreading=enabled')

@@ -228,13 +228,28 @@ def wanted(project_id, config, resource_class, template):
             'public': False, 'extra': extra, 'traits': [template['name']]}
 
 
-def is_grant_of(runbook, project_id):
-    """Whether a runbook is one a grant to the project publishes: owned by
-    it, named and annotated as a grant's runbook (whether the grant still
-    stands is ``show``'s to judge)."""
-    template = (runbook.get('extra') or {}).get(EXTRA_GRANT)
-    return (runbook.get('owner') == project_id and template is not None
-            and runbook['name'] == runbook_name(project_id, template))
+def named_as_grant(runbook, project_id):
+    """Whether a runbook is named and annotated as a grant to the project
+    publishes it (what it holds, only the templates say)."""
+    name = (runbook.get('extra') or {}).get(EXTRA_GRANT)
+    return (name is not None and runbook.get('owner') == project_id
+            and runbook['name'] == runbook_name(project_id, name))
+
+
+def is_grant_of(runbook, project_id, templates_by_name):
+    """Whether a runbook is one a standing grant to the project publishes:
+    owned by it, named and annotated for a template
+    (``templates_by_name``) that records the grant, and with exactly what
+    that grant would publish (its steps and trait, private, the ramdisk
+    kept): a runbook the project made under a grant's name is not."""
+    name = (runbook.get('extra') or {}).get(EXTRA_GRANT)
+    template = templates_by_name.get(name)
+    if (template is None or not named_as_grant(runbook, project_id)
+            or project_id not in granted_projects(template)):
+        return False
+    want = {'steps': runbook_steps(template), 'traits': [name],
+            'extra': runbook.get('extra')}
+    return not differences(want, runbook)
 
 
 def granted_config(runbook):
@@ -417,15 +432,17 @@ def granted(project_id, templates_by_config):
 def runnable(runbooks, nodes, project_id):
     """The runbooks ironic lets the project run on a node it leases or
     owns, by ironic's own rule: ``baremetal:runbook:use`` (a runbook it
-    owns, run by its manager) and one trait in common with the node
-    (API 1.112).  [(runbook, [node names])], by name."""
+    owns, run by its manager) and one trait in common with the node (API
+    1.112), or, at an older microversion the caller may choose, the
+    runbook's name among the node's traits.  [(runbook, [node names])],
+    by name."""
     ours = [n for n in nodes if project_id in (n.get('lessee'),
                                                 n.get('owner'))]
     found = []
     for runbook in sorted(runbooks, key=lambda r: r['name']):
         if runbook.get('owner') != project_id:
             continue
-        traits = set(runbook.get('traits') or ())
+        traits = set(runbook.get('traits') or ()) | {runbook['name']}
         on = sorted(n.get('name') or n['uuid'] for n in ours
                     if traits & set(n.get('traits') or ()))
         if on:

@@ -32,6 +32,7 @@ Plain functions over plain data.
 
 import collections
 
+from osc_deploy_config.domain.configs import step_safety
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.toggle import toggle_record
 
@@ -68,17 +69,18 @@ PROBE_CONFIG = 'deploy-config:check-probe'
 ALWAYS_DISALLOWED = ('vendor.send_raw',)     # ironic's own default
 # The steps of the plugin's BIOS and RAID profiles (``configs.steps``).
 PROFILE_STEPS = ('bios.apply_configuration', 'raid.apply_configuration')
-GUARDED_STEPS = (
-    'bios.apply_configuration', 'bios.factory_reset',
-    'raid.apply_configuration', 'raid.create_configuration',
-    'raid.delete_configuration',
-    'firmware.update', 'management.update_firmware',
-    'deploy.erase_devices', 'deploy.erase_devices_metadata',
-    'deploy.erase_devices_express',
-    'management.clear_secure_boot_keys',
-    'management.reset_secure_boot_keys_to_default',
-    'management.clear_job_queue', 'management.known_good_state',
-    'management.reset_idrac')
+# A deploy's own steps, which no list may name.
+_DEPLOYS = {('deploy', 'deploy'), ('deploy', 'write_image'),
+            ('deploy', 'execute_bootc_install')}
+GUARDED_STEPS = tuple(dict.fromkeys(
+    ('bios.apply_configuration',) + tuple(
+        '%s.%s' % step for step in sorted(
+            set(step_safety.DESTROYS_DATA) | set(step_safety.RISKS_BOOT))
+        if step not in _DEPLOYS) + (
+        'firmware.update', 'management.update_firmware',
+        'management.update_firmware_sum', 'management.flash_firmware_sum',
+        'management.clear_job_queue', 'management.known_good_state',
+        'management.reset_idrac')))
 
 # Every provision probe carries a rescue password for a target that is not
 # "rescue": ironic refuses that (400) after its policy checks and its state
@@ -126,8 +128,10 @@ DOORS = tuple(
 LESSEE_DOOR = Door("node's lessee is not the server's project", 'operator',
                    'lessee', "the node's lessee (ironic sets the "
                    "instance's project at deploy)")
-OWNER_DOOR = Door('node owned by the project', 'operator', 'owner',
-                  'nothing: self-service is not for nodes a project owns')
+OWNER_DOOR = Door("node with an owner, the project's or its servers'",
+                  'operator', 'owner', 'nothing: self-service refuses the '
+                  "nodes a project owns; another's owner is the operator's "
+                  'choice')
 RUNBOOK_DOOR = Door('runbook the project may run, not a grant', 'operator',
                     'runbooks', 'openstack baremetal runbook delete')
 HISTORY_DOOR = Door("steps no template explains, in a node's history",
@@ -136,7 +140,8 @@ HISTORY_DOOR = Door("steps no template explains, in a node's history",
 # The events whose steps a project could have chosen: a rebuild's deploy
 # steps, a servicing's; a deploy template's and a grant's runbook's steps
 # are a template's, and the driver's own carry no arguments.
-_CHOSEN = ('deployment_start', 'servicing_start')
+_FLOWS = ('deployment_start', 'deployment_end', 'servicing_start',
+          'servicing_end')
 
 # What each service answers a probe with, where the door is open: the
 # failure after its policy check.
@@ -322,81 +327,122 @@ def lessee_rows(project_id, servers, nodes, hidden=None):
     return [row(door, OPEN, '%s: %s' % found) for found in findings]
 
 
-def owner_rows(project_id, nodes, hidden=None):
-    """The rows of the owner door: one per node the project owns (at
-    ironic's defaults its managers may run raw clean steps on it once it
-    is free, set its RAID target, and write its properties and traits,
-    where the operator's record lives), or one saying there is none."""
-    owned = sorted(n.get('name') or n['uuid'] for n in nodes
-                   if n.get('owner') == project_id)
-    if not owned and hidden:
+def owner_rows(project_id, servers, nodes, hidden=None):
+    """The rows of the owner door: one per node the project owns, or that
+    runs one of its servers and has an owner (at ironic's defaults an
+    owner's managers may run raw clean steps on it once it is free, set
+    its RAID target, and write its properties, where the operator's
+    record lives, and its traits), or one saying there is none."""
+    own = {s['id'] for s in servers}
+    found = sorted((n.get('name') or n['uuid'], n['owner']) for n in nodes
+                   if n.get('owner') and (n['owner'] == project_id
+                                          or n.get('instance_uuid') in own))
+    if not found and hidden:
         return [row(OWNER_DOOR, NOT_PROBED, hidden)]
-    if not owned:
-        return [row(OWNER_DOOR, CLOSED, 'read: the project owns none of '
-                    'the %d nodes' % len(nodes))]
-    return [row(OWNER_DOOR, OPEN, '%s: owned by the project, whose managers '
-                'may clean it with raw steps once free, set its RAID target '
-                'and write its properties and traits; toggles of its '
-                'servers there are refused' % name) for name in owned]
+    if not found:
+        return [row(OWNER_DOOR, CLOSED, 'read: no node of the project\'s '
+                    'has an owner, of the %d nodes' % len(nodes))]
+    return [row(OWNER_DOOR, OPEN, '%s: owned by %s, whose managers may '
+                'clean it with raw steps once free, set its RAID target and '
+                'write its properties and traits%s' % (
+                    name, 'the project' if owner == project_id else
+                    'project %s' % owner, '; the project\'s toggles there '
+                    'are refused' if owner == project_id else ''))
+            for name, owner in found]
 
 
-def runbook_rows(project_id, runbooks, nodes, hidden=None):
+def runbook_rows(project_id, runbooks, nodes, templates, hidden=None):
     """The rows of the runbook door: one per runbook ironic lets the
-    project run on its nodes that is not one of its grant's (made by the
-    project, left over, or under another name, whatever its traits), or
-    one saying there is none.  ``hidden``: why the runbooks or the nodes
-    read may not be all of them."""
-    found = [(r, on) for r, on in grants.runnable(runbooks, nodes,
-                                                    project_id)
-             if not grants.is_grant_of(r, project_id)]
-    if found:
-        return [row(RUNBOOK_DOOR, OPEN, 'read: %s runs on %s (its traits: '
-                    '%s)' % (runbook['name'], ', '.join(on), ', '.join(
-                        sorted(runbook.get('traits') or ()))))
-                for runbook, on in found]
-    if hidden:
-        return [row(RUNBOOK_DOOR, NOT_PROBED, hidden)]
-    granted = len(grants.runnable(runbooks, nodes, project_id))
+    project run on its nodes that is not one of its standing grant's
+    (made by the project, left over, or under a grant's name, whatever its
+    traits), or one saying there is none.  ``templates``: the cloud's
+    deploy templates, which say what a grant publishes (None: not read);
+    ``hidden``: why the runbooks or the nodes read may not be all."""
+    by_name = {t['name']: t for t in templates or ()}
+    runnable = grants.runnable(runbooks, nodes, project_id)
+    found = [(r, on) for r, on in runnable
+             if not grants.is_grant_of(r, project_id, by_name)]
+    rows = []
+    for runbook, on in found:
+        unsure = templates is None and grants.named_as_grant(runbook,
+                                                             project_id)
+        said = 'read: %s runs on %s (its traits: %s)' % (
+            runbook['name'], ', '.join(on),
+            ', '.join(sorted(runbook.get('traits') or ())) or 'none')
+        if unsure:
+            said += ("; named as a grant's: whether it holds what the "
+                     "grant publishes, only the templates say")
+        rows.append(row(RUNBOOK_DOOR, NOT_PROBED if unsure else OPEN, said))
+    if rows or hidden:
+        return rows or [row(RUNBOOK_DOOR, NOT_PROBED, hidden)]
     return [row(RUNBOOK_DOOR, CLOSED, 'read: the project may run %d '
-                'runbook(s) on its nodes, each its grant\'s' % granted)]
+                'runbook(s) on its nodes, each its grant\'s' % len(runnable))]
+
+
+def shows_deploy(history, since):
+    """Whether a node's history (newest first) reaches back to the
+    instance's own deploy after ``since``: where it does not (history off,
+    ``record_step_flows_in_history`` off, or purged), nothing read proves
+    that nothing ran."""
+    return any(e.get('event_type') == 'deployment_start'
+               and toggle_record.started_steps(e.get('event') or '')
+               is not None for e in history
+               if toggle_record.after(e.get('created_at'), since))
+
+
+def entitled(templates, project_id, instance_traits):
+    """The templates whose steps may run on an instance: those its traits
+    name (nova's, at deploy and rebuild) and those granted to the
+    project (its toggles)."""
+    named = set(instance_traits or ())
+    return [t for t in templates if t['name'] in named
+            or project_id in grants.granted_projects(t)]
 
 
 def unexplained_steps(history, since, templates):
     """The steps a node's history (API 1.78, in detail, newest first)
-    shows run at a deploy or a servicing after ``since`` (the instance's
-    creation) that no deploy template of the cloud has: [(when, who,
-    'interface.step', args)], newest first."""
+    shows at a deploy or a servicing after ``since`` (the instance's
+    creation) that none of ``templates`` has and the driver did not list
+    itself: [(when, who, 'interface.step', args)], newest first.  The end
+    of a flow lists the in-band steps its start could not."""
     known = [s for t in templates for s in t.get('steps') or ()]
-    found = []
+    found = {}
     for entry in history:
         if not toggle_record.after(entry.get('created_at'), since):
             break
-        if entry.get('event_type') not in _CHOSEN:
+        if entry.get('event_type') not in _FLOWS:
             continue
         for step in toggle_record.started_steps(entry.get('event') or '') \
                 or ():
-            if 'args' in step and not any(
-                    toggle_record.same_step(k, step) for k in known):
-                found.append((entry['created_at'], entry.get('user'),
-                              '%s.%s' % (step.get('interface'),
-                                         step.get('step')),
-                              step['args']))
-    return found
+            if 'argsinfo' in step and 'args' not in step:
+                continue        # the driver's own listing
+            if any(toggle_record.same_step(k, step) for k in known):
+                continue
+            name = '%s.%s' % (step.get('interface'), step.get('step'))
+            found.setdefault((entry.get('user'), name, repr(step.get(
+                'args'))), (entry['created_at'], entry.get('user'), name,
+                            step.get('args') or {}))
+    return list(found.values())
 
 
-def history_rows(findings, read, hidden=None):
-    """The rows of the history door from {node name: unexplained_steps},
-    of ``read`` nodes (each running one of the project's servers); one
-    saying none was found, or why none could be read."""
+def history_rows(findings, unread, hidden=None):
+    """The rows of the history door from {node name: unexplained_steps}
+    of the nodes read, and the nodes whose history does not reach their
+    instance's deploy (``unread``); or why none could be read."""
     if hidden:
         return [row(HISTORY_DOOR, NOT_PROBED, hidden)]
     rows = [row(HISTORY_DOOR, OPEN, '%s: %s at %s by user %s, args %s' % (
         node, step, when, user or 'unknown', args))
         for node, seen in sorted(findings.items())
         for when, user, step, args in seen]
+    rows += [row(HISTORY_DOOR, NOT_PROBED, "%s: its history does not show "
+                 "its instance's deploy (node history or step records off, "
+                 "or purged): nothing there proves nothing ran" % node)
+             for node in unread]
     return rows or [row(HISTORY_DOOR, CLOSED, "read: no deploy or service "
-                        "step outside the templates in the history of %d "
-                        "node(s) since their instances' creation" % read)]
+                        "step outside the templates its instance and its "
+                        "grants name, in the history of %d node(s) since "
+                        "their instances' creation" % len(findings))]
 
 
 def row(door, state, detail):

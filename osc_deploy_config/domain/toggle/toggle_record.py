@@ -211,7 +211,9 @@ def last_serviced(history, since, candidates):
         if kind == 'servicing_end':
             ended = (entry.get('severity') or '').upper() != 'ERROR'
         elif kind == 'servicing_start':
-            listed = started_steps(entry.get('event') or '') or []
+            listed = started_steps(entry.get('event') or '')
+            if listed is None:
+                return None     # steps not shown: it may be of the type
             ran = [c for c, steps in candidates.items() if all(
                 any(same_step(ours, theirs) for theirs in listed)
                 for ours in steps)]

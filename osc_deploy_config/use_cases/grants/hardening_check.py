@@ -55,11 +55,12 @@ def _as_operator(clients, project, domain):
         "system role to read every node's lessee and owner")
     runbooks = _runbooks(clients)
     templates = _templates(clients)
-    rows = _readings(found.id, servers, nodes, runbooks, hidden)
+    rows = _readings(found.id, servers, nodes, runbooks, templates, hidden)
     rows += _histories(clients, found.id, servers, nodes, templates, hidden)
     targets = _targets(found.id, servers, nodes, runbooks, None if (
-        templates is None) else {'%s.%s' % (s['interface'], s['step'])
-                                 for t in templates for s in t['steps']})
+        templates is None) else set(hardening.PROFILE_STEPS) | {
+            '%s.%s' % (s['interface'], s['step'])
+            for t in templates for s in t['steps']})
     users = [keystone.ProbeUser(identity, found, role) for role in ROLES]
     with _removed(users):
         for user in users:
@@ -90,37 +91,46 @@ def _templates(clients):
 
 def _histories(clients, project_id, servers, nodes, templates, hidden):
     """The history door: what ran on the project's nodes since its
-    servers there were created, beyond the templates."""
+    servers there were created, beyond the templates its instances and
+    its grants name."""
     if hidden or templates is None:
-        return hardening.history_rows({}, 0, hidden or (
+        return hardening.history_rows({}, [], hidden or (
             'the templates, which explain the steps, are shown to a '
             'system-scoped token only'))
     ironic = clients.ironic(versions.NODE_HISTORY)
     if not ironic.reaches(versions.NODE_HISTORY):
-        return hardening.history_rows({}, 0, 'this ironic keeps no node '
+        return hardening.history_rows({}, [], 'this ironic keeps no node '
                                       'history (API 1.78)')
     created = {s['id']: s.get('created') for s in servers}
-    since = {n['uuid']: created[n['instance_uuid']] for n in nodes
-             if n.get('instance_uuid') in created}
-    names = {n['uuid']: n.get('name') or n['uuid'] for n in nodes}
-    found = {names[uuid]: hardening.unexplained_steps(history, since[uuid],
-                                                      templates)
-             for uuid, history in ironic.histories_since(since).items()}
-    return hardening.history_rows({n: f for n, f in found.items() if f},
-                                  len(since))
+    ours = {n['uuid']: n for n in nodes if n.get('instance_uuid') in created}
+    histories = ironic.histories_since({
+        ident: created[n['instance_uuid']] for ident, n in ours.items()})
+    found, unread = {}, []
+    for ident, node in sorted(ours.items()):
+        name = node.get('name') or ident
+        since = created[node['instance_uuid']]
+        if not hardening.shows_deploy(histories[ident], since):
+            unread.append(name)
+            continue
+        entitled = hardening.entitled(templates, project_id, (ironic.node(
+            ident, ['instance_info'])['instance_info'] or {}).get('traits'))
+        found[name] = hardening.unexplained_steps(histories[ident], since,
+                                                  entitled)
+    return hardening.history_rows(found, unread)
 
 
-def _readings(project_id, servers, nodes, runbooks, hidden,
+def _readings(project_id, servers, nodes, runbooks, templates, hidden,
               lessees_hidden=None):
     """The rows read, not probed: lessees, owners, runnable runbooks."""
     rows = hardening.lessee_rows(project_id, servers, nodes,
                                  lessees_hidden or hidden)
-    rows += hardening.owner_rows(project_id, nodes, hidden)
+    rows += hardening.owner_rows(project_id, servers, nodes, hidden)
     if runbooks is None:
         return rows + [hardening.row(
             hardening.RUNBOOK_DOOR, hardening.NOT_PROBED,
             'this ironic has no runbooks of a project (API 1.112)')]
-    return rows + hardening.runbook_rows(project_id, runbooks, nodes, hidden)
+    return rows + hardening.runbook_rows(project_id, runbooks, nodes,
+                                         templates, hidden)
 
 
 def _create(user):
@@ -184,12 +194,14 @@ def _as_project(clients, project):
     runbooks = _runbooks(clients)
     # a project sees the nodes it owns or leases, and its own runbooks:
     # what it may run; not the nodes leased to others
-    rows = _readings(own, servers, nodes, runbooks, None, lessees_hidden=(
-        "a project's token does not see the nodes leased to others: the "
-        "operator's check reads them"))
-    rows += hardening.history_rows({}, 0, "a project's token reads neither "
-                                   "its nodes' history nor the templates: "
-                                   "the operator's check reads them")
+    rows = _readings(own, servers, nodes, runbooks, None, None,
+                     lessees_hidden=("a project's token does not see the "
+                                     "nodes leased to others: the "
+                                     "operator's check reads them"))
+    rows += hardening.history_rows({}, [], "a project's token reads "
+                                   "neither its nodes' history nor the "
+                                   "templates: the operator's check reads "
+                                   "them")
     rows += _probes(clients, role, _targets(own, servers, nodes, runbooks),
                     'your token')
     return rows + [

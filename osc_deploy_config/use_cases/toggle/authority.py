@@ -201,7 +201,8 @@ class Project:
                 'its node to its project: is the project its lessee '
                 '([conductor]automatic_lessee_source)? Nothing was '
                 'changed.' % server['name'])
-        if node.get('owner'):
+        project = server.get('tenant_id', self.project_id)
+        if node.get('owner') == project:
             raise exceptions.CommandError(
                 'Server %s runs on node %s, which project %s owns: '
                 'self-service does not switch a node a project owns (its '
@@ -210,7 +211,6 @@ class Project:
                 'Nothing was changed; the operator may switch it.' % (
                     server['name'], node.get('name') or node['uuid'],
                     node['owner']))
-        project = server.get('tenant_id', self.project_id)
         if node.get('lessee') != project:
             raise exceptions.CommandError(
                 'Server %s runs on node %s, whose lessee is %s, not the '
