@@ -582,6 +582,12 @@ class TestOperatorsCheck(CheckTestCase):
             hardening.HISTORY_DOOR.name)}
         self.assertEqual({'bm-1: bios.apply_configuration',
                           'bm-1: raid.delete_configuration'}, found)
+        # a deploy in the second nova created the instance: its own
+        self.ironic.history[self.node['uuid']] = [history_event(
+            'deployment_start', '2026-12-01T10:00:00', [DRIVER_STEP],
+            'nova')]
+        self.assertEqual(hardening.CLOSED, self.check()[
+            hardening.HISTORY_DOOR.name, 'operator'][0])
         # a history that does not reach the deploy proves nothing
         self.ironic.history[self.node['uuid']] = []
         state, detail = self.check()[hardening.HISTORY_DOOR.name, 'operator']

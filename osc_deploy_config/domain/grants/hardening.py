@@ -387,7 +387,7 @@ def shows_deploy(history, since):
     return any(e.get('event_type') == 'deployment_start'
                and toggle_record.started_steps(e.get('event') or '')
                is not None for e in history
-               if toggle_record.after(e.get('created_at'), since))
+               if toggle_record.at_or_after(e.get('created_at'), since))
 
 
 def entitled(templates, project_id, instance_traits):
@@ -408,7 +408,7 @@ def unexplained_steps(history, since, templates):
     known = [s for t in templates for s in t.get('steps') or ()]
     found = {}
     for entry in history:
-        if not toggle_record.after(entry.get('created_at'), since):
+        if not toggle_record.at_or_after(entry.get('created_at'), since):
             break
         if entry.get('event_type') not in _FLOWS:
             continue

@@ -231,6 +231,14 @@ def after(stamp, since):
     return when is not None and limit is not None and when > limit
 
 
+def at_or_after(stamp, since):
+    """Whether a time ironic wrote is ``since`` or later (None: nothing
+    is): ironic and nova write whole seconds, and a deploy may start in
+    the second nova created its instance."""
+    when, limit = _when(stamp), _when(since)
+    return when is not None and limit is not None and when >= limit
+
+
 def started_steps(event):
     """The steps a ``servicing_start`` event lists (ironic writes them as
     Python literals, secrets masked), or None when its text says none."""
