@@ -50,9 +50,9 @@ class Glance(rest.Api):
         return found[0]['id'] if found else None
 
     def probe_create(self, body):
-        """The HTTP status of an image create (a probe of
+        """(status, text) of an image create (a probe of
         ``domain.hardening``, built to store nothing)."""
-        return self.probe('POST', '/images', json=body)[0]
+        return self.probe('POST', '/images', json=body)
 
     def find_image(self, name_or_id):
         """An image (its properties as top-level keys) by ID or name: one

@@ -132,7 +132,7 @@ class NodeHistory:
                 'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
                 '%s' % (node, page, marker), versions.NODE_HISTORY)['history']
             found += events
-            if len(events) < page or not toggle_record.after(
+            if len(events) < page or not toggle_record.at_or_after(
                     events[-1].get('created_at'), since):
                 return found
             marker = '&marker=%s' % events[-1]['uuid']

@@ -98,7 +98,7 @@ class TestHardened(HardeningTestCase):
         # the operator's check: every door it probed closed, the others
         # said; the runbook named; its users gone
         found = self.check()
-        self.assertEqual(20, len(found))
+        self.assertEqual(22, len(found))
         self.assertEqual('closed', found[
             "steps no template explains, in a node's history", 'operator'][0])
         steps = ('raw deploy steps (rebuild --deploy-steps)', 'manager')
@@ -243,6 +243,10 @@ class TestLegacyCloud(HardeningTestCase):
                 'closed',
             ('raw service steps', 'manager'): 'open',
             ('raw service steps', 'member'): 'closed',
+            ('raw clean steps (a lease that outlives the instance)',
+             'manager'): 'open',
+            ('raw clean steps (a lease that outlives the instance)',
+             'member'): 'closed',
             ('a runbook of its own', 'manager'): 'open',
             ('a runbook of its own', 'member'): 'closed',
             ('rebuild naming a runbook, with deploy steps', 'manager'):

@@ -203,9 +203,10 @@ class FakeIronic(FakeService):
         # ironic's default policy: a lessee's manager writes instance_info
         # (False: the shipped hardening's override refuses it)
         self.instance_info_open = False
-        # the hardening's other rules: raw service steps and runbooks of a
-        # project's own refused to projects (True: ironic's defaults)
-        self.service_steps_open = False
+        # the hardening's other rules: raw service and clean steps and
+        # runbooks of a project's own refused to projects (True: ironic's
+        # defaults)
+        self.steps_open = False
         self.runbook_create_open = False
         # {'interface.step': 'refuse' or 'unregistered'}: a step rule in
         # the policy file, as a fixed ironic enforces it, or as ironic 39
@@ -567,17 +568,18 @@ class FakeIronic(FakeService):
         a rescue password for another target (the check's probes): its
         policy, the step rules, then a 400 before the conductor."""
         checked = (body.get('deploy_steps') or []) + (
-            body.get('service_steps') or [])
+            body.get('service_steps') or []) + (body.get('clean_steps') or [])
         if body.get('runbook'):
             refused = self._runbook_steps(node, body)
             if isinstance(refused, requests.Response):
                 return refused
             if self.runbook_skips_step_rules:
                 checked = []
-        elif (body.get('service_steps') and self.project
-              and not self.service_steps_open):
+        elif self.project and any(
+                body.get(kind) and not self.steps_open for kind in (
+                    'service_steps', 'clean_steps')):
             return error(403, 'RBAC policy on baremetal:node:'
-                         'set_provision_state:service_steps denied')
+                         'set_provision_state:*_steps denied')
         for step in checked:
             step_id = '%s.%s' % (step['interface'], step['step'])
             rule = self.step_rules.get(step_id)
@@ -1156,9 +1158,12 @@ class FakeKeystone:
         self.users = {}                     # {ID: (name, project, role)}
         self.removed = []                   # the names of users deleted
         self.refuse_assignment = False
+        self.members = {}                   # {project ID: {user ID}}
         self.proxy = proxy_double(identity_proxy.Proxy, (
             'get_project', 'projects', 'find_domain', 'find_role',
-            'create_user', 'assign_project_role_to_user', 'delete_user'))
+            'create_user', 'assign_project_role_to_user', 'delete_user',
+            'role_assignments'))
+        self.proxy.role_assignments.side_effect = self.assignments
         self.proxy.get_project.side_effect = self.get_project
         self.proxy.projects.side_effect = self.listed
         self.proxy.find_domain.side_effect = self.find_domain
@@ -1207,6 +1212,14 @@ class FakeKeystone:
         if self.refuse_assignment:
             raise sdk_exceptions.ForbiddenException('role assignment')
         self.users[user.id] = (user.name, project.id, role.name)
+
+    def assignments(self, scope_project_id=None, effective=False):
+        """keystone's effective role assignments in a project: its
+        members' and the users made in it."""
+        users = set(self.members.get(scope_project_id, ())) | {
+            i for i, (_, project, _) in self.users.items()
+            if project == scope_project_id}
+        return [mock.Mock(spec=['user'], user={'id': i}) for i in users]
 
     def delete_user(self, user, ignore_missing=True):
         self.removed.append(self.users.pop(user.id)[0])

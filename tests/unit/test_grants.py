@@ -528,3 +528,28 @@ class TestGrantFlavors(testtools.TestCase):
             {'f1': ['p1']}, 'p1')
         self.assertEqual((grant_flavors.CREATE, True),
                          (need.action, need.open))
+
+    def test_the_root_flavor_follows_what_each_derived_one_says(self):
+        sizes = {'vcpus': 1, 'ram': 512, 'disk': 1,
+                 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0}
+        public = dict(sizes, id='f1', name='bm', description=None,
+                      **{'os-flavor-access:is_public': True})
+        # an operator's flavor whose name holds a '+' is its own root
+        gpu = dict(public, id='f2', name='bm+gpu',
+                   **{'os-flavor-access:is_public': False})
+        derived = dict(gpu, id='f3', name='bm+gpu+hyperthreading=disabled',
+                       description=toggle_plan.derived_description('bm+gpu'))
+        embedded = {'vcpus': 1, 'ram': 512, 'disk': 1, 'ephemeral': 0,
+                    'swap': 0}
+        listed = [public, gpu, derived]
+        for name in ('bm+gpu', 'bm+gpu+hyperthreading=disabled'):
+            server = {'flavor': dict(embedded, original_name=name)}
+            self.assertEqual('f2', toggle_plan.root_flavor(
+                server, listed)['id'])
+            # closed to the project: lost, whatever the public 'bm' is
+            self.assertEqual('f2', toggle_plan.lost_root(
+                server, listed, {'f2': ['p2']}, 'p1')['id'])
+        # a derived flavor whose original is gone: no root
+        self.assertIsNone(toggle_plan.root_flavor(
+            {'flavor': dict(embedded, original_name=derived['name'])},
+            [public, derived]))

@@ -58,7 +58,8 @@ class TestVerdicts(testtools.TestCase):
                          hardening.verdict(INSTANCE_INFO, 403)[0])
         self.assertEqual(hardening.OPEN,
                          hardening.verdict(INSTANCE_INFO, 400)[0])
-        self.assertEqual(hardening.CLOSED, hardening.verdict(TRAIT, 403)[0])
+        self.assertEqual(hardening.CLOSED, hardening.verdict(
+            TRAIT, 403, "Attribute 'trait:X' is reserved.")[0])
         self.assertEqual(hardening.OPEN, hardening.verdict(TRAIT, 409)[0])
         self.assertEqual(hardening.OPEN, hardening.verdict(
             DOOR['runbook_create'], 400)[0])
@@ -74,6 +75,10 @@ class TestVerdicts(testtools.TestCase):
             self.assertEqual(
                 (hardening.NOT_PROBED, 'unexpected answer HTTP %d' % status),
                 hardening.verdict(door, status))
+        # glance refusing the create for another policy (add_image) says
+        # nothing of the property's protection
+        self.assertEqual(hardening.NOT_PROBED, hardening.verdict(
+            TRAIT, 403, 'You are not authorized to complete add_image')[0])
         # a 400 that is not ironic's answer after its policy: a body it
         # refused first, say, proves nothing
         self.assertEqual(hardening.NOT_PROBED, hardening.verdict(
@@ -104,6 +109,7 @@ class TestVerdicts(testtools.TestCase):
         # target: ironic refuses it before the conductor, in any state
         for body in (hardening.deploy_steps_probe('firmware.update'),
                      hardening.service_steps_probe(),
+                     hardening.clean_steps_probe(),
                      hardening.runbook_rebuild_probe('CUSTOM_RB')):
             self.assertEqual(hardening.NOT_A_RESCUE, body['rescue_password'])
             self.assertNotEqual('rescue', body['target'])
@@ -304,7 +310,7 @@ class TestShippedHardening(testtools.TestCase):
                          '(role:service and system_scope:all) or '
                          'rule:service_role',
                          rules[hardening.INSTANCE_INFO_RULE])
-        self.assertEqual(8, len(rules))
+        self.assertEqual(9, len(rules))
         # nova's service user: the service role in the Default domain's
         # service project, never in a project of that name elsewhere
         target = {'config.service_project_name': 'service'}
@@ -391,7 +397,7 @@ class CheckTestCase(fakes.TestCommand):
     def open_doors(self):
         """The cloud without the shipped hardening."""
         self.ironic.instance_info_open = True
-        self.ironic.service_steps_open = True
+        self.ironic.steps_open = True
         self.ironic.runbook_create_open = True
         self.glance.protected = ()
 
@@ -471,7 +477,7 @@ class TestOperatorsCheck(CheckTestCase):
             deploy_config.parse_config('hyperthreading=disabled'),
             ('HyperThreading', 'Disabled'))
         found = self.check()
-        self.assertEqual(20, len(found))
+        self.assertEqual(22, len(found))
         # never "closed" where nothing was probed: nova's proxy has no
         # safe probe, the rebuild naming a runbook needs one to run
         self.assertEqual(
@@ -548,7 +554,9 @@ class TestOperatorsCheck(CheckTestCase):
                   'args': {'settings': [{'name': 'TpmState',
                                          'value': 'Off'}]}, 'priority': 150}
         driver = DRIVER_STEP
-        # the instance was deployed with the template, as nova asks
+        # the instance was deployed with the template, as nova asks; the
+        # project's users are u-*
+        self.keystone.members['project-1'] = {'u-0', 'u-1', 'u-2', 'u-3'}
         self.node['instance_info']['traits'] = [template['name']]
         self.before = self.state()
         self.ironic.history[self.node['uuid']] = [
@@ -588,6 +596,19 @@ class TestOperatorsCheck(CheckTestCase):
             'nova')]
         self.assertEqual(hardening.CLOSED, self.check()[
             hardening.HISTORY_DOOR.name, 'operator'][0])
+        # the operator's own servicing (a profile's unlock, a toggle) and
+        # nova's are theirs; a flow whose steps cannot be read, by the
+        # project's user, is named
+        self.ironic.history[self.node['uuid']] += [
+            history_event('servicing_start', '2026-12-01T10:00:05',
+                          [chosen], 'operator'),
+            dict(history_event('deployment_start', '2026-12-01T10:00:06',
+                               [], 'u-1'),
+                 event="Starting with steps=[{'args': {'v': nan}}]")]
+        self.assertEqual(
+            (hardening.OPEN, 'bm-1: (steps.unreadable) at '
+             '2026-12-01T10:00:06 by user u-1, args {}'),
+            self.check()[hardening.HISTORY_DOOR.name, 'operator'])
         # a history that does not reach the deploy proves nothing
         self.ironic.history[self.node['uuid']] = []
         state, detail = self.check()[hardening.HISTORY_DOOR.name, 'operator']
@@ -612,7 +633,7 @@ class TestOperatorsCheck(CheckTestCase):
         self.assertEqual({hardening.OPEN}, {
             s for (door, _), s in found.items()
             if door.startswith('image property') and 'nova' not in door})
-        for probe in ('service_steps', 'runbook_create'):
+        for probe in ('service_steps', 'clean_steps', 'runbook_create'):
             self.assertEqual(hardening.OPEN, found[DOOR[probe].name,
                                                    'manager'])
 
@@ -658,9 +679,9 @@ class TestProjectsOwnCheck(CheckTestCase):
              'operator': {hardening.CLOSED, hardening.NOT_PROBED}},
             {who: {s for (_, w), s in found.items() if w == who}
              for who in ('manager', 'member', 'operator')})
-        # what its token reads of its own nodes and runbooks counts; the
-        # lessees of others' nodes it cannot see
-        self.assertEqual(hardening.CLOSED,
+        # its token does not see the nodes leased to others, which may
+        # run its servers: neither their lessees nor their owners judged
+        self.assertEqual(hardening.NOT_PROBED,
                          found[hardening.OWNER_DOOR.name, 'operator'])
         self.assertEqual(hardening.NOT_PROBED,
                          found[hardening.LESSEE_DOOR.name, 'operator'])
@@ -717,14 +738,22 @@ class TestHardeningSettings(fakes.TestCommand):
         self.assertEqual(
             'cache_in_nova,bittorrent,trait:CUSTOM_DEPLOY_CONFIG_RAID_1',
             found['non_inheritable_image_properties'][3])
-        self.assertEqual('"role:service and project_id:p-svc"',
-                         found['service_role'][3])
+        self.assertEqual(
+            '"service_role": "role:service and project_id:p-svc and '
+            'project_name:%(config.service_project_name)s"',
+            found['service_role'][3])
         # a project of that name in another domain: named, not taken
         self.keystone.projects['p-evil'] = ('service', 'd-2')
         found = self.show()
-        self.assertEqual('"role:service and project_id:p-svc"',
-                         found['service_role'][3])
+        self.assertIn('project_id:p-svc', found['service_role'][3])
         self.assertIn('p-evil (domain d-2)', found['service_role'][4])
+        # none in the Default domain: no guess
+        del self.keystone.projects['p-svc']
+        found = self.show()
+        self.assertIsNone(found['service_role'][3])
+        self.assertIn('no project named service in the Default domain '
+                      '(others of that name: p-evil (domain d-2))',
+                      found['service_role'][4])
         self.assertEqual([], self.ironic.writes)
 
     def test_a_project_scoped_token_in_one_line(self):

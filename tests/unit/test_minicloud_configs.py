@@ -91,9 +91,13 @@ class TestIronicConfig(testtools.TestCase):
             'baremetal:node:update_instance_info',
             'baremetal:node:set_boot_mode', 'baremetal:node:set_secure_boot',
             'baremetal:node:set_provision_state:service_steps',
+            'baremetal:node:set_provision_state:clean_steps',
             'baremetal:runbook:create', 'baremetal:runbook:update',
             'baremetal:runbook:delete', 'service_role'}, set(rules))
         self.assertIn('project_domain_id:default', rules.pop('service_role'))
+        # the node's owner keeps its raw clean steps
+        self.assertIn('project_id:%(node.owner)s', rules.pop(
+            'baremetal:node:set_provision_state:clean_steps'))
         for rule in rules.values():
             self.assertNotIn('project_id', rule)
             self.assertIn('system_scope:all', rule)

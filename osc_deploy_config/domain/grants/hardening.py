@@ -49,6 +49,7 @@ GLANCE_FILE = 'glance-property-protections.conf'
 GLANCE_POLICY_FILE = 'glance-policy.yaml'
 INSTANCE_INFO_RULE = 'baremetal:node:update_instance_info'
 SERVICE_STEPS_RULE = 'baremetal:node:set_provision_state:service_steps'
+CLEAN_STEPS_RULE = 'baremetal:node:set_provision_state:clean_steps'
 RUNBOOK_CREATE_RULE = 'baremetal:runbook:create'
 UNREGISTERED = 'has not been registered'
 TRAIT_SECTION = '^trait:'
@@ -121,6 +122,8 @@ DOORS = tuple(
          'template uses (openstack deploy-config hardening show)'),
         ('raw service steps', 'service_steps',
          '%s "%s"' % (IRONIC_FILE, SERVICE_STEPS_RULE)),
+        ('raw clean steps (a lease that outlives the instance)',
+         'clean_steps', '%s "%s"' % (IRONIC_FILE, CLEAN_STEPS_RULE)),
         ('a runbook of its own', 'runbook_create',
          '%s "%s"' % (IRONIC_FILE, RUNBOOK_CREATE_RULE)),
         ('rebuild naming a runbook, with deploy steps', 'runbook_rebuild',
@@ -146,13 +149,21 @@ _FLOWS = ('deployment_start', 'deployment_end', 'servicing_start',
 # What each service answers a probe with, where the door is open: the
 # failure after its policy check.
 _OPEN_STATUS = {'instance_info': (400,), 'runbook_create': (400,),
-                'deploy_steps': (400, 409), 'service_steps': (400, 409)}
+                'deploy_steps': (400, 409), 'service_steps': (400, 409),
+                'clean_steps': (400, 409)}
 _GLANCE_OPEN_STATUS = (409,)
+_IMAGE_PROPERTIES = ('trait:', 'deploy-config:')
+_RESERVED = 'is reserved'
 
 
 def verdict(door, status, text=''):
-    """(state, detail) of a door from the HTTP status its probe got (and,
-    for ironic's provision probes, the error's text)."""
+    """(state, detail) of a door from the HTTP status its probe got (and
+    the error's text, for the probes whose refusal must be the door's: an
+    image property glance calls reserved, not another policy)."""
+    if status == 403 and door.probe.startswith(_IMAGE_PROPERTIES) and (
+            _RESERVED not in text):
+        return NOT_PROBED, 'refused, but not by the property protection ' \
+            '(HTTP 403: %s)' % text[:120]
     if status == 403:
         return CLOSED, 'refused (HTTP 403)'
     if door.probe == 'runbook_rebuild':
@@ -165,7 +176,8 @@ def verdict(door, status, text=''):
                 'runbook has one), after skipping the step rules'
         return NOT_PROBED, 'unexpected answer HTTP %d%s' % (
             status, ': %s' % text[:120] if text else '')
-    provision = door.probe in ('deploy_steps', 'service_steps')
+    provision = door.probe in ('deploy_steps', 'service_steps',
+                               'clean_steps')
     if status in _OPEN_STATUS.get(door.probe, _GLANCE_OPEN_STATUS) and (
             not provision or any(m in text for m in _PAST_POLICY)):
         return OPEN, 'allowed: the probe reached the write (HTTP %d, ' \
@@ -205,6 +217,14 @@ def service_steps_probe():
     del step['priority']
     return {'target': 'clean', 'service_steps': [step],
             'rescue_password': NOT_A_RESCUE}
+
+
+def clean_steps_probe():
+    """The request that probes the clean-steps rule with a step no rule
+    names, and writes nothing."""
+    body = service_steps_probe()
+    body['clean_steps'] = body.pop('service_steps')
+    return body
 
 
 def runbook_rebuild_probe(runbook):
@@ -399,29 +419,34 @@ def entitled(templates, project_id, instance_traits):
             or project_id in grants.granted_projects(t)]
 
 
-def unexplained_steps(history, since, templates):
+def unexplained_steps(history, since, templates, users=None):
     """The steps a node's history (API 1.78, in detail, newest first)
     shows at a deploy or a servicing after ``since`` (the instance's
     creation) that none of ``templates`` has and the driver did not list
-    itself: [(when, who, 'interface.step', args)], newest first.  The end
-    of a flow lists the in-band steps its start could not."""
+    itself, asked for by one of ``users`` (the project's; None: anyone)
+    or by a user ironic did not record: [(when, who, 'interface.step',
+    args)], newest first.  The end of a deploy lists the in-band steps its
+    start could not; a flow whose steps cannot be read is one of them."""
     known = [s for t in templates for s in t.get('steps') or ()]
     found = {}
     for entry in history:
         if not toggle_record.at_or_after(entry.get('created_at'), since):
             break
-        if entry.get('event_type') not in _FLOWS:
+        user = entry.get('user')
+        if entry.get('event_type') not in _FLOWS or (
+                users is not None and user and user not in users):
             continue
-        for step in toggle_record.started_steps(entry.get('event') or '') \
-                or ():
-            if 'argsinfo' in step and 'args' not in step:
-                continue        # the driver's own listing
-            if any(toggle_record.same_step(k, step) for k in known):
-                continue
+        listed = toggle_record.started_steps(entry.get('event') or '')
+        for step in [{'interface': '(steps', 'step': 'unreadable)'}] \
+                if listed is None else listed:
+            if ('argsinfo' in step and 'args' not in step) or any(
+                    toggle_record.same_step(k, step) for k in known):
+                continue        # the driver's own listing, or a template's
             name = '%s.%s' % (step.get('interface'), step.get('step'))
-            found.setdefault((entry.get('user'), name, repr(step.get(
-                'args'))), (entry['created_at'], entry.get('user'), name,
-                            step.get('args') or {}))
+            key = (name, repr(step.get('args')))
+            if key not in found or not found[key][1]:
+                found[key] = (entry['created_at'], user, name,
+                              step.get('args') or {})
     return list(found.values())
 
 

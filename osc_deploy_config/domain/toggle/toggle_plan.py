@@ -118,14 +118,33 @@ def original_flavor(server, listed_flavors):
 
 
 def root_flavor(server, listed_flavors):
-    """The flavor a server's derived flavors start from (its flavor's name
-    before the first '+', with its sizes), or None (deleted, or its name
-    taken twice)."""
+    """The flavor a server's derived flavors start from, with its sizes:
+    its own, or, for a derived one, the flavor each derived one says it
+    was derived from (``derived_description``), in turn; None where one
+    of them is gone or its name taken twice.  An operator's flavor whose
+    name holds a '+' is its own root."""
     embedded = server['flavor']
-    name = embedded['original_name'].split('+', 1)[0]
-    found = [f for f in listed_flavors
-             if f['name'] == name and sizes_of(f) == sizes_of(embedded)]
-    return found[0] if len(found) == 1 else None
+    same = [f for f in listed_flavors if sizes_of(f) == sizes_of(embedded)]
+    name, seen = embedded['original_name'], set()
+    while name not in seen:
+        seen.add(name)
+        found = [f for f in same if f['name'] == name]
+        if len(found) != 1:
+            return None
+        name = derived_from(found[0])
+        if name is None:
+            return found[0]
+    return None
+
+
+def derived_from(flavor):
+    """The name of the flavor a derived one was made from, or None (not
+    derived)."""
+    said = flavor.get('description') or ''
+    head, tail = '%s: ' % DERIVED_MARK, ' with deploy configs changed'
+    if not (said.startswith(head) and said.endswith(tail)):
+        return None
+    return said[len(head):-len(tail)]
 
 
 def lost_root(server, listed_flavors, access, project_id):

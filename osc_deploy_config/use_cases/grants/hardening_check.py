@@ -90,9 +90,10 @@ def _templates(clients):
 
 
 def _histories(clients, project_id, servers, nodes, templates, hidden):
-    """The history door: what ran on the project's nodes since its
-    servers there were created, beyond the templates its instances and
-    its grants name."""
+    """The history door: what the project's users (or users ironic did
+    not record) ran on its nodes since its servers there were created,
+    beyond the templates its instances and its grants name: not the
+    operator's, nor nova's."""
     if hidden or templates is None:
         return hardening.history_rows({}, [], hidden or (
             'the templates, which explain the steps, are shown to a '
@@ -103,6 +104,9 @@ def _histories(clients, project_id, servers, nodes, templates, hidden):
                                       'history (API 1.78)')
     created = {s['id']: s.get('created') for s in servers}
     ours = {n['uuid']: n for n in nodes if n.get('instance_uuid') in created}
+    users = {a.user['id'] for a in clients.connection.identity.
+             role_assignments(scope_project_id=project_id, effective=True)
+             if a.user}
     histories = ironic.histories_since({
         ident: created[n['instance_uuid']] for ident, n in ours.items()})
     found, unread = {}, []
@@ -115,16 +119,18 @@ def _histories(clients, project_id, servers, nodes, templates, hidden):
         entitled = hardening.entitled(templates, project_id, (ironic.node(
             ident, ['instance_info'])['instance_info'] or {}).get('traits'))
         found[name] = hardening.unexplained_steps(histories[ident], since,
-                                                  entitled)
+                                                  entitled, users)
     return hardening.history_rows(found, unread)
 
 
 def _readings(project_id, servers, nodes, runbooks, templates, hidden,
-              lessees_hidden=None):
-    """The rows read, not probed: lessees, owners, runnable runbooks."""
-    rows = hardening.lessee_rows(project_id, servers, nodes,
-                                 lessees_hidden or hidden)
+              own_token=False):
+    """The rows read, not probed: lessees, owners, runnable runbooks
+    (``hidden``: why the nodes read may not be every node; the project's
+    ``own_token`` sees every node and runbook it may run one on)."""
+    rows = hardening.lessee_rows(project_id, servers, nodes, hidden)
     rows += hardening.owner_rows(project_id, servers, nodes, hidden)
+    hidden = None if own_token else hidden
     if runbooks is None:
         return rows + [hardening.row(
             hardening.RUNBOOK_DOOR, hardening.NOT_PROBED,
@@ -194,10 +200,9 @@ def _as_project(clients, project):
     runbooks = _runbooks(clients)
     # a project sees the nodes it owns or leases, and its own runbooks:
     # what it may run; not the nodes leased to others
-    rows = _readings(own, servers, nodes, runbooks, None, None,
-                     lessees_hidden=("a project's token does not see the "
-                                     "nodes leased to others: the "
-                                     "operator's check reads them"))
+    rows = _readings(own, servers, nodes, runbooks, None, (
+        "a project's token does not see the nodes leased to others: the "
+        "operator's check reads them"), own_token=True)
     rows += hardening.history_rows({}, [], "a project's token reads "
                                    "neither its nodes' history nor the "
                                    "templates: the operator's check reads "
@@ -257,7 +262,7 @@ def _unprobed(door, node, runbook, newest):
                 "property added, and a direct probe carries no service "
                 "token; tests/functional/test_hardening proves the rule")
     needs_node = ('instance_info', 'deploy_steps', 'service_steps',
-                  'runbook_rebuild')
+                  'clean_steps', 'runbook_rebuild')
     if door.probe in needs_node and node is None:
         return 'no server of the project runs on a node leased to it'
     ironic_only = needs_node[1:] + ('runbook_create',)
@@ -276,9 +281,11 @@ def _probe(clients, ironic, door, node, runbook):
         return hardening.verdict(door, ironic.probe_instance_info(
             node, hardening.instance_info_probe(
                 'deploy_config_check_' + uuid.uuid4().hex)))
-    if door.probe == 'service_steps':
+    if door.probe in ('service_steps', 'clean_steps'):
         return hardening.verdict(door, *ironic.probe_provision(
-            node, hardening.service_steps_probe()))
+            node, hardening.service_steps_probe()
+            if door.probe == 'service_steps' else
+            hardening.clean_steps_probe()))
     if door.probe == 'runbook_create':
         return hardening.verdict(door, *ironic.probe_runbook_create())
     if door.probe == 'runbook_rebuild':
@@ -287,7 +294,7 @@ def _probe(clients, ironic, door, node, runbook):
     image_id = clients.glance().any_image_id()
     if image_id is None:
         return None, 'no image visible to borrow an ID from'
-    return hardening.verdict(door, clients.glance().probe_create(
+    return hardening.verdict(door, *clients.glance().probe_create(
         hardening.image_probe(image_id, door)))
 
 
@@ -322,19 +329,24 @@ def settings(clients):
 
 
 def _service_role(clients, name='service'):
-    """The row of ironic's service_role rule: the service project by its
-    ID, where keystone has one project of that name."""
-    found = sorted(clients.connection.identity.projects(name=name),
-                   key=lambda p: p.domain_id != 'default')
-    if not found:
-        return ('ironic-policy.yaml', None, 'service_role', None,
-                'no project named %s: name the project the service users '
-                "(nova's, ironic's) have the service role in" % name)
+    """The row of ironic's service_role rule: the Default domain's service
+    project by its ID, beside ironic's own term for the project's name
+    (which follows ``rbac_service_role_elevated_access``)."""
+    found = list(clients.connection.identity.projects(name=name))
+    ours = [p for p in found if p.domain_id == 'default']
     others = ', '.join('%s (domain %s)' % (p.id, p.domain_id)
-                       for p in found[1:])
+                       for p in found if p.domain_id != 'default')
+    if not ours:
+        return ('ironic-policy.yaml', None, 'service_role', None,
+                'no project named %s in the Default domain%s: name the '
+                "project the service users (nova's, ironic's) have the "
+                'service role in, by its ID' % (
+                    name, ' (others of that name: %s)' % others
+                    if others else ''))
     return ('ironic-policy.yaml', None, 'service_role',
-            '"role:service and project_id:%s"' % found[0].id,
-            'the project %s of domain %s%s' % (
-                name, found[0].domain_id, '; others of that name, whose '
-                'service role ironic\'s default counts too: %s' % others
+            '"service_role": "role:service and project_id:%s and '
+            'project_name:%%(config.service_project_name)s"' % ours[0].id,
+            'the project %s of the Default domain%s' % (
+                name, '; others of that name, whose service role '
+                "ironic's default counts too: %s" % others
                 if others else ''))
