@@ -153,9 +153,13 @@ class TestHardened(HardeningTestCase):
         self.wait_for('%s active with BootDelay %s' % (node, delay), lambda: (
             self.node(node)['provision_state'] == 'active'
             and self.bios(node)['BootDelay'] == delay), 120, 0.25)
-        state, _, detail = self.check()[
+        found = self.check()
+        state, _, detail = found[
             "steps no template explains, in a node's history", 'operator']
-        self.assertEqual('open', state)
+        self.assertEqual('open', state, (found, self.sdk(
+            base.SYSTEM_ADMIN).baremetal.get(
+                '/nodes/%s/history?detail=True&sort_dir=desc&limit=5'
+                % self.node(node)['uuid'], microversion='1.78').text))
         self.assertIn("%s: bios.apply_configuration at " % node, detail)
         self.assertIn("'name': 'BootDelay', 'value': '%s'" % delay, detail)
 
