@@ -1158,12 +1158,9 @@ class FakeKeystone:
         self.users = {}                     # {ID: (name, project, role)}
         self.removed = []                   # the names of users deleted
         self.refuse_assignment = False
-        self.members = {}                   # {project ID: {user ID}}
         self.proxy = proxy_double(identity_proxy.Proxy, (
             'get_project', 'projects', 'find_domain', 'find_role',
-            'create_user', 'assign_project_role_to_user', 'delete_user',
-            'role_assignments'))
-        self.proxy.role_assignments.side_effect = self.assignments
+            'create_user', 'assign_project_role_to_user', 'delete_user'))
         self.proxy.get_project.side_effect = self.get_project
         self.proxy.projects.side_effect = self.listed
         self.proxy.find_domain.side_effect = self.find_domain
@@ -1212,14 +1209,6 @@ class FakeKeystone:
         if self.refuse_assignment:
             raise sdk_exceptions.ForbiddenException('role assignment')
         self.users[user.id] = (user.name, project.id, role.name)
-
-    def assignments(self, scope_project_id=None, effective=False):
-        """keystone's effective role assignments in a project: its
-        members' and the users made in it."""
-        users = set(self.members.get(scope_project_id, ())) | {
-            i for i, (_, project, _) in self.users.items()
-            if project == scope_project_id}
-        return [mock.Mock(spec=['user'], user={'id': i}) for i in users]
 
     def delete_user(self, user, ignore_missing=True):
         self.removed.append(self.users.pop(user.id)[0])

@@ -419,22 +419,24 @@ def entitled(templates, project_id, instance_traits):
             or project_id in grants.granted_projects(t)]
 
 
-def unexplained_steps(history, since, templates, users=None):
+def unexplained_steps(history, since, templates):
     """The steps a node's history (API 1.78, in detail, newest first)
     shows at a deploy or a servicing after ``since`` (the instance's
     creation) that none of ``templates`` has and the driver did not list
-    itself, asked for by one of ``users`` (the project's; None: anyone)
-    or by a user ironic did not record: [(when, who, 'interface.step',
-    args)], newest first.  The end of a deploy lists the in-band steps its
-    start could not; a flow whose steps cannot be read is one of them."""
+    itself: [(when, who, 'interface.step', args)], newest first, ``who``
+    the user ironic recorded.  Whoever asked: ironic may record another
+    request's user (seen on an ironic that runs its API and conductor in
+    one process: a lessee manager's rebuild recorded as nova's service
+    user), so no user is left out.  The end of a deploy lists the in-band
+    steps its start could not; a flow whose steps cannot be read is one
+    of them."""
     known = [s for t in templates for s in t.get('steps') or ()]
     found = {}
     for entry in history:
         if not toggle_record.at_or_after(entry.get('created_at'), since):
             break
         user = entry.get('user')
-        if entry.get('event_type') not in _FLOWS or (
-                users is not None and user and user not in users):
+        if entry.get('event_type') not in _FLOWS:
             continue
         listed = toggle_record.started_steps(entry.get('event') or '')
         for step in [{'interface': '(steps', 'step': 'unreadable)'}] \
