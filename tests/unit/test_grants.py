@@ -481,15 +481,22 @@ class TestGrant(GrantTestCase):
             if t['name'] == OFF_T)['extra'])
 
 
+def flavor_and_server(name, public):
+    """A listed flavor 'f1' of that name (1 vCPU, 512 MiB, 1 GiB), and a
+    server 's1' that runs it, as nova embeds it."""
+    flavor = {'id': 'f1', 'name': name, 'vcpus': 1, 'ram': 512, 'disk': 1,
+              'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
+              'os-flavor-access:is_public': public, 'extra_specs': {},
+              'description': None}
+    server = {'id': 's1', 'flavor': {
+        'original_name': name, 'vcpus': 1, 'ram': 512, 'disk': 1,
+        'ephemeral': 0, 'swap': 0, 'extra_specs': {}}}
+    return flavor, server
+
+
 class TestGrantFlavors(testtools.TestCase):
     def test_a_private_flavor_a_toggle_did_not_derive_is_never_opened(self):
-        flavor = {'id': 'f1', 'name': 'm1.tiny', 'vcpus': 1, 'ram': 512,
-                  'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
-                  'os-flavor-access:is_public': True, 'extra_specs': {},
-                  'description': None}
-        server = {'id': 's1', 'flavor': {
-            'original_name': 'm1.tiny', 'vcpus': 1, 'ram': 512, 'disk': 1,
-            'ephemeral': 0, 'swap': 0, 'extra_specs': {}}}
+        flavor, server = flavor_and_server('m1.tiny', public=True)
         specs = {'deploy-config:hyperthreading': 'disabled',
                  'trait:' + OFF_T: 'required'}
         theirs = dict(flavor, id='f2', description='mine', extra_specs=specs,
@@ -509,13 +516,7 @@ class TestGrantFlavors(testtools.TestCase):
         self.assertEqual((None, True), (need.action, need.open))
 
     def test_nothing_derived_from_a_private_flavor_the_project_lost(self):
-        private = {'id': 'f1', 'name': 'm1.secret', 'vcpus': 1, 'ram': 512,
-                   'disk': 1, 'OS-FLV-EXT-DATA:ephemeral': 0, 'swap': 0,
-                   'os-flavor-access:is_public': False, 'extra_specs': {},
-                   'description': None}
-        server = {'id': 's1', 'flavor': {
-            'original_name': 'm1.secret', 'vcpus': 1, 'ram': 512, 'disk': 1,
-            'ephemeral': 0, 'swap': 0, 'extra_specs': {}}}
+        private, server = flavor_and_server('m1.secret', public=False)
         (need,) = grant_flavors.needed(
             [server], [OFF], known().for_class(None), [private],
             {'f1': ['p2']}, 'p1')

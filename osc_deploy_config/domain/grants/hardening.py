@@ -275,6 +275,15 @@ def steps_row(door, answers, used=None):
     return state, '; '.join(said)
 
 
+def used_steps(templates):
+    """The steps ('interface.step') these deploy templates use, and those
+    the BIOS and RAID profiles make (a template made later may): what no
+    disallow list may name."""
+    return set(PROFILE_STEPS) | {step_safety.step_name(step)
+                                 for t in templates
+                                 for step in t.get('steps') or ()}
+
+
 def disallowed_steps(templates):
     """The steps ironic's [api]disallow_deploy_steps and
     disallow_service_steps should list on a cloud with these deploy
@@ -282,9 +291,7 @@ def disallowed_steps(templates):
     refused to the templates as well, as they deploy), nor the BIOS and
     RAID profiles make (so that a template made later still deploys), and
     ironic's own default.  (list, the guarded steps kept)."""
-    used = set(PROFILE_STEPS) | {
-        '%s.%s' % (step['interface'], step['step'])
-        for t in templates for step in t.get('steps') or ()}
+    used = used_steps(templates)
     kept = [s for s in GUARDED_STEPS if s in used]
     return list(ALWAYS_DISALLOWED) + [s for s in GUARDED_STEPS
                                       if s not in used], kept
@@ -444,7 +451,7 @@ def unexplained_steps(history, since, templates):
             if ('argsinfo' in step and 'args' not in step) or any(
                     toggle_record.same_step(k, step) for k in known):
                 continue        # the driver's own listing, or a template's
-            name = '%s.%s' % (step.get('interface'), step.get('step'))
+            name = step_safety.step_name(step)
             key = (name, repr(step.get('args')))
             if key not in found or not found[key][1]:
                 found[key] = (entry['created_at'], user, name,

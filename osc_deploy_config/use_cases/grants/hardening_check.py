@@ -58,9 +58,7 @@ def _as_operator(clients, project, domain):
     rows = _readings(found.id, servers, nodes, runbooks, templates, hidden)
     rows += _histories(clients, found.id, servers, nodes, templates, hidden)
     targets = _targets(found.id, servers, nodes, runbooks, None if (
-        templates is None) else set(hardening.PROFILE_STEPS) | {
-            '%s.%s' % (s['interface'], s['step'])
-            for t in templates for s in t['steps']})
+        templates is None) else hardening.used_steps(templates))
     users = [keystone.ProbeUser(identity, found, role) for role in ROLES]
     with _removed(users):
         for user in users:
@@ -298,15 +296,14 @@ def settings(clients):
     """(SETTINGS_COLUMNS, rows): the lines of ironic's and nova's
     configuration the hardening needs on this cloud, derived from its
     deploy templates and images."""
-    ironic = clients.ironic(versions.DEPLOY_TEMPLATES)
-    ironic.require()
-    if clients.baremetal_scope != 'system':
+    clients.ironic(versions.DEPLOY_TEMPLATES).require()
+    templates = _templates(clients)
+    if templates is None:
         raise exceptions.CommandError(
             'The settings follow every deploy template of the cloud, which '
             'ironic shows a system-scoped token only: give the operator a '
             'system role (openstack role add --system all --user <user> '
             'admin)')
-    templates = ironic.deploy_templates(detail=True, limit=0)
     steps, kept = hardening.disallowed_steps(templates)
     why = ('the guarded steps no deploy template uses, and ironic\'s '
            'default; left out for the templates and the profiles: %s' % (
