@@ -31,12 +31,13 @@ from osc_deploy_config.services import versions
 # What each purpose reads of a node, in one listing or one read.
 TAGGING_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
                   'provision_state', 'instance_uuid', 'instance_info',
-                  'resource_class')
+                  'resource_class', 'bios_interface', 'properties')
 PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'target_provision_state', 'provision_updated_at',
                     'maintenance', 'maintenance_reason', 'last_error',
                     'traits', 'properties', 'extra', 'owner',
-                    'resource_class', 'raid_config', 'lessee')
+                    'resource_class', 'raid_config', 'lessee',
+                    'bios_interface')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
                'provision_updated_at', 'last_error')
@@ -113,7 +114,8 @@ class Runbooks:
         of its traits."""
         self._request('PUT', '/nodes/%s/states/provision' % node,
                       versions.PROJECT_RUNBOOKS,
-                      json={'target': 'service', 'runbook': runbook})
+                      json={'target': 'service', 'runbook': runbook,
+                            'disable_ramdisk': True})
 
 
 class NodeHistory:
@@ -192,7 +194,35 @@ class Leases:
             limit=0, feature=versions.NODE_LESSEE)
 
 
-class Ironic(Runbooks, NodeHistory, Leases, rest.Api):
+class Range:
+    """What this ironic's API range tells: its maximum, the features it
+    reaches, its release.  Part of ``Ironic``."""
+
+    def maximum(self):
+        """This ironic's API maximum ((major, minor)); None when discovery
+        does not tell."""
+        try:
+            endpoint = self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - not known
+            endpoint = None
+        return versions.maximum(endpoint)
+
+    def reaches(self, feature):
+        """Whether this ironic's range reaches a feature's version; None
+        when discovery does not tell."""
+        found = self.maximum()
+        return None if found is None else (
+            found >= versions.parse(versions.NEEDS[feature][1]))
+
+    def release(self):
+        """What this ironic's redfish BIOS interface does
+        (``ironic_releases.Release``), by its API maximum."""
+        from osc_deploy_config.domain.hardware import ironic_releases
+
+        return ironic_releases.of_api(self.maximum())
+
+
+class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 
@@ -227,22 +257,6 @@ class Ironic(Runbooks, NodeHistory, Leases, rest.Api):
             log.warning('No node is visible to a project-scoped token; '
                         "under ironic's default policy only a system-scoped "
                         'one sees them all.')
-
-    def reaches(self, feature):
-        """Whether this ironic's range reaches a feature's version; None
-        when discovery does not tell."""
-        try:
-            endpoint = self.proxy.get_endpoint_data()
-        except Exception:   # noqa: BLE001 - not known
-            endpoint = None
-        return versions.reaches(endpoint, feature)
-
-    def validates_bios_steps(self):
-        """Whether this ironic refuses, before any write, a BIOS setting
-        its cache holds read-only or a value its cached registry does not
-        allow, whatever else the step sets (37.0 and later).  Where its
-        range is unknown, it is taken to: the careful reading."""
-        return self.reaches(versions.BIOS_STEPS_VALIDATED) is not False
 
     def retriable_writes(self, method, path):
         """A node write refused with 409 found the node locked by the
@@ -337,9 +351,16 @@ class Ironic(Runbooks, NodeHistory, Leases, rest.Api):
                             strict=True))
 
     def service(self, node, steps):
-        """Run service steps on an active node (ironic servicing)."""
-        self._request('PUT', '/nodes/%s/states/provision' % node,
-                      json={'target': 'service', 'service_steps': steps})
+        """Run service steps on an active node (ironic servicing), the
+        ramdisk off where the API can say so (1.108): the steps run on the
+        tenant's own OS, never the agent's."""
+        body = {'target': 'service', 'service_steps': steps}
+        feature = None
+        if self.reaches(versions.SERVICE_WITHOUT_RAMDISK) is not False:
+            body['disable_ramdisk'] = True
+            feature = versions.SERVICE_WITHOUT_RAMDISK
+        self._request('PUT', '/nodes/%s/states/provision' % node, feature,
+                      json=body)
 
     def set_provision_state(self, node, target, **body):
         """Move the node to ``target`` ('manage', 'provide', ...)."""

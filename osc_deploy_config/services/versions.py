@@ -52,16 +52,11 @@ PROVIDER_TRAITS = 'resource provider traits'
 IMAGE_PROPERTIES = 'image properties'
 PROVIDERS_BY_TRAIT = 'resource providers by trait'
 ALLOCATION_CANDIDATES = 'allocation candidates with traits'
-# What ironic's redfish BIOS interface does, by release; the API version
-# of the release, which the service's range shows (not a call's need).
-# 35.0 (API 1.111): a BIOS step finishes without the agent's heartbeat,
-# from a periodic poll of the BMC (``_query_bios_apply_status``).
+# The release behind a range: ``domain.hardware.ironic_releases``, from
+# the range's maximum.  A BIOS step ends without the agent from 35.0.
 BIOS_STEPS_WITHOUT_AGENT = 'BIOS steps finished without the agent'
-# 37.0 (API 1.112, which 36.0 also reports: taken as 37.0, the careful
-# reading): ``apply_configuration`` refuses, before any write, a setting
-# cached read-only and a value its cached registry does not allow, whatever
-# else the step sets (``_validate_and_convert_settings``).
-BIOS_STEPS_VALIDATED = 'BIOS steps validated against the cached registry'
+# A service request that keeps the ramdisk off (``disable_ramdisk``).
+SERVICE_WITHOUT_RAMDISK = 'servicing without the ramdisk'
 # feature: (service type, minimum microversion)
 NEEDS = {
     DEPLOY_TEMPLATES: ('baremetal', '1.55'),
@@ -89,7 +84,7 @@ NEEDS = {
     # traits in provider summaries (1.17), forbidden traits (1.22)
     ALLOCATION_CANDIDATES: ('placement', '1.22'),
     BIOS_STEPS_WITHOUT_AGENT: ('baremetal', '1.111'),
-    BIOS_STEPS_VALIDATED: ('baremetal', '1.112'),
+    SERVICE_WITHOUT_RAMDISK: ('baremetal', '1.108'),
 }
 _MAXIMUM_HEADERS = ('X-OpenStack-Ironic-API-Maximum-Version',)
 _MAXIMUM_IN_TEXT = re.compile(r'maximum is (\d+\.\d+)|, (\d+\.\d+)\]')
@@ -119,14 +114,19 @@ def check_supported(endpoint, *features):
     raise _too_old(url, '%d.%d' % maximum[:2], features)
 
 
+def maximum(endpoint):
+    """The service's discovered maximum ((major, minor)); None when
+    discovery did not tell."""
+    found = getattr(endpoint, 'max_microversion', None)
+    return found[:2] if isinstance(found, tuple) and found else None
+
+
 def reaches(endpoint, feature):
     """Whether the service's discovered range (``endpoint``, as in
     ``check_supported``) reaches the version of ``feature``; None when
     discovery did not tell."""
-    maximum = getattr(endpoint, 'max_microversion', None)
-    if not isinstance(maximum, tuple) or not maximum:
-        return None
-    return maximum >= parse(NEEDS[feature][1])
+    found = maximum(endpoint)
+    return None if found is None else found >= parse(NEEDS[feature][1])
 
 
 def _too_old(url, maximum, features):

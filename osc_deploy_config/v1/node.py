@@ -102,7 +102,7 @@ class PrepareNodeDeployConfig(cli.OneLineErrors, cli.Progress,
         "nodes' kind need (such as Dell's SysProfile=Custom, which unlocks "
         "turbo), by manual cleaning; then tag the nodes for what they can "
         "take")
-    _epilog = """Ironic 37.0 and later refuse, before any write, a BIOS setting
+    _epilog = """Ironic 36.0 and later refuse, before any write, a BIOS setting
 that the node's profile locks, even when the same step sets the profile;
 sync does not offer a config to such a node, and names this command.  An
 available node is managed, cleaned (the ramdisk disabled) and provided

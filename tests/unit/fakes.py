@@ -192,6 +192,8 @@ class FakeIronic(FakeService):
         self.serviced = []               # (node name, steps): done
         # {node UUID: {setting: registry fields}} (?detail=True)
         self.bios_registries = {}
+        # (node name, body) of each provision request taken
+        self.provision_bodies = []
         # {node UUID: [history events]}, oldest first, as ironic 39
         # records servicing (False: an ironic that records none)
         self.history = {}
@@ -280,7 +282,9 @@ class FakeIronic(FakeService):
                               if instance_uuid else {}),
             'maintenance_reason': None, 'fault': None, 'reservation': None,
             'reservation_reads': 0,
-            'extra': {}, 'properties': {}, 'bios': {}, 'bios_at': {},
+            'extra': {}, 'properties': {}, 'bios_at': {},
+            # what a verified node's cache holds at least
+            'bios': {'SerialNumber': 'FAKE-' + name},
             'resource_class': resource_class, 'owner': None, 'lessee': None,
             'bios_interface': bios_interface,
             'raid_config': {}, 'provision_updated_at': self.stamp(),
@@ -622,6 +626,7 @@ class FakeIronic(FakeService):
                          'after the current operation is completed.'
                          % node['uuid'])
         self.provision_requests.append((node['name'], body['target']))
+        self.provision_bodies.append((node['name'], body))
         if body['target'] in ('manage', 'clean', 'provide'):
             return self._clean(node, body)
         if body['target'] == 'abort':

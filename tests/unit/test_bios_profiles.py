@@ -11,7 +11,7 @@
 #   under the License.
 
 """Vendor profiles lock by value, decided from each node's current values
-in ironic's cache; and what ironic 37 and later refuse of a step that sets
+in ironic's cache; and what ironic 36 and later refuse of a step that sets
 a profile beside what it locks (``same_step_unlocks=False``)."""
 
 import testtools
@@ -199,7 +199,7 @@ class TestIronic37(testtools.TestCase):
                                             same_step_unlocks=False)
         self.assertEqual(
             ('ProcTurboMode=Disabled', 'locked by SysProfile='
-             'PerfPerWattOptimizedDapc; ironic 37 and later refuse it even '
+             'PerfPerWattOptimizedDapc; ironic 36 and later refuse it even '
              'with SysProfile=Custom in the same step: prepare the node '
              'first (SysProfile=Custom)', ['bm-5']), problem)
 

@@ -253,7 +253,7 @@ class TestCapturedRegistries(testtools.TestCase):
         (problem,) = bios_registry.problems(wanted, {'r750': listed},
                                             same_step_unlocks=False)
         self.assertEqual(
-            'locked by SysProfile=PerfOptimized; ironic 37 and later refuse '
+            'locked by SysProfile=PerfOptimized; ironic 36 and later refuse '
             'it even with SysProfile=Custom in the same step: prepare the '
             'node first (SysProfile=Custom)', problem.reason)
 

@@ -319,7 +319,7 @@ class TestTagging(testtools.TestCase):
                                  ('ProcTurboMode', 'Enabled'),
                                  ('SysProfile', 'PerfPerWattOptimizedDapc'))]
         self.assertIn('ProcTurboMode', tagging.why_incapable(
-            self.node(), made, registry, same_step_unlocks=False))
+            self.node(), made, registry))
 
     def test_a_set_for_every_kind_is_not_for_a_class_with_its_own_member(
             self):

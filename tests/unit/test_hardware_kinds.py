@@ -172,8 +172,15 @@ class TestTagging(testtools.TestCase):
                                                 registries['n4']))
         self.assertEqual('the template serves baremetal-silver, the node is '
                          'baremetal-gold', tagging.why_incapable(bm0, silver))
-        # a node whose BIOS reports no registry is judged by its traits
-        self.assertIsNone(tagging.why_incapable(bm4, generic, []))
+        # a node whose BIOS settings carry no registry is judged by its
+        # traits; one of which ironic caches no setting is not offered
+        self.assertIsNone(tagging.why_incapable(bm4, generic, [
+            {'name': 'LogicalProc', 'value': 'Disabled'}]))
+        self.assertEqual('ironic caches no BIOS setting of it',
+                         tagging.why_incapable(bm4, generic, []))
+        self.assertEqual('its BIOS interface is no-bios',
+                         tagging.why_incapable(dict(
+                             bm4, bios_interface='no-bios'), generic))
         self.assertEqual(
             [('bm-0', 'CUSTOM_ON', 'add'), ('bm-4', ON_SILVER, 'add')],
             [(c.node, c.template, c.action) for c in tagging.plan_sync(

@@ -24,6 +24,7 @@ from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.hardware import bios_profiles
 from osc_deploy_config.domain.hardware import bios_registry
 from osc_deploy_config.domain.hardware import bios_vocabulary
+from osc_deploy_config.domain.hardware import ironic_releases
 from osc_deploy_config.domain.hardware import tagging
 from tests.unit import bios_fixtures as fx
 
@@ -177,14 +178,15 @@ class TestProfiles(testtools.TestCase):
         def template(*settings):
             return {'name': 'CUSTOM_T', 'steps': [steps.bios_step(settings)],
                     'extra': deploy_config.template_extra(TURBO_OFF, [])}
+        before_36 = ironic_releases.of_api((1, 111))
         self.assertIsNone(tagging.why_incapable(node, template(
             ('SysProfile', 'Custom'), ('ProcTurboMode', 'Disabled')),
-            fx.DELL_R750.settings))
+            fx.DELL_R750.settings, before_36))
         self.assertEqual(
             'its BIOS refuses ProcTurboMode=Disabled (locked by SysProfile '
             'unless SysProfile=Custom)', tagging.why_incapable(
                 node, template(('ProcTurboMode', 'Disabled')),
-                fx.DELL_R750.settings))
+                fx.DELL_R750.settings, before_36))
 
 
 class TestSupermicroValues(testtools.TestCase):

@@ -14,7 +14,7 @@
 once, so that every config's setting is writable when a deploy or a toggle
 sends it.
 
-From ironic 37.0 a BIOS step that sets a setting the node's profile locks
+From ironic 36.0 a BIOS step that sets a setting the node's profile locks
 fails before any write, even when the same step sets the profile to its
 custom value; and ironic refuses two ``bios.apply_configuration`` steps in
 one deploy template or runbook.  So the profile is set once, ahead of the

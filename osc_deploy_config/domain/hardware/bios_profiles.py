@@ -40,8 +40,8 @@ locks.
 Dell's iDRAC also reports a locked setting ``ReadOnly`` live, which ironic
 caches; HPE's static ``ReadOnly`` stays false; Lenovo greys it out, which
 ironic does not keep.  The BMC takes the profile's custom value and the
-locked setting in one request, and ironic before 37.0 passes it on; from
-37.0 ironic refuses a setting its cache says is read-only whatever the
+locked setting in one request, and ironic before 36.0 passes it on; from
+36.0 ironic refuses a setting its cache says is read-only whatever the
 step also sets, so the node's profile is set first (``prerequisites``:
 ``deploy-config prepare``).  Plain functions over the detailed BIOS
 settings ironic lists.
@@ -267,6 +267,11 @@ def _present(by_name):
     return found
 
 
+def present(entries):
+    """The Profiles a node's detailed BIOS settings (``entries``) have."""
+    return _present({e['name']: e for e in entries or ()})
+
+
 def _values(by_name):
     return {name: str(e.get('value')) for name, e in by_name.items()}
 
@@ -323,7 +328,7 @@ def prerequisites(wanted, entries):
 def guards(setting, entries):
     """The profile settings ([(name, value)], outermost first) a step
     sends with ``setting`` where the BMC takes them in one request
-    (ironic before 37): those of ``prerequisites``, each at the value
+    (ironic before 36): those of ``prerequisites``, each at the value
     that unlocks most (its custom value), so that one template holds
     whatever value its nodes are at; None when no value unlocks it."""
     return _required({setting: None}, entries, keep=False)
@@ -362,7 +367,7 @@ def _required(wanted, entries, keep):
 def locked_on(wanted, by_name, same_step_unlocks=True):
     """{setting: Profile} of the settings of ``wanted`` that a profile of
     the node (registry ``by_name``) locks: at its value once the step is
-    applied, or, ``same_step_unlocks`` False (ironic 37 and later), at
+    applied, or, ``same_step_unlocks`` False (ironic 36 and later), at
     its value now, whatever the step sets."""
     now = _values(by_name)
     after = dict(now, **{k: str(v) for k, v in wanted.items()}) \
@@ -390,7 +395,7 @@ def missing(wanted, registries, same_step_unlocks=True):
     that unlocks them: locked on a node of ``registries`` ({node: its
     detailed BIOS settings}) that reports a registry, or, when none does,
     by the setting's name alone.  [] with ``same_step_unlocks`` False
-    (ironic 37 and later): the profile in the step does not help there;
+    (ironic 36 and later): the profile in the step does not help there;
     the node is prepared instead (``prerequisites``)."""
     if not same_step_unlocks:
         return []
@@ -419,14 +424,14 @@ def reason(profile):
 
 
 def prepare_first(setting, entries):
-    """Why ironic 37 and later refuse ``setting``, which a profile's
+    """Why ironic 36 and later refuse ``setting``, which a profile's
     current value locks on the node, in one line naming what preparing
     the node sets first."""
     by_name = {e['name']: e for e in entries}
     name, value = locks_now(entries)[setting]
     needed = [(n, v) for n, v in prerequisites({setting: None}, entries)
               or () if str(by_name[n].get('value')) != v]
-    why = ('ironic 37 and later refuse it even with %s=%s in the same step'
+    why = ('ironic 36 and later refuse it even with %s=%s in the same step'
            % (name, by_setting(name).custom)) \
         if by_name[setting].get('read_only') else \
         "in the BMC's Dependencies, which ironic does not cache"
@@ -469,7 +474,7 @@ def stale_read_only(wanted, entries):
     """The settings of ``wanted`` that ironic's cache (``entries``: the
     node's detailed BIOS settings) holds read-only though no profile locks
     them by its current values: read-only as cached under a profile value
-    that locked them.  Ironic (37.0 to 39.0 at least) writes a cached
+    that locked them.  Ironic (36.0 to 39.0 at least) writes a cached
     setting's registry fields again only when its value changes
     (``BIOSSettingList.sync_node_setting``), and sushy keeps a BMC's
     registry for the conductor's life: a setting cached read-only stays
@@ -487,7 +492,7 @@ def describe_stale(found):
     """Why ironic refuses ``found`` (``stale_read_only``), and what to do,
     in one line."""
     return ('ironic still caches %s read-only, which its profile no '
-            'longer explains: ironic 37 to 39 write a cached setting\'s '
+            'longer explains: ironic 36 to 39 write a cached setting\'s '
             'read_only again only when its value changes, no API of theirs '
             'reads it anew, and they refuse the setting meanwhile (see '
             '"Known limit: ironic\'s cache of read-only" in the docs)'

@@ -20,11 +20,11 @@ registries of the nodes that can take it, before ironic stores a setting
 that every deploy would then fail on, or silently skip.  A node whose
 BIOS reports no registry is not guessed about.  A setting a vendor
 profile's value locks (``bios_profiles``) is refused where the node's
-profile locks it.  Ironic before 37.0 passes a step to the BMC as it is,
+profile locks it.  Ironic before 36.0 passes a step to the BMC as it is,
 and the BMC takes a profile and what it unlocks in one request: the
 setting is then writable, whatever ``read_only`` says, when the same step
 sets the profile to a value that unlocks it (``same_step_unlocks``, the
-default).  From 37.0 ironic checks each setting against its cache first:
+default).  From 36.0 ironic checks each setting against its cache first:
 a setting cached read-only, or locked by the profile's current value, is
 refused whatever the step sets (the node is prepared first), and so is
 every value of an Enumeration whose registry names its values by number
@@ -50,7 +50,7 @@ def problems(wanted, registries, same_step_unlocks=True):
     """[Problem] of the settings ``wanted`` ({name: value}) against
     ``registries`` ({node label: its detailed BIOS settings}), one per
     setting and reason, naming every node that refuses it
-    (``same_step_unlocks`` False: as ironic 37 and later check it)."""
+    (``same_step_unlocks`` False: as ironic 36 and later check it)."""
     grouped = {}
     for node, entries in sorted(registries.items()):
         by_name = {e['name']: e for e in entries}
@@ -75,7 +75,7 @@ def problems(wanted, registries, same_step_unlocks=True):
 def refusal(entry, value, unlocked=False, same_step_unlocks=True):
     """Why the registry ``entry`` of a setting refuses ``value``, or None
     (``unlocked``: read-only or not, it is writable when the step is
-    applied; ``same_step_unlocks`` False: ironic 37 and later, which take
+    applied; ``same_step_unlocks`` False: ironic 36 and later, which take
     only the value names they cache)."""
     if entry is None:
         return NO_SUCH_SETTING

@@ -25,7 +25,7 @@ does the same for config types, and ironic's BIOS registry (API 1.74)
 tells which name, and which spelling of the value, a node's BIOS has.  A
 setting a vendor profile's value may lock comes with the profile value
 that unlocks it, in the same step, where ironic passes the step to the
-BMC as it is (before 37.0); from 37.0 ironic refuses the locked setting
+BMC as it is (before 36.0); from 36.0 ironic refuses the locked setting
 whatever the step sets, so the step carries the setting alone and the
 node is prepared first (``bios_profiles``).  Each name says whose it is,
 for which CPU, and where it comes from; those read in a captured
@@ -196,7 +196,7 @@ def match(config, registry, names=None, same_step_unlocks=True):
     """The Match for ``config`` in one node's BIOS registry (its detailed
     settings): the first name of the table it has, writable (or unlocked
     by its profiles: sent with them, or, ``same_step_unlocks`` False for
-    ironic 37 and later, alone, the node prepared first), with a spelling
+    ironic 36 and later, alone, the node prepared first), with a spelling
     of the value it allows; None."""
     for meaning, entry, value, guards in _candidates(
             config, registry, names):
@@ -273,7 +273,7 @@ def per_class(config, registries, names=None, same_step_unlocks=True):
 
 def _why_none(config, registries, names, same_step_unlocks):
     """Why the nodes of ``registries`` have no Match: no such setting,
-    or, on ironic 37 and later, what ironic refuses of the one they
+    or, on ironic 36 and later, what ironic refuses of the one they
     have (Supermicro's numbered values)."""
     refused = set() if same_step_unlocks else {
         _refused(config, registry, names, same_step_unlocks)

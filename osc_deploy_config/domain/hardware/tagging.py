@@ -17,19 +17,21 @@ template, is not retired, is of the resource class the template serves (a
 template for one kind of hardware), and its BIOS registry (ironic API 1.74)
 accepts every BIOS setting of the template: the name exists, the value is
 allowed, it is not read-only (or the template unlocks it with its vendor
-profile), no profile locks it.  A node whose BIOS reports no registry is
-judged by its traits alone.  A node carries one template per config: where
-its class has a template of its own for the config, the template for every
-kind is not for it.  A capable node carries the template's trait
-(it is *tagged*); nova's ironic driver copies node traits to placement,
-where the scheduler matches flavors against them.  Maintenance does not
-untag: nova reports a node in maintenance as reserved inventory, so the
-scheduler skips it, and its tags are ready when it comes back.  Whether the
-scheduler can land on a node *now* is placement's answer (``schedulable``).
-A flavor's ``report`` (``flavor deploy-config show``) counts, for each of
-its configs, the nodes tagged and those placement offers, and says why the
-others are not.  Plain functions over the node and template dicts of
-ironic's API.
+profile), no profile locks it; and the node's ironic release ends a BIOS
+step there (``ironic_releases.stall``).  A node whose BIOS interface is
+``no-bios``, or of which ironic caches no BIOS setting, takes no template
+with a BIOS step; where the settings carry no registry, or were not read,
+its traits alone decide.  A node carries one template per config: where its
+class has a template of its own for the config, the template for every kind
+is not for it.  A capable node carries the template's trait (it is
+*tagged*); nova's ironic driver copies node traits to placement, where the
+scheduler matches flavors against them.  Maintenance does not untag: nova
+reports a node in maintenance as reserved inventory, so the scheduler skips
+it, and its tags are ready when it comes back.  Whether the scheduler can
+land on a node *now* is placement's answer (``schedulable``).  A flavor's
+``report`` (``flavor deploy-config show``) counts, for each of its configs,
+the nodes tagged and those placement offers, and says why the others are
+not.  Plain functions over the node and template dicts of ironic's API.
 """
 
 import collections
@@ -42,6 +44,9 @@ from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.hardware import bios_profiles
 from osc_deploy_config.domain.hardware import bios_registry
 from osc_deploy_config.domain.hardware import effects
+from osc_deploy_config.domain.hardware import ironic_releases
+
+NEWEST = ironic_releases.NEWEST
 
 Status = collections.namedtuple('Status', [
     'node', 'template', 'config', 'capable', 'tagged', 'in_use',
@@ -64,16 +69,14 @@ def node_label(node):
     return node.get('name') or node['uuid']
 
 
-def capable(node, template, registry=None, same_step_unlocks=True):
+def capable(node, template, registry=None, release=NEWEST):
     """Whether the node can take the template (``registry``: its detailed
-    BIOS settings, None when not read; ``same_step_unlocks``: whether a
-    vendor profile set in the same step unlocks what it locks, as ironic
-    before 37.0 lets it)."""
-    return why_incapable(node, template, registry,
-                         same_step_unlocks) is None
+    BIOS settings, None when not read; ``release``: the node's ironic, an
+    ``ironic_releases.Release``)."""
+    return why_incapable(node, template, registry, release) is None
 
 
-def why_incapable(node, template, registry=None, same_step_unlocks=True):
+def why_incapable(node, template, registry=None, release=NEWEST):
     """Why the node cannot take the template, in words; None when it
     can."""
     if node.get('retired'):
@@ -87,7 +90,27 @@ def why_incapable(node, template, registry=None, same_step_unlocks=True):
         return 'the template serves %s, the node is %s' % (
             template['extra'][deploy_config.EXTRA_CLASS],
             node.get('resource_class'))
-    return bios_refusal(node, template, registry, same_step_unlocks)
+    return bios_unfit(node, template, registry, release) or bios_refusal(
+        node, template, registry, not release.validates)
+
+
+def bios_unfit(node, template, registry, release=NEWEST):
+    """Why a template with a BIOS step is not for the node whatever its
+    settings (``bios_step_unfit``); None otherwise."""
+    if not bios_settings(template):
+        return None
+    return bios_step_unfit(node, registry, release)
+
+
+def bios_step_unfit(node, registry, release=NEWEST):
+    """Why no BIOS step is for the node: no BIOS interface, no BIOS
+    setting in ironic's cache (read, and empty), or a release that never
+    ends the step there; None otherwise."""
+    if node.get('bios_interface') == 'no-bios':
+        return 'its BIOS interface is no-bios'
+    if registry is not None and not registry:
+        return 'ironic caches no BIOS setting of it'
+    return ironic_releases.stall(release, node, registry)
 
 
 def bios_settings(template):
@@ -212,18 +235,18 @@ def serves_what(template):
     return str(deploy_config.config_of(template['extra']))
 
 
-def _why(node, template, registries, own, same_step_unlocks=True):
+def _why(node, template, registries, own, release=NEWEST):
     """Why the node cannot carry the template; None when it can."""
     return why_incapable(node, template, registries.get(node['uuid']),
-                         same_step_unlocks) or superseded(node, template, own)
+                         release) or superseded(node, template, own)
 
 
 def statuses(nodes, templates, placement_view=None, registries=None,
-             every=None, same_step_unlocks=True):
+             every=None, release=NEWEST):
     """One ``Status`` per node and config template for its kind
     (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
     every config template, the ``templates`` when not given;
-    ``same_step_unlocks``: as in ``capable``)."""
+    ``release``: as in ``capable``)."""
     registries = registries or {}
     own = dtemplates.by_config(every or templates).per_class
     found = []
@@ -231,7 +254,7 @@ def statuses(nodes, templates, placement_view=None, registries=None,
         for template in templates:
             if not serves(node, template):
                 continue
-            why = _why(node, template, registries, own, same_step_unlocks)
+            why = _why(node, template, registries, own, release)
             found.append(Status(
                 node_label(node), template['name'], serves_what(template),
                 why is None, template['name'] in (node.get('traits') or ()),
@@ -242,11 +265,11 @@ def statuses(nodes, templates, placement_view=None, registries=None,
 
 
 def plan_sync(nodes, templates, registries=None, every=None,
-              same_step_unlocks=True):
+              release=NEWEST):
     """The trait changes that make tags match capabilities
     (``registries``: {node UUID: its detailed BIOS settings}; ``every``:
     every config template, the ``templates`` when not given;
-    ``same_step_unlocks``: as in ``capable``).
+    ``release``: as in ``capable``).
 
     Tags capable nodes; untags the others, and the template for every kind
     from a node whose class has its own for the config, except where the
@@ -261,7 +284,7 @@ def plan_sync(nodes, templates, registries=None, every=None,
         traits = set(node.get('traits') or ())
         for template in templates:
             name = template['name']
-            why = _why(node, template, registries, own, same_step_unlocks)
+            why = _why(node, template, registries, own, release)
             if why is None:
                 if name not in traits:
                     changes.append(Change(node_label(node), node['uuid'],
@@ -281,11 +304,12 @@ def plan_sync(nodes, templates, registries=None, every=None,
 
 
 def left_out(nodes, templates, registries=None, every=None,
-             same_step_unlocks=True):
+             release=NEWEST):
     """[Change] (action ``LEFT_OUT``) of the untagged nodes a template is
     for (its traits, its class, the settings' names in the node's BIOS)
-    but whose BIOS refuses its settings now: each says why, and how to
-    prepare the node where a vendor profile is what refuses."""
+    but whose BIOS refuses its settings now, or whose ironic would never
+    end the step there: each says why, and how to prepare the node where a
+    vendor profile is what refuses."""
     registries = registries or {}
     own = dtemplates.by_config(every or templates).per_class
     found = []
@@ -296,12 +320,18 @@ def left_out(nodes, templates, registries=None, every=None,
                     or why_incapable(node, template) is not None
                     or superseded(node, template, own)):
                 continue
+            if bios_unfit(node, template, registry, release):
+                stalls = ironic_releases.stall(release, node, registry)
+                if stalls:
+                    found.append(Change(node_label(node), node['uuid'],
+                                        template['name'], LEFT_OUT, stalls))
+                continue
             problems = bios_problems(node, template, registry,
-                                     same_step_unlocks)
+                                     not release.validates)
             if not problems or any(p.reason == bios_registry.NO_SUCH_SETTING
                                    for p in problems):
                 continue
-            why = bios_refusal(node, template, registry, same_step_unlocks)
+            why = bios_refusal(node, template, registry, not release.validates)
             found.append(Change(node_label(node), node['uuid'],
                                 template['name'], LEFT_OUT, why + remedy(
                                     node, template, registry)))

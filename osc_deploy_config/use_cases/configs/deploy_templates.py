@@ -475,14 +475,14 @@ def check_bios_registry(clients, steps, extra):
     registry of every capable node refuses (by ``extra``: its capability
     traits and resource class), even once its vendor profile is prepared,
     or that a vendor profile locks while the steps leave the profile as it
-    is (an ironic before 37.0, where the same step may unlock it).  The
+    is (an ironic before 36.0, where the same step may unlock it).  The
     warnings to give once the template is written: the capable nodes that
     refuse one (sync does not tag them), those to prepare first, those
     whose BIOS reports no registry, or that the nodes could not be read."""
     wanted = effects.bios_settings(steps)
     if not wanted:
         return []
-    same_step = not clients.ironic().validates_bios_steps()
+    same_step = not clients.ironic().release().validates
     try:
         read = hardware_kinds.capable_registries(clients, extra)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
@@ -532,7 +532,7 @@ def _refuse_locked(wanted, registries, same_step=True):
     """One line when ``wanted`` sets a setting a vendor profile locks
     without the profile's custom value (``registries``: of the capable
     nodes, to tell whether their hardware has that profile), where the
-    same step may unlock it (``same_step``: an ironic before 37.0)."""
+    same step may unlock it (``same_step``: an ironic before 36.0)."""
     found = bios_profiles.missing(wanted, registries,
                                   same_step_unlocks=same_step)
     if found:

@@ -84,7 +84,7 @@ def create_per_class(clients, given, config, names, dry_run=False):
                     ' and a resource class' if classless else '')))
     ironic = clients.ironic()
     known = ironic.config_templates(fields=('uuid', 'name', 'steps'))
-    same_step = not ironic.validates_bios_steps()
+    same_step = not ironic.release().validates
     served = _served(known, config, registries, same_step)
     plan = bios_vocabulary.per_class(config, {
         rc: nodes for rc, nodes in registries.items() if rc not in served},

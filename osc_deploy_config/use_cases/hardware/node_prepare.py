@@ -61,16 +61,12 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
     configs = check_arguments(names, resource_class, configs, wait_timeout)
     found = node_tags.read_inventory(clients)
     nodes = select_nodes(found.nodes, names, resource_class)
-    unknown = [str(c) for c in configs if not any(
-        deploy_config.config_of(t['extra']) == c for t in found.templates)]
-    if unknown:
-        raise exceptions.CommandError(
-            'No deploy template realises the deploy config %s'
-            % ', '.join(unknown))
+    refuse_unknown(configs, found.templates)
     api = found.ironic
     api.require_feature(versions.NODE_BIOS_REGISTRY)
-    rows, failed, work = judge(with_marks(api, nodes), found.templates, (
-        api.bios_registries(n['uuid'] for n in nodes)), configs, dry_run)
+    registries = api.bios_registries(n['uuid'] for n in nodes)
+    rows, failed, work = judge(with_marks(api, nodes), found.templates,
+                               registries, configs, dry_run, api.release())
     if work:
         api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
         api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
@@ -114,6 +110,16 @@ def check_arguments(names, resource_class, configs, wait_timeout):
     return configs
 
 
+def refuse_unknown(configs, templates):
+    """One line for a config no template realises."""
+    unknown = [str(c) for c in configs if not any(
+        deploy_config.config_of(t['extra']) == c for t in templates)]
+    if unknown:
+        raise exceptions.CommandError(
+            'No deploy template realises the deploy config %s'
+            % ', '.join(unknown))
+
+
 def carry_out(api, node, todo, row, waiter_of, say, governed):
     """Prepare one node; its row says how it went.  Whether it was."""
     try:
@@ -124,10 +130,12 @@ def carry_out(api, node, todo, row, waiter_of, say, governed):
     return True
 
 
-def judge(nodes, templates, registries, configs, dry_run):
+def judge(nodes, templates, registries, configs, dry_run,
+          release=tagging.NEWEST):
     """Each node's row, with what it needs (``bios_prepare.plan``): (rows,
     the nodes not prepared, [(node, the settings to set, its row, the
-    configs' settings they unlock)])."""
+    configs' settings they unlock)]); ``release``: ironic's
+    (``ironic_releases``), which may never end a BIOS step there."""
     own = dtemplates.by_config(templates).per_class
     rows, failed, work = [], [], []
     for node in nodes:
@@ -136,7 +144,8 @@ def judge(nodes, templates, registries, configs, dry_run):
         todo = bios_prepare.pending(plan.needs, registry)
         row = [plan.node, node['provision_state'], settings_text(
             plan.needs) or '-', '', bios_prepare.governs(plan.needs)]
-        why = '; '.join(plan.unpreparable)
+        why = '; '.join(plan.unpreparable) or (
+            todo and tagging.bios_step_unfit(node, registry, release))
         refusal = bios_prepare.state_refusal(node)
         unfinished = start_of(node) != node['provision_state']
         if why:
@@ -311,7 +320,7 @@ def sync_nodes(clients, uuids, wait, wait_timeout, say):
     registries = found.ironic.bios_registries(n['uuid'] for n in nodes)
     changes = tagging.plan_sync(
         nodes, found.templates, registries, found.templates,
-        not found.ironic.validates_bios_steps())
+        found.ironic.release())
     rows, written = node_tags.write_changes(found.ironic, changes, False)
     if written and wait:
         node_tags.wait_until_scheduler_sees(clients, written, wait_timeout,

@@ -111,7 +111,7 @@ def statuses(clients, node=None, config=None):
     registries = read_registries(found._replace(nodes=nodes), templates)
     return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
         nodes, templates, view, registries, tagged_templates(found),
-        same_step_unlocks=not found.ironic.validates_bios_steps())]
+        release=found.ironic.release())]
 
 
 def free_providers(clients, nodes):
@@ -147,11 +147,11 @@ def sync(clients, names, dry_run, prune, wait, wait_timeout, say):
     every = tagged_templates(found)
     chosen = select_templates(every, names)
     registries = read_registries(found, chosen)
-    same_step_unlocks = not found.ironic.validates_bios_steps()
+    release = found.ironic.release()
     changes = tagging.plan_sync(found.nodes, chosen, registries, every,
-                                same_step_unlocks)
+                                release)
     changes += tagging.left_out(found.nodes, chosen, registries, every,
-                                same_step_unlocks)
+                                release)
     if not names:
         changes += tagging.plan_prune(found.nodes, found.template_names - {
             row[1] for row in rows}, prune)

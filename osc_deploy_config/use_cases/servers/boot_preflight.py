@@ -81,7 +81,7 @@ def _refuse_refused_steps(clients, found, by_config, candidates):
         api = clients.ironic(versions.NODE_BIOS_REGISTRY)
         api.require()
         registries = api.bios_registries(judged)
-        same_step_unlocks = not api.validates_bios_steps()
+        same_step_unlocks = not api.release().validates
     except Exception as exc:    # noqa: BLE001 - never block a boot
         LOG.debug('deploy-config pre-flight without BIOS caches: %s', exc)
         return

@@ -15,7 +15,7 @@ BIOS, before any write: a setting ironic would refuse is named, and one
 that only a vendor profile locks gets the profile first.
 
 Ironic refuses two steps of one name in a deploy template or a runbook,
-not in raw service steps, and from 37.0 refuses a locked setting even
+not in raw service steps, and from 36.0 refuses a locked setting even
 beside the profile that unlocks it.  So the operator's toggle sends the
 profile in a step of its own, before the template's; a project's toggle
 runs runbooks, and cannot: its node must be prepared first.
@@ -27,6 +27,7 @@ from osc_deploy_config.domain.hardware import bios_prepare
 from osc_deploy_config.domain.hardware import bios_profiles
 from osc_deploy_config.domain.hardware import bios_registry
 from osc_deploy_config.domain.hardware import effects
+from osc_deploy_config.domain.hardware import ironic_releases
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import outcomes
@@ -81,6 +82,7 @@ def refuse(servicing, prepared):
         return
     label = outcomes.label(prepared.reading.node)
     configs = outcomes.configs_text(prepared.changed)
+    refuse_stall(servicing, prepared, registry)
     refuse_cached_read_only(servicing, prepared, wanted, registry)
     needs = bios_prepare.pending(
         bios_profiles.prerequisites(wanted, registry) or [], registry)
@@ -94,7 +96,7 @@ def refuse(servicing, prepared):
                 bios_prepare.settings_text(needs)))
     found = bios_registry.problems(
         dict(needs, **wanted), {label: registry}, same_step_unlocks=bool(
-            needs) or not servicing.ironic.validates_bios_steps())
+            needs) or not servicing.ironic.release().validates)
     if found:
         raise exceptions.CommandError(
             'Server %s cannot take %s: ironic would refuse it on node %s: '
@@ -108,12 +110,25 @@ def refuse(servicing, prepared):
             bios_prepare.governs(needs) or 'its vendor profile'))
 
 
+def refuse_stall(servicing, prepared, registry):
+    """One line where the node's ironic would never end the BIOS step
+    (``ironic_releases.stall``), naming the release that does."""
+    stalls = ironic_releases.stall(servicing.ironic.release(),
+                                   prepared.reading.node, registry)
+    if stalls:
+        raise exceptions.CommandError(
+            'Server %s cannot take %s on node %s: %s. Nothing was changed.'
+            % (prepared.server['name'], outcomes.configs_text(
+                prepared.changed), outcomes.label(prepared.reading.node),
+               stalls))
+
+
 def refuse_cached_read_only(servicing, prepared, wanted, registry):
-    """Ironic 37 and later refuse a setting their cache holds read-only
+    """Ironic 36 and later refuse a setting their cache holds read-only
     before any write, whatever step comes first (a profile step unlocks
     it at the BMC, not in that cache): one line, naming why the cache
     holds it so."""
-    if not servicing.ironic.validates_bios_steps():
+    if not servicing.ironic.release().validates:
         return
     by_name = {e['name']: e for e in registry}
     cached = sorted(n for n in wanted
