@@ -37,10 +37,15 @@ PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'maintenance', 'maintenance_reason', 'last_error',
                     'traits', 'properties', 'extra', 'owner',
                     'resource_class', 'raid_config', 'lessee',
-                    'bios_interface')
+                    'bios_interface', 'power_interface', 'power_state',
+                    'target_power_state')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
-               'provision_updated_at', 'last_error')
+               'provision_updated_at', 'last_error', 'power_state',
+               'target_power_state')
+# What a wait for a node's power reads of it.
+POWER_FIELDS = ('uuid', 'name', 'power_state', 'target_power_state',
+                'last_error')
 # What a report reads of a node: the hardware, and the toggle record.
 HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties', 'extra',
                    'resource_class')
@@ -159,6 +164,19 @@ class NodeHistory:
             % (node, limit), versions.NODE_HISTORY)['history']
 
 
+class Power:
+    """A node's power, as a toggle's clean shutdown moves it.  Part of
+    ``Ironic``."""
+
+    def set_power_state(self, node, target, timeout=None):
+        """Ask ironic for ``target`` ('soft power off', 'power on');
+        ``timeout``: the seconds ironic waits for it (API 1.27)."""
+        body = {'target': target}
+        if timeout is not None:
+            body['timeout'] = timeout
+        self._request('PUT', '/nodes/%s/states/power' % node, json=body)
+
+
 class Leases:
     """Which project each node with an instance is leased to (API 1.65),
     and the probe of its ``instance_info`` that ``project deploy-config
@@ -222,7 +240,7 @@ class Range:
         return ironic_releases.of_api(self.maximum())
 
 
-class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
+class Ironic(Range, Power, Runbooks, NodeHistory, Leases, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 

@@ -16,6 +16,8 @@ R750's BIOS, bm-6 behind an HPE iLO with a DL385 Gen10 Plus v2's (AMD).
 Every effect is read from the emulator itself, the way anyone reads a
 node's BIOS at its ``redfish_address`` and ``redfish_system_id``."""
 
+import time
+
 import requests
 
 from tests.functional import base
@@ -38,6 +40,11 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
         done = requests.request(method, url, json=body, timeout=30)
         self.assertLess(done.status_code, 300, done.text)
         return done.json() if done.content else None
+
+    def resets(self, node):
+        """The resets the node's BMC was asked for, oldest first, each
+        with whether the OS ran then (the emulator's record)."""
+        return self.bmc(node)['Oem']['Minicloud']['Resets']
 
     def bmc_bios(self, node):
         """{name: value} of the BIOS, as the BMC reports it."""
@@ -68,7 +75,7 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
     def set_at_the_bmc(self, node, settings=None):
         """Change the BIOS at the BMC, behind ironic's back (an operator at
         the iLO's console): the settings (None: its factory reset), then a
-        reset, until it shows them."""
+        reset, until it shows them and its OS runs again."""
         if settings is None:
             self.bmc(node, '/BIOS/Actions/Bios.ResetBios', 'POST', {})
         else:
@@ -80,6 +87,8 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
         self.wait_for('%s shows %s' % (node, shown), lambda: all(
             self.bmc_bios(node).get(k) == v for k, v in shown.items()),
             60, 0.25)
+        self.wait_for('%s runs its OS' % node, lambda: self.bmc(node)[
+            'BootProgress']['LastState'] == 'OSRunning', 60, 0.25)
 
     def at_factory(self, node):
         """The node's BMC and ironic's cache at the factory profile (a run
@@ -218,10 +227,22 @@ class TestRedfish(RedfishTestCase):
         (step,) = self.deployed_bios_steps('bm-6')
         self.assertLessEqual({'ProcSMT', 'ProcAMDBoost'},
                              {s['name'] for s in step['args']['settings']})
+        began = time.time()     # the emulator's clock: this machine's
         self.toggle(server, 'turbo=enabled')
         bios = self.bmc_bios('bm-6')
         self.assertEqual(('Disabled', 'Enabled'), (bios['ProcSMT'],
                                                    bios['ProcAMDBoost']))
+        # the OS was shut down cleanly: no reset while it ran but its own
+        # shutdown; and the server runs again
+        resets = [(r['ResetType'], r['OsRunning'])
+                  for r in self.resets('bm-6') if r['At'] >= began]
+        self.assertEqual(('GracefulShutdown', True), resets[0], resets)
+        self.assertEqual([], [r for r in resets[1:] if r[1]], resets)
+        # nova's power sync may first copy a stale "off" from its driver's
+        # cache of the nodes; it reads ironic again before it stops one
+        self.wait_for('%s ACTIVE and running' % server, lambda: (
+            lambda d: (d['status'], d['OS-EXT-STS:power_state']))(
+                self.server_details(server)) == ('ACTIVE', 1), 60, 0.5)
         shown = self.openstack('server', 'deploy-config', 'show', server)
         self.assertEqual({('hyperthreading', 'disabled', 'flavor', 'yes'),
                           ('turbo', 'enabled', 'toggle', 'yes')},

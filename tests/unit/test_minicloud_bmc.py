@@ -184,6 +184,25 @@ class TestDriver(testtools.TestCase):
         time.sleep(0.01)
         self.assertEqual('None', self.systems.get_boot_progress('u-1'))
 
+    def test_a_graceful_shutdown_is_the_running_os_s_and_recorded(self):
+        self.systems.set_power_state('u-1', 'GracefulShutdown')
+        time.sleep(0.01)
+        self.assertEqual('Off', self.systems.get_power_state('u-1'))
+        # an OS that does not run (yet) makes no shutdown
+        self.systems.set_power_state('u-1', 'On')
+        time.sleep(0.01)
+        self.systems._config['MINICLOUD_BMC_BOOT_DELAY'] = 60
+        self.systems.set_power_state('u-1', 'ForceRestart')
+        time.sleep(0.01)
+        self.systems.set_power_state('u-1', 'GracefulShutdown')
+        time.sleep(0.01)
+        self.assertEqual('On', self.systems.get_power_state('u-1'))
+        self.assertEqual([('GracefulShutdown', True), ('On', False),
+                          ('ForceRestart', False),
+                          ('GracefulShutdown', False)],
+                         [(r['ResetType'], r['OsRunning'])
+                          for r in self.systems.get_resets('u-1')])
+
 
 class TestResetBios(testtools.TestCase):
 

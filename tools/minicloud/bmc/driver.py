@@ -29,6 +29,8 @@ from bmc import model
 
 BOOTING = 'SystemHardwareInitializationComplete'
 RUNNING = 'OSRunning'
+# How many resets a system keeps a record of.
+RESETS_KEPT = 20
 
 
 class BmcDriver(fakedriver.FakeDriver):
@@ -66,8 +68,18 @@ class BmcDriver(fakedriver.FakeDriver):
 
     def set_power_state(self, identity, state):
         """As FakeDriver's, after a short delay, never a random one; a
-        restart passes through Off, so it boots (and applies) again."""
+        restart passes through Off, so it boots (and applies) again.  Each
+        reset is recorded (``resets``), with whether the OS ran then; a
+        graceful shutdown is the OS's own, which an OS that does not run
+        never makes."""
         system = self._get(identity)
+        running = self.get_boot_progress(identity) == RUNNING
+        self._update(system, resets=(system.get('resets') or [])[
+            -(RESETS_KEPT - 1):] + [{'ResetType': state, 'At': time.time(),
+                                     'OsRunning': running}])
+        system = self._get(identity)
+        if state == 'GracefulShutdown' and not running:
+            return
         due = time.time() + self._config_delay('MINICLOUD_BMC_POWER_DELAY')
         if state in ('On', 'ForceOn'):
             target = 'On'
@@ -95,6 +107,10 @@ class BmcDriver(fakedriver.FakeDriver):
                 'MINICLOUD_BMC_BOOT_DELAY'):
             return BOOTING
         return RUNNING
+
+    def get_resets(self, identity):
+        """The last resets asked of the system, oldest first."""
+        return list(self._get(identity).get('resets') or [])
 
     def get_bios(self, identity):
         return dict(self._get(identity)['bios']['current'])

@@ -57,6 +57,9 @@ def _system(identity, body):
     if main.app.config.get('MINICLOUD_BMC_BOOT_PROGRESS', True):
         body['BootProgress'] = {
             'LastState': main.app.systems.get_boot_progress(identity)}
+    # what the tests read: the resets asked, and whether the OS ran then
+    body.setdefault('Oem', {})['Minicloud'] = {
+        'Resets': main.app.systems.get_resets(identity)}
 
 
 def _bios(identity, body):
