@@ -192,12 +192,8 @@ class FakeIronic(FakeService):
         self.serviced = []               # (node name, steps): done
         # {node UUID: {setting: registry fields}} (?detail=True)
         self.bios_registries = {}
-        # (node name, body) of each provision request taken, and power one
+        # (node name, body) of each provision request taken
         self.provision_bodies = []
-        self.power_requests = []
-        # a BIOS step's reboot powers a node off on; power refused (400)
-        self.reboot_powers_on = True
-        self.power_refused = False
         # {node UUID: [history events]}, oldest first, as ironic 39
         # records servicing (False: an ironic that records none)
         self.history = {}
@@ -226,6 +222,7 @@ class FakeIronic(FakeService):
         self.runbooks = {}
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
         self.provide_fails = set()      # their automated cleaning fails
+        self.provide_hangs = False
         self.clean_http_errors = {}     # {name: the status a clean gets}
         # {setting: (profile, value)}: the setting is read-only in a
         # node's registry unless its profile has that value (as a Dell's)
@@ -293,8 +290,6 @@ class FakeIronic(FakeService):
             'bios_interface': bios_interface,
             'raid_config': {}, 'provision_updated_at': self.stamp(),
             'driver_internal_info': {},
-            'power_state': 'power on', 'target_power_state': None,
-            'power_interface': 'redfish',
         }
         self.nodes[node['uuid']] = node
         return node
@@ -461,16 +456,6 @@ class FakeIronic(FakeService):
                                   for k in fields or node})
         if rest[1:] == ['states', 'provision']:
             return self._service(node, body)
-        if rest[1:] == ['states', 'power']:
-            # ironic's fake power: done at once
-            if self.power_refused:
-                return error(400, 'The requested action "%s" is not '
-                             'supported by the power interface'
-                             % body['target'])
-            self.power_requests.append((node['name'], body))
-            node['power_state'] = ('power on' if body['target'] == 'power on'
-                                   else 'power off')
-            return response(202)
         if rest[1:] == ['maintenance']:
             if node['reservation']:
                 return error(409, 'Node %s is locked by host %s, please '
@@ -679,6 +664,10 @@ class FakeIronic(FakeService):
         if body['target'] == 'provide' and node['name'] in self.provide_fails:
             self.set_state(node, 'clean failed', last_error='agent lost')
             return response(202)
+        if body['target'] == 'provide' and self.provide_hangs:
+            # ironic's automated clean, longer than the wait
+            self.set_state(node, 'clean wait', 'available')
+            return response(202)
         if body['target'] != 'clean':
             self.set_state(node, 'manageable' if body['target'] == 'manage'
                            else 'available', last_error=None)
@@ -721,7 +710,7 @@ class FakeIronic(FakeService):
     def _servicing_goes_on(self, node):
         """A read of a node under servicing: one read less to wait, and
         the steps' effect at the end."""
-        if node['provision_state'] not in ('servicing', 'service wait'):
+        if node['provision_state'] != 'servicing':
             return
         if node['service_reads_left'] > 0:
             node['service_reads_left'] -= 1
@@ -734,9 +723,6 @@ class FakeIronic(FakeService):
                     if node['bios'].get(setting['name']) != setting['value']:
                         node['bios'][setting['name']] = setting['value']
                         node['bios_at'][setting['name']] = SERVICED_AT
-                        # as ironic's reboot of a node off: it powers on
-                        if self.reboot_powers_on:
-                            node['power_state'] = 'power on'
                     self._unlock(node, setting)
         self.serviced.append((node['name'], node['service_steps']))
         self.set_state(node, 'active', last_error=None)
@@ -994,13 +980,6 @@ class FakeNova(FakeService):
             return resp
         elif 'lock' in body or 'unlock' in body:
             self._lock(server, body, action)
-        elif 'os-start' in body:
-            if server['status'] != 'SHUTOFF':
-                return error(409, 'Cannot \'start\' instance %s while it is '
-                             'in vm_state %s' % (server['id'],
-                                                 server['status'].lower()))
-            action['action'] = 'start'
-            server['status'] = 'ACTIVE'
         self.actions[request_id] = action
         resp = response(202)
         resp.headers['x-openstack-request-id'] = request_id

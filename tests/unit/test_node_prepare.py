@@ -96,7 +96,7 @@ class TestHonestOffer(PrepareTestCase):
                       'prepare bm-5', rows['bm-5'])
 
     def test_an_older_ironic_takes_the_profile_in_the_same_step(self):
-        # before 37.0 (API 1.112) ironic lets the BMC judge the step, and a
+        # before 36.0 (API 1.112) ironic lets the BMC judge the step, and a
         # Dell takes SysProfile=Custom beside the setting it unlocks: a
         # template that sends both is offered
         self.ironic.max_version = (1, 111)
@@ -228,6 +228,14 @@ class TestPrepare(PrepareTestCase):
         self.assertEqual(('available', {}), (self.bm5['provision_state'],
                                              self.bm5['extra']))
 
+    def test_a_provide_past_the_wait_leaves_no_mark(self):
+        self.ironic.provide_hangs = True
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
+                          '--wait-timeout', '0')
+        self.assertIn('is still clean wait', self.results()['bm-5'])
+        self.assertEqual(('clean wait', {}), (self.bm5['provision_state'],
+                                              self.bm5['extra']))
+
     def test_an_ironic_before_35_is_refused_before_any_write(self):
         self.ironic.max_version = (1, 109)
         exc = self.assertRaises(exceptions.CommandError, self.prepare,
@@ -256,7 +264,7 @@ class TestPrepare(PrepareTestCase):
 
 
 class TestStaleCache(PrepareTestCase):
-    """Ironic 37 to 39 write a cached setting's read_only again only when
+    """Ironic 36 to 39 write a cached setting's read_only again only when
     its value changes: turbo, cached read-only under the factory profile,
     stays so once SysProfile is Custom, and ironic refuses it."""
 

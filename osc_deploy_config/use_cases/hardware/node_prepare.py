@@ -218,16 +218,39 @@ class Preparation:
         if todo:
             self.clean(todo)
         if self.start == 'available':
-            state = self.move('provide', 'available', failed='clean failed')
-            if state['provision_state'] != 'available':
-                raise exceptions.CommandError(
-                    'set %s, but the automated cleaning of "provide" failed: '
-                    '%s; %s is in "clean failed"' % (
-                        settings_text(todo), state.get('last_error'),
-                        self.label))
+            self.provide(todo)
+        return self.read_back(todo, governed)
+
+    def provide(self, todo):
+        """Back to available: the mark goes once ironic took the request,
+        however the wait ends (ironic's automated clean goes on without
+        us)."""
+        self.say('%s: provide' % self.label)
+        self.api.set_provision_state(self.uuid, 'provide')
+        try:
+            state = settle(self.api, self.node, 'available',
+                           self.waiter_of(None), 'clean failed')
+        finally:
+            self.unmark()
+        if state['provision_state'] != 'available':
+            raise exceptions.CommandError(
+                'set %s, but the automated cleaning of "provide" failed: '
+                '%s; %s is in "clean failed"' % (
+                    settings_text(todo), state.get('last_error'),
+                    self.label))
+
+    def unmark(self):
+        """Remove the mark of a preparation from available; a line, with
+        the command that removes it, where ironic refuses."""
+        try:
             self.api.patch_node(self.uuid, [{'op': 'remove',
                                              'path': '/extra/' + FROM}])
-        return self.read_back(todo, governed)
+        except (exceptions.CommandError,
+                sdk_exceptions.HttpException) as exc:
+            self.say('%s: the mark %s stays in its extra (%s): openstack '
+                     'baremetal node unset --extra %s %s' % (
+                         self.label, FROM, getattr(exc, 'details', None)
+                         or exc, FROM, self.label))
 
     def move(self, target, wanted, failed=None, seconds=None):
         self.say('%s: %s' % (self.label, target))
