@@ -37,15 +37,10 @@ PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'maintenance', 'maintenance_reason', 'last_error',
                     'traits', 'properties', 'extra', 'owner',
                     'resource_class', 'raid_config', 'lessee',
-                    'bios_interface', 'power_interface', 'power_state',
-                    'target_power_state')
+                    'bios_interface')
 # What a servicing's wait reads of the node, each poll.
 POLL_FIELDS = ('uuid', 'name', 'provision_state', 'target_provision_state',
-               'provision_updated_at', 'last_error', 'power_state',
-               'target_power_state')
-# What a wait for a node's power reads of it.
-POWER_FIELDS = ('uuid', 'name', 'power_state', 'target_power_state',
-                'last_error')
+               'provision_updated_at', 'last_error')
 # What a report reads of a node: the hardware, and the toggle record.
 HARDWARE_FIELDS = ('uuid', 'name', 'raid_config', 'properties', 'extra',
                    'resource_class')
@@ -119,8 +114,7 @@ class Runbooks:
         of its traits."""
         self._request('PUT', '/nodes/%s/states/provision' % node,
                       versions.PROJECT_RUNBOOKS,
-                      json={'target': 'service', 'runbook': runbook,
-                            'disable_ramdisk': True})
+                      json={'target': 'service', 'runbook': runbook})
 
 
 class NodeHistory:
@@ -162,19 +156,6 @@ class NodeHistory:
         return self._request(
             'GET', '/nodes/%s/history?detail=True&sort_dir=desc&limit=%d'
             % (node, limit), versions.NODE_HISTORY)['history']
-
-
-class Power:
-    """A node's power, as a toggle's clean shutdown moves it.  Part of
-    ``Ironic``."""
-
-    def set_power_state(self, node, target, timeout=None):
-        """Ask ironic for ``target`` ('soft power off', 'power on');
-        ``timeout``: the seconds ironic waits for it (API 1.27)."""
-        body = {'target': target}
-        if timeout is not None:
-            body['timeout'] = timeout
-        self._request('PUT', '/nodes/%s/states/power' % node, json=body)
 
 
 class Leases:
@@ -240,7 +221,7 @@ class Range:
         return ironic_releases.of_api(self.maximum())
 
 
-class Ironic(Range, Power, Runbooks, NodeHistory, Leases, rest.Api):
+class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
     """``scope``: 'system' or 'project', the token's; it names what a
     refusal lacks."""
 

@@ -219,10 +219,6 @@ class _Servers:
         """Ask for the confirmation; returns its request ID."""
         return self._action(server_id, {'confirmResize': None})
 
-    def start(self, server_id):
-        """Start a server nova holds SHUTOFF (``os-start``)."""
-        self._action(server_id, {'os-start': None})
-
     def lock(self, server_id, reason):
         """Lock the server with a reason; returns the lock's request ID."""
         return self._action(server_id, {'lock': {'locked_reason': reason}})

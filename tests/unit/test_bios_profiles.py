@@ -238,7 +238,7 @@ class TestIronic37(testtools.TestCase):
             (problem,) = bios_registry.problems(
                 {'TurboMode_3D06': value}, registry, same_step_unlocks=False)
             self.assertEqual(
-                "ironic 37 and later accept only the registry's value names "
+                "ironic 36 and later accept only the registry's value names "
                 "(0, 1) and read back the BIOS's display strings (Enable): "
                 "no value of TurboMode_3D06 can be applied through ironic's "
                 "redfish BIOS interface", problem.reason)
@@ -258,7 +258,7 @@ class TestIronic37(testtools.TestCase):
             TURBO_OFF, {'x13': {'sm-1': fx.SUPERMICRO_X13.settings}},
             same_step_unlocks=False)
         self.assertEqual(
-            ({}, "TurboMode_3D06: ironic 37 and later accept only the "
+            ({}, "TurboMode_3D06: ironic 36 and later accept only the "
                  "registry's value names (0, 1) and read back the BIOS's "
                  "display strings (Enable): no value of TurboMode_3D06 can "
                  "be applied through ironic's redfish BIOS interface "

@@ -264,7 +264,7 @@ class TestCapturedRegistries(testtools.TestCase):
                 {'Hyper_Threading_ALL__F27F': value}, {'x13': listed},
                 same_step_unlocks=False)
             self.assertEqual(
-                "ironic 37 and later accept only the registry's value names "
+                "ironic 36 and later accept only the registry's value names "
                 "(0, 1) and read back the BIOS's display strings (Enable): "
                 "no value of Hyper_Threading_ALL__F27F can be applied "
                 "through ironic's redfish BIOS interface", problem.reason)

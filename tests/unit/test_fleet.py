@@ -474,9 +474,7 @@ class TestCost(FleetTestCase):
         toggled = sum(1 for r in rows.values() if r['Outcome'] == 'done')
         self.assertEqual((0, 8), (status, toggled))
         per_server = (self.requests() - before - many[0]) / toggled
-        # of which a clean shutdown's power request and its wait, and
-        # nova's view of the server running again
-        self.assertLessEqual(per_server, 13)
+        self.assertLessEqual(per_server, 10)
 
     def test_servers_of_another_project_are_read_in_its_listing(self):
         # an admin names four servers of project-2: each look at the

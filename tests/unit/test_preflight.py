@@ -222,8 +222,8 @@ class TestCreateHook(CreateHookCase):
 
 class TestRefusedSteps(CreateHookCase):
     """A template's BIOS step that ironic would refuse on the nodes the
-    scheduler could choose (ironic 37: read-only in its cache) is named
-    before nova is asked."""
+    scheduler could choose (ironic 36 and later: read-only in its cache) is
+    named before nova is asked."""
 
     def setUp(self):
         super().setUp()

@@ -483,79 +483,12 @@ class TestBaremetal(ToggleTestCase):
             'Server db-1: deploy configs hyperthreading=enabled -> '
             'hyperthreading=disabled: service node bm-0 with '
             'bios.apply_configuration (reboots).',
-            '  node bm-0: shutting its OS down first (at most 60 s)',
             'Server db-1: node bm-0 serviced, now hyperthreading=disabled.'],
             self.said)
         self.toggle(self.server, OFF)
         self.assertIn('already runs with hyperthreading=disabled',
                       self.said[-1])
         self.assertEqual(1, len(self.ironic.serviced))
-
-    def test_the_os_shuts_down_cleanly_before_the_bios_reboot(self):
-        self.toggle(self.server, OFF)
-        order = [(m, p.split('/')[-1]) for m, p, _ in self.ironic.requests
-                 if m == 'PUT' and '/states/' in p]
-        self.assertEqual([('PUT', 'power'), ('PUT', 'provision')], order)
-        self.assertEqual([('bm-0', {'target': 'soft power off',
-                                    'timeout': 60})],
-                         self.ironic.power_requests)
-        # the BIOS step's reboot powered it on again
-        self.assertEqual('power on', self.node['power_state'])
-
-    def test_a_step_ironic_skips_leaves_it_off_and_it_is_powered_on(self):
-        # as where every value was set already: no reboot
-        self.ironic.reboot_powers_on = False
-        self.toggle(self.server, OFF)
-        self.assertEqual(['soft power off', 'power on'], [
-            b['target'] for _, b in self.ironic.power_requests])
-        self.assertEqual('power on', self.node['power_state'])
-        self.assertIn('  node bm-0: powering it on again', self.said)
-
-    def test_a_node_ironic_will_not_shut_down_is_reset_by_the_step(self):
-        self.ironic.power_refused = True
-        self.toggle(self.server, OFF)
-        self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
-        (line,) = [s for s in self.said if 'not shut down' in s]
-        self.assertEqual('  node bm-0: not shut down first (The requested '
-                         'action "soft power off" is not supported by the '
-                         'power interface); the step resets it', line)
-
-    def test_a_server_nova_stopped_meanwhile_is_started(self):
-        def stopped_by_nova(method, path):
-            if method == 'PUT' and path.endswith('/states/provision'):
-                self.shown()['status'] = 'SHUTOFF'
-        self.ironic.after_request = stopped_by_nova
-        self.toggle(self.server, OFF)
-        self.assertEqual('ACTIVE', self.shown()['status'])
-        self.assertIn('  server db-1: nova stopped it meanwhile; starting it',
-                      self.said)
-
-    def test_a_node_nova_powers_off_mid_step_is_powered_on(self):
-        self.ironic.servicing_reads = 2
-
-        def powered_off_by_nova(method, path):
-            if method == 'PUT' and path.endswith('/states/provision'):
-                # waiting for the BIOS step's boot, as ironic does
-                self.node.update(
-                    power_state='power off', provision_state='service wait',
-                    driver_internal_info={'redfish_bios_state': {
-                        'reboot_requested': True}})
-        self.ironic.after_request = powered_off_by_nova
-        self.toggle(self.server, OFF)
-        self.assertIn('  node bm-0: powered off while ironic waits for its '
-                      'BIOS step; powering it on', self.said)
-        self.assertEqual('power on', self.node['power_state'])
-
-    def test_fake_power_has_no_os_to_shut_down(self):
-        self.node['power_interface'] = 'fake'
-        self.toggle(self.server, OFF)
-        self.assertEqual([], self.ironic.power_requests)
-
-    def test_a_node_already_off_is_not_asked_to_shut_down(self):
-        self.node['power_state'] = 'power off'
-        self.toggle(self.server, OFF)
-        self.assertEqual([], self.ironic.power_requests)
-        self.assertEqual('power on', self.node['power_state'])
 
     def test_the_servers_metadata_decides_nothing(self):
         # the owner writes its server's metadata: a "record" there is
@@ -729,8 +662,8 @@ class TestBaremetal(ToggleTestCase):
         self.ironic.servicing_reads = 6
         self.toggle(self.server, OFF)
         self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
-        self.assertEqual(['  node bm-0 servicing'], [
-            s for s in self.said if s.startswith('  node bm-0 ')])
+        self.assertEqual(['  node bm-0 servicing'],
+                         [s for s in self.said if s.startswith('  ')])
         # polls back off: soon at first, then less often
         self.assertEqual([0.25, 0.5, 1, 2, 3, 3], self.slept)
 

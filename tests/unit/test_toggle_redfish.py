@@ -11,7 +11,7 @@
 #   under the License.
 
 """The toggle where ironic's redfish BIOS interface judges each step
-against its cache (37.0 and later): a setting the node's vendor profile
+against its cache (36.0 and later): a setting the node's vendor profile
 locks gets the profile in a step of its own first (the operator), or is
 refused (a project, whose runbooks cannot); a value ironic would refuse is
 named before any write."""

@@ -54,7 +54,7 @@ class VendorsTestCase(fakes.TestCommand):
 
 
 class TestProfilePrerequisite(VendorsTestCase):
-    """An ironic before 37.0 (API 1.111, 35.0) passes a step to the BMC,
+    """An ironic before 36.0 (API 1.111, 35.0) passes a step to the BMC,
     which takes a profile and the setting it locks in one request."""
 
     def setUp(self):
@@ -101,7 +101,7 @@ class TestProfilePrerequisite(VendorsTestCase):
 
 
 class TestProfilePrepared(VendorsTestCase):
-    """Ironic 37.0 and later refuse a setting their cache records
+    """Ironic 36.0 and later refuse a setting their cache records
     read-only even beside its profile: a template sends the setting alone,
     and the node is prepared once (its profile set ahead)."""
 

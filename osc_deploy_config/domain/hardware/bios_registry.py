@@ -88,7 +88,7 @@ def refusal(entry, value, unlocked=False, same_step_unlocks=True):
         reported = str(entry.get('value'))
         if not same_step_unlocks and by_number(allowed) and \
                 not reported.isdigit():
-            return "ironic 37 and later accept only the registry's value " \
+            return "ironic 36 and later accept only the registry's value " \
                 "names (%s) and read back the BIOS's display strings (%s): " \
                 "no value of %s can be applied through ironic's redfish " \
                 'BIOS interface' % (', '.join(allowed), reported,
@@ -114,7 +114,7 @@ def by_number(allowed):
     """Whether a registry names an Enumeration's values by number only
     (Supermicro: ``0``, ``1``), while its BIOS reports and takes the
     display strings (``Enable``), which ironic does not keep: before
-    ironic 37 a display string is then not judged; from 37 ironic refuses
+    ironic 36 a display string is then not judged; from 36 ironic refuses
     it, and a number fails its read-back (``refusal``)."""
     return bool(allowed) and all(str(v).isdigit() for v in allowed)
 

@@ -19,15 +19,17 @@ maximum version (35.0 = 1.111, 36.0 and 37.0 = 1.112, 38.0 = 1.113,
 - 35.0: a BIOS step ends without the agent, from a periodic poll of the
   BMC (``_query_bios_apply_status``); before, only the agent's heartbeat
   ends it.  35.0 also records the ramdisk as enabled for a service
-  request that does not say ``disable_ramdisk`` (API 1.108): we always
-  say it where the API has it.
+  request that does not say ``disable_ramdisk`` (API 1.108): a toggle's
+  request with steps says it where the API has it (a runbook carries its
+  own).
 - 36.0: the step is checked against ironic's cache of the registry
   before the write (``_validate_settings``: a setting cached read-only,
   a value not allowed), whatever else the step sets; 37.0 converts
   Integer and Boolean values too.
 - 37.0: a BMC that reports no ``BootProgress`` is polled for the values
-  themselves; on 35 and 36 the poll raises, and the step ends at
-  ``[conductor] clean_callback_timeout``.
+  themselves; on 35 and 36 the poll raises, and the step ends failed at
+  ironic's callback timeout (``[conductor] clean_callback_timeout``,
+  ``service_callback_timeout``).
 - 38.0: a setting still listed in the BMC's pending settings counts as
   applied where that list holds more than the request
   (``purge_pending_behavior``).  HPE's iLO and Lenovo's XCC list every
@@ -58,7 +60,7 @@ Release = collections.namedtuple('Release', [
 RELEASES = (
     ((1, 0), Release('before 35.0', False, False, False, False)),
     ((1, 111), Release('35.x', True, False, False, False)),
-    ((1, 112), Release('36.0 or 37.x', True, True, False, False)),
+    ((1, 112), Release('36.x or 37.x', True, True, False, False)),
     ((1, 113), Release('38.x', True, True, True, True)),
     ((1, 115), Release('39.0 or later', True, True, True, True)),
 )
@@ -111,8 +113,8 @@ def stall(release, node, registry, boot_progress=None):
                 % (release.label, found, FIRST['pending_read_right']))
     if boot_progress is False and not release.without_boot_progress:
         return ('ironic %s ends a BIOS step on a BMC without BootProgress '
-                'only at its clean callback timeout, failed; ironic %s or '
-                'later does not' % (release.label,
+                'only at its callback timeout, failed; ironic %s or later '
+                'does not' % (release.label,
                                     FIRST['without_boot_progress']))
     return None
 

@@ -78,11 +78,12 @@ def refuse(servicing, prepared):
     prepared.bios_checked = True
     wanted = effects.bios_settings(servicing.steps(prepared))
     registry = servicing.hardware(prepared, detail=True)[2]
+    if wanted:
+        refuse_stall(servicing, prepared, registry)
     if not (wanted and registry and bios_registry.has_registry(registry)):
         return
     label = outcomes.label(prepared.reading.node)
     configs = outcomes.configs_text(prepared.changed)
-    refuse_stall(servicing, prepared, registry)
     refuse_cached_read_only(servicing, prepared, wanted, registry)
     needs = bios_prepare.pending(
         bios_profiles.prerequisites(wanted, registry) or [], registry)

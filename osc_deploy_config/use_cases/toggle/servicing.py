@@ -37,7 +37,6 @@ from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import bios_check
 from osc_deploy_config.use_cases.toggle import outcomes
-from osc_deploy_config.use_cases.toggle import power
 from osc_deploy_config.use_cases.toggle import recovery
 
 # What the finishing of an interrupted toggle does.
@@ -66,9 +65,6 @@ class Servicing:
         # the node's extra (``authority``)
         self.project = toggle.authority.project_id
         self.poll_fields = bios_check.poll_fields(self.project)
-        if not self.project:
-            self.waits.on_poll = lambda state: power.restore_mid_step(
-                self, state)
 
     def steps(self, prepared):
         """The profile steps that unlock the settings, if any, then the
@@ -151,7 +147,7 @@ class Servicing:
             self, prepared)
         history = refuse_failed_before(self, prepared, under_way, ours,
                                        steps)
-        serviced, state = False, None
+        serviced = False
         if prepared.finishing == SERVICING:
             self.say('  finishing the servicing of an interrupted toggle')
             state = self.waits.servicing(
@@ -162,12 +158,19 @@ class Servicing:
         elif ours:
             serviced = ran(self.ironic, node, under_way, steps, history)
         if serviced or (self.toggle.fresh_reading
-                        and shows(self, prepared, steps)):
+                        and self.shows(prepared, steps)):
             self.say('  node %s already shows %s: recording it' % (
                 outcomes.label(node), outcomes.configs_text(changed)))
         else:
-            state = self.service_now(prepared, steps)
-        power.bring_up(self, server, node, state)
+            written = self.ironic.patch_node(
+                node['uuid'], toggle_record.pending_patch(
+                    node, server['id'], changed, self.project))
+            node.update(properties=written['properties'],
+                        extra=written['extra'])
+            self.request_service(prepared, steps)
+            self.check_serviced(prepared, steps, self.waits.servicing(
+                node, fields=self.poll_fields, pace=json.dumps(
+                    [node.get('resource_class'), steps], sort_keys=True)))
         verify(self, prepared, steps)
         self.ironic.patch_node(node['uuid'], toggle_record.complete_patch(
             node, server['id'], changed, self.project))
@@ -177,22 +180,6 @@ class Servicing:
             server['name'], outcomes.label(node),
             outcomes.configs_text(changed)))
         return prepared.outcome(outcomes.TOGGLED)
-
-    def service_now(self, prepared, steps):
-        """Record the toggle as pending, shut the OS down, service the
-        node and wait for its end: the node then."""
-        node, server = prepared.reading.node, prepared.server
-        written = self.ironic.patch_node(
-            node['uuid'], toggle_record.pending_patch(
-                node, server['id'], prepared.changed, self.project))
-        node.update(properties=written['properties'], extra=written['extra'])
-        power.shut_down(self, node, steps)
-        self.request_service(prepared, steps)
-        state = self.waits.servicing(
-            node, fields=self.poll_fields, pace=json.dumps(
-                [node.get('resource_class'), steps], sort_keys=True))
-        self.check_serviced(prepared, steps, state)
-        return state
 
     def request_service(self, prepared, steps):
         """Ask ironic to service the node: with the steps, or (a project)
@@ -243,6 +230,12 @@ class Servicing:
                  prepared.reading.node.get('raid_config'))
         return found + (prepared.bios,) if detail else found
 
+    def shows(self, prepared, steps):
+        """Whether the node shows every effect of the steps, all of which
+        ironic reports (an interrupted toggle's servicing finished)."""
+        return effects.readable(steps) and not effects.missing(
+            steps, *self.hardware(prepared))
+
     def read_again(self, prepared):
         """The node's BIOS settings and raid_config after a servicing."""
         node = prepared.reading.node
@@ -251,13 +244,6 @@ class Servicing:
             node['raid_config'] = self.ironic.node(
                 node['uuid'], ['raid_config'])['raid_config']
         return effects.values(prepared.bios), node.get('raid_config')
-
-def shows(servicing, prepared, steps):
-    """Whether the node shows every effect of the steps, all of which
-    ironic reports (an interrupted toggle's servicing finished)."""
-    return effects.readable(steps) and not effects.missing(
-        steps, *servicing.hardware(prepared))
-
 
 def verify(servicing, prepared, steps):
     """The node must show what the steps set (``servicing``: the

@@ -234,8 +234,6 @@ class Waits:
         # whether the last read of the node was the look's (which reads
         # less of it)
         self.looked = False
-        # told each state a servicing's poll reads (``on_poll(state)``)
-        self.on_poll = None
 
     def up(self):
         """The server is up again, its change made and recorded (its node
@@ -331,8 +329,6 @@ class Waits:
             since = max(began, asked - POLL_SHARE * min(asked - last,
                                                         POLL_SECONDS))
             state = self.read_node(node, fields, at_last, since)
-            if self.on_poll is not None:
-                self.on_poll(state)
             last = asked
             if toggle_states.node_settled(state):
                 if learn and state['provision_state'] == 'active':
