@@ -148,11 +148,11 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
 
 class TestRedfish(RedfishTestCase):
     def test_a_dell_at_its_factory_profile(self):
-        """Sync does not offer turbo where SysProfile locks it; prepare
-        sets SysProfile=Custom at the BMC, and says that ironic 39 still
-        refuses turbo there: its cache keeps the read-only it read under
-        the factory profile.  Hyperthreading, which no profile locks,
-        deploys through the real driver."""
+        """Sync does not offer turbo where SysProfile locks it, and offers
+        no prepare: ironic 36 to 39 keep turbo read-only in their cache
+        once the profile is unlocked, as they cached it under the factory
+        profile; prepare refuses before any write.  Hyperthreading, which no
+        profile locks, deploys through the real driver."""
         self.at_factory('bm-5')
         self.addCleanup(self.at_factory, 'bm-5')
         self.assertTrue(self.bmc_registry('bm-5')['ProcTurboMode'][
@@ -161,28 +161,24 @@ class TestRedfish(RedfishTestCase):
             'baremetal-copper']
         self.made_per_class('hyperthreading=disabled')
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
-        self.assertIn(
-            'ProcTurboMode=Disabled (locked by SysProfile='
-            'PerfPerWattOptimizedDapc', self.not_offered(
-                synced, 'bm-5', turbo))
-        self.assertIn('prepare it: openstack baremetal node deploy-config '
-                      'prepare bm-5 (SysProfile=Custom)',
-                      self.not_offered(synced, 'bm-5', turbo))
+        reason = self.not_offered(synced, 'bm-5', turbo)
+        self.assertIn('ProcTurboMode=Disabled (locked by SysProfile='
+                      'PerfPerWattOptimizedDapc', reason)
+        self.assertIn('preparing the node would not make it take the '
+                      'config', reason)
         self.assertNotIn(turbo, self.node('bm-5')['traits'])
 
         done = self.openstack('baremetal', 'node', 'deploy-config',
                               'prepare', 'bm-5', '--config',
                               'turbo=disabled', fail_ok=True)
         self.assertEqual(1, done.returncode, done.stderr)
-        self.assertIn('set SysProfile=Custom, but ironic still caches '
-                      'ProcTurboMode read-only', done.stdout)
-        # the BMC has it, and would take turbo now; ironic's cache would not
-        self.assertEqual('Custom', self.bmc_bios('bm-5')['SysProfile'])
-        self.assertFalse(self.bmc_registry('bm-5')['ProcTurboMode'][
-            'ReadOnly'])
+        self.assertIn('cannot prepare: ironic caches ProcTurboMode '
+                      'read-only', done.stdout)
+        # nothing was written: the BMC keeps its profile
+        self.assertEqual('PerfPerWattOptimizedDapc',
+                         self.bmc_bios('bm-5')['SysProfile'])
         self.assertEqual('available', self.node('bm-5')['provision_state'])
         self.assertTrue(self.cached('bm-5')['ProcTurboMode']['read_only'])
-        self.assertNotIn(turbo, self.node('bm-5')['traits'])
 
         server = self.boot_asking('hyperthreading=disabled',
                                   resource_class=COPPER, node='bm-5')
@@ -265,6 +261,14 @@ class TestRedfish(RedfishTestCase):
         self.assertEqual(('service wait', False),
                          (node['provision_state'], node['maintenance']))
         self.assertEqual('ACTIVE', self.server_details(server)['status'])
+        # the list says what holds the node, and what ends it
+        rows = self.openstack('baremetal', 'node', 'deploy-config', 'list',
+                              '--node', 'bm-6')
+        self.assertTrue(rows)
+        for row in rows:
+            self.assertIn('its BIOS step waits in "service wait" since ',
+                          row['Reason'])
+            self.assertIn('ProcAMDBoost=Disabled applied', row['Reason'])
         # the operator sets it at the iLO: ironic's step ends, and the rerun
         # finishes the toggle
         self.set_at_the_bmc('bm-6', {'WorkloadProfile': 'Custom',

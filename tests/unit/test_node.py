@@ -13,6 +13,7 @@
 import fixtures
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.v1 import node as cmds
 from tests.unit import fakes
 from tests.unit.fakes import HT
@@ -52,6 +53,30 @@ class NodeCommandTest(fakes.TestCommand):
 
 
 class TestList(NodeCommandTest):
+    def test_a_bios_step_ironic_waits_on_is_shown_with_what_ends_it(self):
+        self.bm4.update(
+            provision_state='service wait', driver_internal_info={
+                'redfish_bios_state': {
+                    'reboot_requested': True,
+                    'requested_bios_attrs': {'ProcAMDBoost': 'Disabled'}}},
+            properties={toggle_record.PENDING: {
+                'instance_uuid': 'srv', 'configs': {'turbo': 'disabled'},
+                'since': '2026-12-03T10:00:00'}})
+        rows = self.rows(cmds.ListNodeDeployConfig)
+        reasons = {r['Reason'] for r in rows if r['Node'] == 'bm-4'}
+        self.assertEqual({
+            'lacks HW_CPU_HYPERTHREADING; '
+            'its BIOS step waits in "service wait" since 2026-12-03T10:00:00 '
+            'for the BMC to boot to the OS with ProcAMDBoost=Disabled '
+            'applied; ironic polls until it does (the step cannot be '
+            'aborted, and a BMC that reports its boot progress keeps the '
+            'callback timeout away): set them at the BMC, or back, and '
+            'ironic ends the step'}, reasons)
+        # only the waiting node is read alone
+        self.assertEqual(1, sum(1 for m, p, _ in self.ironic.requests
+                                if m == 'GET' and 'driver_internal_info'
+                                in p))
+
     def test_every_node_and_config(self):
         rows = self.rows(cmds.ListNodeDeployConfig)
         self.assertEqual(8, len(rows))

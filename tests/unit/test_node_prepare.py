@@ -37,6 +37,11 @@ FACTORY = {'SysProfile': 'PerfPerWattOptimizedDapc',
 
 
 class PrepareTestCase(fakes.TestCommand):
+    # whether ironic first cached ProcTurboMode under the profile that
+    # locks it (read-only, which ironic 36 to 39 then keep: prepare cannot
+    # help, ``TestKeptReadOnly``), or under Custom (a node enrolled so)
+    turbo_cached_read_only = False
+
     def setUp(self):
         super().setUp()
         self.ironic.add_template(TURBO_OFF, steps=[steps.bios_step(
@@ -49,8 +54,9 @@ class PrepareTestCase(fakes.TestCommand):
     def dell(self, name, **node):
         found = self.ironic.add_node(name, resource_class=COPPER, **node)
         found['bios'] = dict(FACTORY)
-        self.ironic.bios_registries[found['uuid']] = {
-            k: dict(v) for k, v in DELL.items()}
+        registry = {k: dict(v) for k, v in DELL.items()}
+        registry['ProcTurboMode']['read_only'] = self.turbo_cached_read_only
+        self.ironic.bios_registries[found['uuid']] = registry
         return found
 
     def rows(self, command, *args):
@@ -88,10 +94,10 @@ class TestHonestOffer(PrepareTestCase):
         self.dell('bm-7', instance_uuid='srv-7')
         rows = {r['Node']: r['Reason'] for r in self.rows(
             cmds.SyncNodeDeployConfig, '--no-wait')}
-        # a Dell reports turbo read-only, which ironic caches: no toggle
-        # can set the profile first there
-        self.assertIn('ironic caches ProcTurboMode read-only: prepare the '
-                      'node once its server is gone', rows['bm-7'])
+        # the profile lives in the BMC's Dependencies only: the server's
+        # toggle sets it first
+        self.assertIn("its server's toggle sets SysProfile=Custom first",
+                      rows['bm-7'])
         self.assertIn('prepare it: openstack baremetal node deploy-config '
                       'prepare bm-5', rows['bm-5'])
 
@@ -268,25 +274,36 @@ class TestStaleCache(PrepareTestCase):
     its value changes: turbo, cached read-only under the factory profile,
     stays so once SysProfile is Custom, and ironic refuses it."""
 
+    turbo_cached_read_only = True
+
     def setUp(self):
         super().setUp()
         self.ironic.locked_by = {}      # as ironic 39 caches it
 
-    def test_prepare_says_ironic_still_refuses_the_setting(self):
+    def test_prepare_refuses_before_any_write(self):
         exc = self.assertRaises(exceptions.CommandError, self.prepare,
                                 'bm-5')
         self.assertEqual('1 of 1 node(s) not prepared: bm-5', str(exc))
-        self.assertEqual('Custom', self.bm5['bios']['SysProfile'])
-        self.assertIn('failed: set SysProfile=Custom, but ironic still '
-                      'caches ProcTurboMode read-only',
+        self.assertIn('cannot prepare: ironic caches ProcTurboMode '
+                      'read-only under the profile that locks it, and ironic '
+                      '36 to 39 keep it so once the profile is unlocked',
                       self.results()['bm-5'])
-        self.assertEqual([], self.bm5['traits'])
-        # a rerun changes nothing, and says the same
-        writes = len(self.ironic.writes)
-        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
-        self.assertIn('cannot prepare: turbo=disabled: ironic still caches '
-                      'ProcTurboMode read-only', self.results()['bm-5'])
-        self.assertEqual(writes, len(self.ironic.writes))
+        self.assertEqual([], self.ironic.writes)
+        self.assertEqual('PerfPerWattOptimizedDapc',
+                         self.bm5['bios']['SysProfile'])
+
+    def test_sync_offers_no_prepare_that_cannot_help(self):
+        (row,) = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
+        self.assertEqual('not offered', row['Action'])
+        self.assertIn('preparing the node would not make it take the '
+                      'config', row['Reason'])
+        self.assertNotIn('prepare it', row['Reason'])
+
+    def test_ironic_35_lets_the_profile_unlock_it(self):
+        # before 36.0 ironic passes the step to the BMC: prepare helps
+        self.ironic.max_version = (1, 111)
+        self.assertEqual('set SysProfile=Custom',
+                         self.prepare('bm-5')[0]['Result'])
 
     def test_sync_says_why_and_offers_no_prepare(self):
         self.bm5['bios']['SysProfile'] = 'Custom'

@@ -488,6 +488,30 @@ def stale_read_only(wanted, entries):
                   and profile_of(name).setting in LIVE_READ_ONLY)
 
 
+def kept_read_only(wanted, entries):
+    """The settings of ``wanted`` that ironic's cache (``entries``) holds
+    read-only under a profile that locks them now: a profile change
+    leaves their values, so ironic (36.0 to 39.0) keeps them read-only
+    in its cache, and refuses them, once the profile is unlocked too
+    (``stale_read_only``)."""
+    by_name = {e['name']: e for e in entries or ()}
+    locked = locks_now(entries or ())
+    return sorted(name for name in wanted
+                  if (by_name.get(name) or {}).get('read_only')
+                  and name in locked)
+
+
+def describe_kept(found):
+    """Why preparing the node does not make it take ``found``
+    (``kept_read_only``), in one line."""
+    return ('ironic caches %s read-only under the profile that locks it, '
+            'and ironic 36 to 39 keep it so once the profile is unlocked '
+            '(they write a cached setting\'s read_only again only when its '
+            'value changes, and no API of theirs reads it anew): preparing '
+            'the node would not make it take the config (see "Known limit: '
+            'ironic\'s cache of read-only" in the docs)' % ', '.join(found))
+
+
 def describe_stale(found):
     """Why ironic refuses ``found`` (``stale_read_only``), and what to do,
     in one line."""

@@ -123,3 +123,22 @@ def service_disable_ramdisk(maximum):
     """Whether a service request may say ``disable_ramdisk`` (None: not
     known, taken as yes)."""
     return not maximum or tuple(maximum[:2]) >= SERVICE_DISABLE_RAMDISK
+
+
+def waiting_step(node, since=None):
+    """What a node's redfish BIOS step waits for, in words, and what ends
+    it (``node``: with its ``driver_internal_info``; ``since``: when the
+    step was asked for, where known); None where no BIOS step waits."""
+    waiting = ((node.get('driver_internal_info') or {}).get(
+        'redfish_bios_state') or {})
+    if not waiting.get('reboot_requested'):
+        return None
+    settings = ', '.join('%s=%s' % item for item in sorted((
+        waiting.get('requested_bios_attrs') or {}).items())) or 'its settings'
+    return ('its BIOS step waits in "%s"%s for the BMC to boot to the OS '
+            'with %s applied; ironic polls until it does (the step cannot '
+            'be aborted, and a BMC that reports its boot progress keeps the '
+            'callback timeout away): set them at the BMC, or back, and '
+            'ironic ends the step' % (
+                node.get('provision_state'),
+                ' since %s' % since if since else '', settings))

@@ -299,7 +299,7 @@ def plan_sync(nodes, templates, registries=None, every=None,
                     changes.append(Change(
                         node_label(node), node['uuid'], name, REMOVE,
                         why + remedy(node, template, registries.get(
-                            node['uuid']))))
+                            node['uuid']), release)))
     return changes
 
 
@@ -334,11 +334,11 @@ def left_out(nodes, templates, registries=None, every=None,
             why = bios_refusal(node, template, registry, not release.validates)
             found.append(Change(node_label(node), node['uuid'],
                                 template['name'], LEFT_OUT, why + remedy(
-                                    node, template, registry)))
+                                    node, template, registry, release)))
     return found
 
 
-def remedy(node, template, registry):
+def remedy(node, template, registry, release=NEWEST):
     """What makes the node take a template its BIOS refuses now, as the
     end of its reason ('' when nothing of ours does): ``prepare`` for a
     node a vendor profile locks, the toggle where a server runs on it
@@ -351,6 +351,10 @@ def remedy(node, template, registry):
     needs = preparable(template, registry)
     if not needs:
         return ''
+    kept = release.validates and bios_profiles.kept_read_only(
+        wanted, registry)
+    if kept:
+        return '; %s' % bios_profiles.describe_kept(kept)
     if not node.get('instance_uuid'):
         return '; prepare it: %s' % prepare_command(node_label(node), needs)
     cached = [e['name'] for e in registry

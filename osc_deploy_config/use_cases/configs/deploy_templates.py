@@ -497,13 +497,20 @@ def check_bios_registry(clients, steps, extra):
     found = bios_registry.problems(wanted, judged,
                                    same_step_unlocks=same_step)
     refusing = {n for p in found for n in p.nodes}
+    kept = {n: bios_profiles.kept_read_only(wanted, judged[n])
+            for n in sorted(refusing)} if not same_step else {}
+    kept = {n: names for n, names in kept.items() if names}
     to_prepare = {n: bios_prepare.once_prepared(wanted, judged[n])
-                  for n in sorted(refusing)}
+                  for n in sorted(refusing - set(kept))}
     to_prepare = {n: needs for n, needs in to_prepare.items() if needs}
-    if found and refusing == set(judged) and not to_prepare:
+    if found and refusing == set(judged) and not (to_prepare or kept):
         raise exceptions.CommandError(bios_registry.describe(
             bios_prepare.problems_once_prepared(wanted, judged) or found))
-    return _warnings(read, without, found, refusing, to_prepare)
+    return _warnings(read, without, found, refusing - set(kept),
+                     to_prepare) + [
+        '%s: %s; sync does not offer it there' % (
+            n, bios_profiles.describe_kept(names))
+        for n, names in sorted(kept.items())]
 
 
 def _warnings(read, without, found, refusing, to_prepare):

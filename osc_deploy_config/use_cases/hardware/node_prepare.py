@@ -145,7 +145,8 @@ def judge(nodes, templates, registries, configs, dry_run,
         row = [plan.node, node['provision_state'], settings_text(
             plan.needs) or '-', '', bios_prepare.governs(plan.needs)]
         why = '; '.join(plan.unpreparable) or (
-            todo and tagging.bios_step_unfit(node, registry, release))
+            todo and tagging.bios_step_unfit(node, registry, release)) or (
+            todo and release.validates and kept_text(plan.settings, registry))
         refusal = bios_prepare.state_refusal(node)
         unfinished = start_of(node) != node['provision_state']
         if why:
@@ -164,6 +165,14 @@ def judge(nodes, templates, registries, configs, dry_run,
             failed.append(plan.node)
         rows.append(row)
     return rows, failed, work
+
+
+def kept_text(governed, registry):
+    """Why setting the profile would not make the node take the configs'
+    settings (``governed``): ironic keeps them read-only in its cache
+    (``bios_profiles.kept_read_only``); None otherwise."""
+    kept = bios_profiles.kept_read_only(governed, registry)
+    return bios_profiles.describe_kept(kept) if kept else None
 
 
 def select_nodes(nodes, names, resource_class):
@@ -297,7 +306,9 @@ class Preparation:
             raise exceptions.CommandError(
                 'ironic reports the clean done, but its cache of %s\'s BIOS '
                 'does not show %s' % (self.label, settings_text(left)))
-        stale = bios_profiles.stale_read_only(governed, registry)
+        # before 36.0 ironic does not judge a step by its cache
+        stale = self.api.release().validates and (
+            bios_profiles.stale_read_only(governed, registry))
         if stale:
             raise exceptions.CommandError('set %s, but %s' % (
                 settings_text(todo), bios_profiles.describe_stale(stale)))

@@ -33,7 +33,9 @@ from osc_lib import exceptions
 from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.hardware import ironic_releases
 from osc_deploy_config.domain.hardware import tagging
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.configs import set_templates
@@ -43,6 +45,10 @@ STATUS_COLUMNS = ('Node', 'Template', 'Config', 'Capable', 'Tagged',
                   'In Use', 'Maintenance', 'Provision State', 'Schedulable',
                   'Reason')
 SYNC_COLUMNS = ('Node', 'Template', 'Action', 'Reason')
+# The states a step holds a node in, and what ``list`` reads of such a node.
+WAITS = ('clean wait', 'service wait', 'deploy wait')
+WAIT_FIELDS = ('uuid', 'name', 'provision_state', 'driver_internal_info',
+               'properties', 'extra', 'instance_uuid')
 POLL_SECONDS = 1
 
 # What both commands read of ironic: the config templates (by name), the
@@ -109,9 +115,30 @@ def statuses(clients, node=None, config=None):
             raise exceptions.CommandError('Node %s not found' % node)
     view = free_providers(clients, nodes)
     registries = read_registries(found._replace(nodes=nodes), templates)
-    return STATUS_COLUMNS, [tuple(s) for s in tagging.statuses(
-        nodes, templates, view, registries, tagged_templates(found),
-        release=found.ironic.release())]
+    waiting = waiting_steps(found.ironic, nodes)
+    rows = tagging.statuses(nodes, templates, view, registries,
+                            tagged_templates(found),
+                            release=found.ironic.release())
+    return STATUS_COLUMNS, [tuple(s._replace(reason='; '.join(filter(None, (
+        s.reason, waiting.get(s.node)))))) for s in rows]
+
+
+def waiting_steps(api, nodes):
+    """{node label: what its BIOS step waits for} of the nodes a step
+    holds in a wait (one read each: only those); since when from the
+    toggle's pending record, where there is one."""
+    found = {}
+    for node in nodes:
+        if node.get('provision_state') not in WAITS:
+            continue
+        detail = api.node(node['uuid'], WAIT_FIELDS)
+        record = (toggle_record.pending(detail, detail.get('instance_uuid'))
+                  or toggle_record.pending(detail, detail.get(
+                      'instance_uuid'), project=True))
+        text = ironic_releases.waiting_step(detail, record and record.since)
+        if text:
+            found[tagging.node_label(node)] = text
+    return found
 
 
 def free_providers(clients, nodes):
