@@ -314,6 +314,11 @@ class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
         allows (one per page of its maximum size)."""
         return self._list('nodes', {'fields': ','.join(fields)}, limit=0)
 
+    def nodes_in(self, state, fields):
+        """Every node in provision state ``state``, with these fields."""
+        return self._list('nodes', {'provision_state': state,
+                                    'fields': ','.join(fields)}, limit=0)
+
     def node_of_instance(self, instance_uuid, fields):
         """The node an instance runs on, or None (a virtual instance)."""
         found = self._request('GET', '/nodes?%s' % urllib.parse.urlencode(
@@ -350,12 +355,14 @@ class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
                             strict=True))
 
     def service(self, node, steps):
-        """Run service steps on an active node (ironic servicing), the
-        ramdisk off where the API can say so (1.108): the steps run on the
-        tenant's own OS, never the agent's."""
+        """Run service steps on an active node (ironic servicing); BIOS
+        steps alone with the ramdisk off where the API can say so (1.108),
+        which ironic 35.0 otherwise records as booting it.  A step that
+        needs the agent (a burn-in) keeps ironic's own choice."""
         body = {'target': 'service', 'service_steps': steps}
         feature = None
-        if self.reaches(versions.SERVICE_WITHOUT_RAMDISK) is not False:
+        if all(s.get('interface') == 'bios' for s in steps) and (
+                self.reaches(versions.SERVICE_WITHOUT_RAMDISK) is not False):
             body['disable_ramdisk'] = True
             feature = versions.SERVICE_WITHOUT_RAMDISK
         self._request('PUT', '/nodes/%s/states/provision' % node, feature,

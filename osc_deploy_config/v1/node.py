@@ -99,12 +99,14 @@ class PrepareNodeDeployConfig(cli.OneLineErrors, cli.Progress,
                               command.Lister):
     _description = (
         "Set once the vendor BIOS profiles that the deploy configs of the "
-        "nodes' kind need (such as Dell's SysProfile=Custom, which unlocks "
-        "turbo), by manual cleaning; then tag the nodes for what they can "
-        "take")
+        "nodes' kind need (such as HPE's WorkloadProfile=Custom, which "
+        "unlocks turbo), by manual cleaning; then tag the nodes for what "
+        "they can take")
     _epilog = """Ironic 36.0 and later refuse, before any write, a BIOS setting
 that the node's profile locks, even when the same step sets the profile;
-sync does not offer a config to such a node, and names this command.  An
+sync does not offer a config to such a node, and names this command where
+it helps (not where ironic caches the setting read-only under the profile,
+as a Dell's: it keeps it so, and prepare refuses that node).  An
 available node is managed, cleaned (the ramdisk disabled) and provided
 again; a manageable node is cleaned.  A node that runs a server gets its
 profile through the toggle (openstack server resize --deploy-config).
@@ -113,7 +115,7 @@ Examples::
 
   openstack baremetal node deploy-config prepare bm-5 --dry-run
   openstack baremetal node deploy-config prepare \\
-      --resource-class baremetal-copper --config turbo=disabled
+      --resource-class baremetal-bronze --config turbo=disabled
 """
 
     def get_parser(self, prog_name):

@@ -430,7 +430,9 @@ class FakeIronic(FakeService):
             return response(200, {'nodes': [
                 {k: copy.deepcopy(n[k]) for k in fields}
                 for n in self.nodes.values() if self.leased(n)
-                and query.get('instance_uuid') in (None, n['instance_uuid'])]})
+                and query.get('instance_uuid') in (None, n['instance_uuid'])
+                and query.get('provision_state') in (
+                    None, n['provision_state'])]})
         node = self.nodes.get(rest[0])
         if node is None or not self.leased(node):
             return error(404, 'Node %s could not be found.' % rest[0])

@@ -58,6 +58,38 @@ def locked_under(profile, setting):
             if setting in bios_profiles.governed(profile, v)]
 
 
+class TestKeptReadOnly(testtools.TestCase):
+    """What ironic 36 to 39 keep read-only once a profile is unlocked."""
+
+    def entries(self, profile, read_only):
+        return [{'name': 'SysProfile', 'value': profile},
+                {'name': 'ProcTurboMode', 'value': 'Enabled',
+                 'read_only': read_only},
+                {'name': 'WorkloadProfile',
+                 'value': 'GeneralPowerEfficientCompute',
+                 'allowable_values': ['GeneralPowerEfficientCompute',
+                                      'Custom']},
+                {'name': 'ProcAMDBoost', 'value': 'Enabled',
+                 'read_only': True}]
+
+    def test_a_dell_setting_cached_read_only_under_its_profile(self):
+        entries = self.entries('PerfPerWattOptimizedDapc', True)
+        self.assertEqual(['ProcTurboMode'], bios_profiles.kept_read_only(
+            {'ProcTurboMode': 'Disabled'}, entries))
+        # cached writable (first read under Custom): prepare helps
+        self.assertEqual([], bios_profiles.kept_read_only(
+            {'ProcTurboMode': 'Disabled'}, self.entries(
+                'PerfPerWattOptimizedDapc', False)))
+        # not locked now: the stale case, not this one
+        self.assertEqual([], bios_profiles.kept_read_only(
+            {'ProcTurboMode': 'Disabled'}, self.entries('Custom', True)))
+
+    def test_a_static_read_only_is_not_blamed_on_a_profile(self):
+        # HPE's iLO reports no live ReadOnly: its profile is not why
+        self.assertEqual([], bios_profiles.kept_read_only(
+            {'ProcAMDBoost': 'Disabled'}, self.entries('Custom', False)))
+
+
 class TestLocksByValue(testtools.TestCase):
     def test_dell_turbo_locked_under_perf_per_watt_optimized_dapc(self):
         dapc = dell(SysProfile='PerfPerWattOptimizedDapc')

@@ -98,10 +98,37 @@ class TestEachRuleAtEachRelease(testtools.TestCase):
         self.assertIsNone(ir.stall(ir.of_api(MAXIMA['35']), dict(
             REDFISH, bios_interface='ilo'), HPE_BIOS))
 
-    def test_service_requests_say_disable_ramdisk_from_1_108(self):
-        self.assertFalse(ir.service_disable_ramdisk((1, 107)))
-        self.assertTrue(ir.service_disable_ramdisk((1, 108)))
-        self.assertTrue(ir.service_disable_ramdisk(None))
+    def test_a_waiting_step_says_what_ends_it_by_release(self):
+        node = dict(REDFISH, provision_state='service wait',
+                    properties={'vendor': 'HPE'}, driver_internal_info={
+                        'redfish_bios_state': {
+                            'reboot_requested': True,
+                            'requested_bios_attrs': {'ProcSMT': 'Disabled'}}})
+        self.assertTrue(ir.waiting_step(
+            node, ir.of_api(MAXIMA['39'])).endswith(
+                'set them at the BMC, and ironic ends the step'))
+        self.assertIn('never ends a BIOS step on HPE iLO', ir.waiting_step(
+            node, ir.of_api(MAXIMA['37'])))
+        self.assertIsNone(ir.waiting_step(dict(node, driver_internal_info={})))
+
+    def test_sync_removes_a_stalled_tag_without_a_prepare_hint(self):
+        template = {'name': 'CUSTOM_T', 'steps': [
+            {'interface': 'bios', 'step': 'apply_configuration', 'args': {
+                'settings': [{'name': 'ProcAMDBoost', 'value': 'Disabled'}]},
+             'priority': 150}], 'extra': {}}
+        node = dict(REDFISH, traits=['CUSTOM_T'],
+                    resource_class='baremetal-gold')
+        registry = [{'name': 'WorkloadProfile',
+                     'value': 'GeneralPowerEfficientCompute',
+                     'attribute_type': 'Enumeration', 'allowable_values': [
+                         'GeneralPowerEfficientCompute', 'Custom']},
+                    {'name': 'ProcAMDBoost', 'value': 'Enabled',
+                     'attribute_type': 'Enumeration'}]
+        (change,) = tagging.plan_sync([node], [template], {'n': registry},
+                                      None, ir.of_api(MAXIMA['37']))
+        self.assertEqual(tagging.REMOVE, change.action)
+        self.assertIn('never ends a BIOS step on HPE iLO', change.reason)
+        self.assertNotIn('prepare', change.reason)
 
     def test_sync_does_not_offer_and_says_why(self):
         template = {'name': 'CUSTOM_T', 'steps': [
@@ -141,6 +168,14 @@ class TestTheToggleByRelease(RedfishToggleCase):
             'Nothing was changed.', str(exc))
         self.assertEqual([], self.ironic.writes)
         self.assertEqual([], self.nova.locks(self.server))
+
+    def test_below_1_108_the_request_says_nothing_of_the_ramdisk(self):
+        self.node['bios']['WorkloadProfile'] = 'Custom'
+        self.ironic.max_version = (1, 107)
+        self.toggle(OFF)
+        (body,) = [b for name, b in self.ironic.provision_bodies
+                   if b['target'] == 'service']
+        self.assertNotIn('disable_ramdisk', body)
 
     def test_serviced_with_the_ramdisk_off(self):
         self.node['bios']['WorkloadProfile'] = 'Custom'

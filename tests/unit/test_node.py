@@ -66,13 +66,12 @@ class TestList(NodeCommandTest):
         reasons = {r['Reason'] for r in rows if r['Node'] == 'bm-4'}
         self.assertEqual({
             'lacks HW_CPU_HYPERTHREADING; '
-            'its BIOS step waits in "service wait" since 2026-12-03T10:00:00 '
-            'for the BMC to boot to the OS with ProcAMDBoost=Disabled '
-            'applied; ironic polls until it does (the step cannot be '
-            'aborted, and a BMC that reports its boot progress keeps the '
-            'callback timeout away): set them at the BMC, or back, and '
-            'ironic ends the step'}, reasons)
-        # only the waiting node is read alone
+            'its BIOS step waits in "service wait" for the BMC to boot to '
+            'the OS with ProcAMDBoost=Disabled applied; ironic polls until '
+            'it does (the step cannot be aborted, and a BMC that reports its '
+            'boot progress keeps the callback timeout away): set them at '
+            'the BMC, and ironic ends the step'}, reasons)
+        # one listing of the nodes in that wait
         self.assertEqual(1, sum(1 for m, p, _ in self.ironic.requests
                                 if m == 'GET' and 'driver_internal_info'
                                 in p))

@@ -490,15 +490,16 @@ def stale_read_only(wanted, entries):
 
 def kept_read_only(wanted, entries):
     """The settings of ``wanted`` that ironic's cache (``entries``) holds
-    read-only under a profile that locks them now: a profile change
-    leaves their values, so ironic (36.0 to 39.0) keeps them read-only
-    in its cache, and refuses them, once the profile is unlocked too
+    read-only under a profile that locks them now and that the BMC reports
+    read-only live (``LIVE_READ_ONLY``: Dell's): a profile change leaves
+    their values, so ironic (36.0 to 39.0) keeps them read-only in its
+    cache, and refuses them, once the profile is unlocked too
     (``stale_read_only``)."""
     by_name = {e['name']: e for e in entries or ()}
     locked = locks_now(entries or ())
     return sorted(name for name in wanted
                   if (by_name.get(name) or {}).get('read_only')
-                  and name in locked)
+                  and name in locked and locked[name][0] in LIVE_READ_ONLY)
 
 
 def describe_kept(found):

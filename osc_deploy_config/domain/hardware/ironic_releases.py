@@ -19,9 +19,9 @@ maximum version (35.0 = 1.111, 36.0 and 37.0 = 1.112, 38.0 = 1.113,
 - 35.0: a BIOS step ends without the agent, from a periodic poll of the
   BMC (``_query_bios_apply_status``); before, only the agent's heartbeat
   ends it.  35.0 also records the ramdisk as enabled for a service
-  request that does not say ``disable_ramdisk`` (API 1.108): a toggle's
-  request with steps says it where the API has it (a runbook carries its
-  own).
+  request that does not say ``disable_ramdisk`` (API 1.108,
+  ``services.versions.SERVICE_WITHOUT_RAMDISK``): a toggle's request of
+  BIOS steps says it where the API has it (a runbook carries its own).
 - 36.0: the step is checked against ironic's cache of the registry
   before the write (``_validate_settings``: a setting cached read-only,
   a value not allowed), whatever else the step sets; 37.0 converts
@@ -68,8 +68,6 @@ NEWEST = RELEASES[-1][1]
 # The first release of each rule, as a refusal names it.
 FIRST = {'agentless': '35.0', 'validates': '36.0',
          'pending_read_right': '38.0', 'without_boot_progress': '37.0'}
-# The API version from which a service request takes ``disable_ramdisk``.
-SERVICE_DISABLE_RAMDISK = (1, 108)
 # Vendors whose BMC lists every BIOS setting as pending.
 PENDING_LISTS_ALL = ('HPE iLO', 'Lenovo XCC')
 # The BIOS interfaces of ironic's Redfish code (idrac-redfish is a
@@ -107,7 +105,9 @@ def stall(release, node, registry, boot_progress=None):
     if node.get('bios_interface') not in REDFISH_BIOS:
         return None
     found = vendor(registry, node)
-    if found in PENDING_LISTS_ALL and not release.pending_read_right:
+    # before 35.0 the agent's heartbeat ends the step: not judged here
+    if found in PENDING_LISTS_ALL and release.agentless and not (
+            release.pending_read_right):
         return ('ironic %s never ends a BIOS step on %s, whose pending '
                 'settings list every setting; ironic %s or later does'
                 % (release.label, found, FIRST['pending_read_right']))
@@ -119,26 +119,22 @@ def stall(release, node, registry, boot_progress=None):
     return None
 
 
-def service_disable_ramdisk(maximum):
-    """Whether a service request may say ``disable_ramdisk`` (None: not
-    known, taken as yes)."""
-    return not maximum or tuple(maximum[:2]) >= SERVICE_DISABLE_RAMDISK
-
-
-def waiting_step(node, since=None):
+def waiting_step(node, release=NEWEST):
     """What a node's redfish BIOS step waits for, in words, and what ends
-    it (``node``: with its ``driver_internal_info``; ``since``: when the
-    step was asked for, where known); None where no BIOS step waits."""
+    it (``node``: with its ``driver_internal_info`` and ``properties``);
+    None where no BIOS step waits.  Ironic records no time the step
+    began (each poll touches the node)."""
     waiting = ((node.get('driver_internal_info') or {}).get(
         'redfish_bios_state') or {})
     if not waiting.get('reboot_requested'):
         return None
     settings = ', '.join('%s=%s' % item for item in sorted((
         waiting.get('requested_bios_attrs') or {}).items())) or 'its settings'
-    return ('its BIOS step waits in "%s"%s for the BMC to boot to the OS '
-            'with %s applied; ironic polls until it does (the step cannot '
-            'be aborted, and a BMC that reports its boot progress keeps the '
-            'callback timeout away): set them at the BMC, or back, and '
-            'ironic ends the step' % (
-                node.get('provision_state'),
-                ' since %s' % since if since else '', settings))
+    stalls = stall(release, node, None)
+    return ('its BIOS step waits in "%s" for the BMC to boot to the OS with '
+            '%s applied; ironic polls until it does (the step cannot be '
+            'aborted, and a BMC that reports its boot progress keeps the '
+            'callback timeout away): %s' % (
+                node.get('provision_state'), settings, stalls + ', even '
+                'once the BMC has them' if stalls else 'set them at the '
+                'BMC, and ironic ends the step'))

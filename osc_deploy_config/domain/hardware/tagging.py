@@ -298,8 +298,11 @@ def plan_sync(nodes, templates, registries=None, every=None,
                 else:
                     changes.append(Change(
                         node_label(node), node['uuid'], name, REMOVE,
-                        why + remedy(node, template, registries.get(
-                            node['uuid']), release)))
+                        why + ('' if bios_unfit(
+                            node, template, registries.get(node['uuid']),
+                            release) else remedy(
+                                node, template, registries.get(node['uuid']),
+                                release))))
     return changes
 
 

@@ -324,7 +324,7 @@ def still_servicing(node, state):
                 'apply %s, and goes on waiting where the BMC refused them '
                 'while the BMC reports its boot progress (ironic cannot abort '
                 'the step; the BIOS resource\'s @Redfish.Settings.Messages '
-                'say why): set them at the BMC, or back, and rerun to finish '
+                'say why): set them at the BMC, and rerun to finish '
                 'the toggle' % (
                     label, state['provision_state'], ', '.join(
                         '%s=%s' % item for item in sorted(waiting.items()))))

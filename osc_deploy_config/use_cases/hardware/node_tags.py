@@ -35,7 +35,6 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.hardware import ironic_releases
 from osc_deploy_config.domain.hardware import tagging
-from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.configs import set_templates
@@ -48,7 +47,7 @@ SYNC_COLUMNS = ('Node', 'Template', 'Action', 'Reason')
 # The states a step holds a node in, and what ``list`` reads of such a node.
 WAITS = ('clean wait', 'service wait', 'deploy wait')
 WAIT_FIELDS = ('uuid', 'name', 'provision_state', 'driver_internal_info',
-               'properties', 'extra', 'instance_uuid')
+               'properties', 'bios_interface')
 POLL_SECONDS = 1
 
 # What both commands read of ironic: the config templates (by name), the
@@ -125,19 +124,17 @@ def statuses(clients, node=None, config=None):
 
 def waiting_steps(api, nodes):
     """{node label: what its BIOS step waits for} of the nodes a step
-    holds in a wait (one read each: only those); since when from the
-    toggle's pending record, where there is one."""
+    holds in a wait: one listing per such state.  A token that may not
+    read ``driver_internal_info`` sees none."""
+    labels = {n['uuid']: tagging.node_label(n) for n in nodes}
+    states = sorted({n.get('provision_state') for n in nodes} & set(WAITS))
     found = {}
-    for node in nodes:
-        if node.get('provision_state') not in WAITS:
-            continue
-        detail = api.node(node['uuid'], WAIT_FIELDS)
-        record = (toggle_record.pending(detail, detail.get('instance_uuid'))
-                  or toggle_record.pending(detail, detail.get(
-                      'instance_uuid'), project=True))
-        text = ironic_releases.waiting_step(detail, record and record.since)
-        if text:
-            found[tagging.node_label(node)] = text
+    for state in states:
+        for detail in api.nodes_in(state, WAIT_FIELDS):
+            text = detail['uuid'] in labels and ironic_releases.waiting_step(
+                detail, api.release())
+            if text:
+                found[labels[detail['uuid']]] = text
     return found
 
 
