@@ -147,6 +147,20 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
 
 
 class TestRedfish(RedfishTestCase):
+    def never_ending(self, synced, *templates):
+        """On ironic 36.x and 37.x an iLO's BIOS step never ends: sync
+        offers neither template, and prepare refuses before any write."""
+        for template in templates:
+            self.assertIn('ironic 36.x or 37.x never ends a BIOS step on HPE '
+                          'iLO', self.not_offered(synced, 'bm-6', template))
+        done = self.openstack('baremetal', 'node', 'deploy-config',
+                              'prepare', 'bm-6', fail_ok=True)
+        self.assertEqual(1, done.returncode, done.stderr)
+        self.assertIn('cannot prepare: ironic 36.x or 37.x never ends',
+                      done.stdout)
+        self.assertEqual('GeneralPowerEfficientCompute',
+                         self.bmc_bios('bm-6')['WorkloadProfile'])
+
     def test_a_dell_at_its_factory_profile(self):
         """Sync does not offer turbo where SysProfile locks it, and offers
         no prepare: ironic 36 to 39 keep turbo read-only in their cache
@@ -204,6 +218,8 @@ class TestRedfish(RedfishTestCase):
         smt = self.made_per_class('hyperthreading=disabled')['templates'][
             'baremetal-bronze']
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
+        if self.ironic_max == '1.112':      # tox -e functional-ironic-37
+            return self.never_ending(synced, turbo, smt)
         self.assertIn('locked by WorkloadProfile=GeneralPowerEfficientCompute',
                       self.not_offered(synced, 'bm-6', turbo))
         self.assertIn(smt, self.node('bm-6')['traits'])

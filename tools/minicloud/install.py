@@ -60,7 +60,7 @@ def ensure_debian_packages():
 
 VENV_INPUTS = ('requirements.txt', 'fake_steps/pyproject.toml',
                'fake_steps/src/minicloud_fake_steps/__init__.py')
-# Older ironic releases `up --ironic-release` runs instead of the pinned
+# Other ironic releases `up --ironic-release` runs instead of the pinned
 # one (in a virtualenv of their own), with the pins their code needs on
 # today's PyPI: ironic-lib 7 dropped the disk_utils 22.1 imports; sushy
 # (not among ironic's own requirements) for the redfish interfaces the
@@ -69,6 +69,8 @@ PINNED = 'pinned'
 IRONIC_RELEASES = {
     '22.1.0': ('ironic==22.1.0', 'ironic-lib==5.5.0', 'PyMySQL==1.2.4',
                'sushy==4.4.2'),
+    # API 1.112, as 36.0: the redfish BIOS rules before 38.0 (not in CI)
+    '37.0.0': ('ironic==37.0.0', 'sushy==5.14.0'),
 }
 
 

@@ -497,12 +497,15 @@ def check_bios_registry(clients, steps, extra):
     found = bios_registry.problems(wanted, judged,
                                    same_step_unlocks=same_step)
     refusing = {n for p in found for n in p.nodes}
-    kept = {n: bios_profiles.kept_read_only(wanted, judged[n])
-            for n in sorted(refusing)} if not same_step else {}
-    kept = {n: names for n, names in kept.items() if names}
     to_prepare = {n: bios_prepare.once_prepared(wanted, judged[n])
-                  for n in sorted(refusing - set(kept))}
+                  for n in sorted(refusing)}
     to_prepare = {n: needs for n, needs in to_prepare.items() if needs}
+    # where a profile is all that refuses, but ironic keeps the setting
+    # read-only in its cache once it is unlocked (36 and later)
+    kept = {n: bios_profiles.kept_read_only(wanted, judged[n])
+            for n in to_prepare} if not same_step else {}
+    kept = {n: names for n, names in kept.items() if names}
+    to_prepare = {n: v for n, v in to_prepare.items() if n not in kept}
     if found and refusing == set(judged) and not (to_prepare or kept):
         raise exceptions.CommandError(bios_registry.describe(
             bios_prepare.problems_once_prepared(wanted, judged) or found))
