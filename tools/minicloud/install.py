@@ -69,8 +69,10 @@ PINNED = 'pinned'
 IRONIC_RELEASES = {
     '22.1.0': ('ironic==22.1.0', 'ironic-lib==5.5.0', 'PyMySQL==1.2.4',
                'sushy==4.4.2'),
-    # API 1.112, as 36.0: the redfish BIOS rules before 38.0 (not in CI)
-    '37.0.0': ('ironic==37.0.0', 'sushy==5.14.0'),
+    # API 1.112, as 36.0: the redfish BIOS rules before 38.0 (not in CI);
+    # keystoneauth1 5.17 registers a tls-ciphers option ironic 37 has too
+    '37.0.0': ('ironic==37.0.0', 'sushy==5.14.0', 'keystoneauth1==5.16.0',
+               'PyMySQL==1.2.4'),
 }
 
 
