@@ -282,7 +282,7 @@ class TestRedfish(RedfishTestCase):
                               '--node', 'bm-6')
         self.assertTrue(rows)
         for row in rows:
-            self.assertIn('its BIOS step waits in "service wait" since ',
+            self.assertIn('its BIOS step waits in "service wait" for the BMC',
                           row['Reason'])
             self.assertIn('ProcAMDBoost=Disabled applied', row['Reason'])
         # the operator sets it at the iLO: ironic's step ends, and the rerun
