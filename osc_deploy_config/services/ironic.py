@@ -197,21 +197,23 @@ class Range:
     """What this ironic's API range tells: its maximum, the features it
     reaches, its release.  Part of ``Ironic``."""
 
+    def _endpoint(self):
+        """The SDK's version discovery of this ironic; None where it
+        cannot tell."""
+        try:
+            return self.proxy.get_endpoint_data()
+        except Exception:   # noqa: BLE001 - not known
+            return None
+
     def maximum(self):
         """This ironic's API maximum ((major, minor)); None when discovery
         does not tell."""
-        try:
-            endpoint = self.proxy.get_endpoint_data()
-        except Exception:   # noqa: BLE001 - not known
-            endpoint = None
-        return versions.maximum(endpoint)
+        return versions.maximum(self._endpoint())
 
     def reaches(self, feature):
         """Whether this ironic's range reaches a feature's version; None
         when discovery does not tell."""
-        found = self.maximum()
-        return None if found is None else (
-            found >= versions.parse(versions.NEEDS[feature][1]))
+        return versions.reaches(self._endpoint(), feature)
 
     def release(self):
         """What this ironic's redfish BIOS interface does

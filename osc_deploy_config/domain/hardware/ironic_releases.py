@@ -114,8 +114,7 @@ def stall(release, node, registry, boot_progress=None):
     if boot_progress is False and not release.without_boot_progress:
         return ('ironic %s ends a BIOS step on a BMC without BootProgress '
                 'only at its callback timeout, failed; ironic %s or later '
-                'does not' % (release.label,
-                                    FIRST['without_boot_progress']))
+                'does not' % (release.label, FIRST['without_boot_progress']))
     return None
 
 

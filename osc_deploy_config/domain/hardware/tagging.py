@@ -298,11 +298,8 @@ def plan_sync(nodes, templates, registries=None, every=None,
                 else:
                     changes.append(Change(
                         node_label(node), node['uuid'], name, REMOVE,
-                        why + ('' if bios_unfit(
-                            node, template, registries.get(node['uuid']),
-                            release) else remedy(
-                                node, template, registries.get(node['uuid']),
-                                release))))
+                        why + remedy(node, template, registries.get(
+                            node['uuid']), release)))
     return changes
 
 
@@ -346,7 +343,10 @@ def remedy(node, template, registry, release=NEWEST):
     end of its reason ('' when nothing of ours does): ``prepare`` for a
     node a vendor profile locks, the toggle where a server runs on it
     (it sets the profile first, where ironic has not cached the setting
-    read-only), or why ironic's cache keeps it refused."""
+    read-only), or why ironic's cache keeps it refused.  Nothing where
+    no BIOS step is for the node (``bios_unfit``)."""
+    if bios_unfit(node, template, registry, release):
+        return ''
     wanted = bios_settings(template)
     stale = bios_profiles.stale_read_only(wanted, registry or ())
     if stale:
@@ -354,10 +354,9 @@ def remedy(node, template, registry, release=NEWEST):
     needs = preparable(template, registry)
     if not needs:
         return ''
-    kept = release.validates and bios_profiles.kept_read_only(
-        wanted, registry)
-    if kept:
-        return '; %s' % bios_profiles.describe_kept(kept)
+    futile = futile_prepare(wanted, registry, release)
+    if futile:
+        return '; %s' % futile
     if not node.get('instance_uuid'):
         return '; prepare it: %s' % prepare_command(node_label(node), needs)
     cached = [e['name'] for e in registry
@@ -371,6 +370,15 @@ def remedy(node, template, registry, release=NEWEST):
                     '--deploy-config %s' % c
                     for c in serves_what(template).split(',')),
                 node['instance_uuid']))
+
+
+def futile_prepare(wanted, registry, release=NEWEST):
+    """Why setting the node's profile would not make it take ``wanted``:
+    ironic (36 and later) keeps them read-only in its cache
+    (``bios_profiles.kept_read_only``); None otherwise."""
+    kept = release.validates and bios_profiles.kept_read_only(
+        wanted, registry)
+    return bios_profiles.describe_kept(kept) if kept else None
 
 
 def prepare_command(node, needs):

@@ -482,7 +482,8 @@ def check_bios_registry(clients, steps, extra):
     wanted = effects.bios_settings(steps)
     if not wanted:
         return []
-    same_step = not clients.ironic().release().validates
+    release = clients.ironic().release()
+    same_step = not release.validates
     try:
         read = hardware_kinds.capable_registries(clients, extra)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
@@ -502,18 +503,17 @@ def check_bios_registry(clients, steps, extra):
     to_prepare = {n: needs for n, needs in to_prepare.items() if needs}
     # where a profile is all that refuses, but ironic keeps the setting
     # read-only in its cache once it is unlocked (36 and later)
-    kept = {n: bios_profiles.kept_read_only(wanted, judged[n])
-            for n in to_prepare} if not same_step else {}
-    kept = {n: names for n, names in kept.items() if names}
+    kept = {n: tagging.futile_prepare(wanted, judged[n], release)
+            for n in to_prepare}
+    kept = {n: why for n, why in kept.items() if why}
     to_prepare = {n: v for n, v in to_prepare.items() if n not in kept}
     if found and refusing == set(judged) and not (to_prepare or kept):
         raise exceptions.CommandError(bios_registry.describe(
             bios_prepare.problems_once_prepared(wanted, judged) or found))
     return _warnings(read, without, found, refusing - set(kept),
                      to_prepare) + [
-        '%s: %s; sync does not offer it there' % (
-            n, bios_profiles.describe_kept(names))
-        for n, names in sorted(kept.items())]
+        '%s: %s; sync does not offer it there' % (n, why)
+        for n, why in sorted(kept.items())]
 
 
 def _warnings(read, without, found, refusing, to_prepare):

@@ -35,6 +35,9 @@ from osc_deploy_config.services import versions
 LOG = logging.getLogger(__name__)
 ROLES = ('manager', 'member')
 
+# The raw steps' probes, by door.
+_STEPS_PROBES = {'service_steps': hardening.service_steps_probe,
+                 'clean_steps': hardening.clean_steps_probe}
 
 def check(clients, project, domain=None):
     """(COLUMNS, a row per door and role)."""
@@ -275,11 +278,9 @@ def _probe(clients, ironic, door, node, runbook):
         return hardening.verdict(door, ironic.probe_instance_info(
             node, hardening.instance_info_probe(
                 'deploy_config_check_' + uuid.uuid4().hex)))
-    if door.probe in ('service_steps', 'clean_steps'):
+    if door.probe in _STEPS_PROBES:
         return hardening.verdict(door, *ironic.probe_provision(
-            node, hardening.service_steps_probe()
-            if door.probe == 'service_steps' else
-            hardening.clean_steps_probe()))
+            node, _STEPS_PROBES[door.probe]()))
     if door.probe == 'runbook_create':
         return hardening.verdict(door, *ironic.probe_runbook_create())
     if door.probe == 'runbook_rebuild':

@@ -145,8 +145,9 @@ def judge(nodes, templates, registries, configs, dry_run,
         row = [plan.node, node['provision_state'], settings_text(
             plan.needs) or '-', '', bios_prepare.governs(plan.needs)]
         why = '; '.join(plan.unpreparable) or (
-            todo and tagging.bios_step_unfit(node, registry, release)) or (
-            todo and release.validates and kept_text(plan.settings, registry))
+            todo and (tagging.bios_step_unfit(node, registry, release) or
+                      tagging.futile_prepare(plan.settings, registry,
+                                             release)))
         refusal = bios_prepare.state_refusal(node)
         unfinished = start_of(node) != node['provision_state']
         if why:
@@ -165,14 +166,6 @@ def judge(nodes, templates, registries, configs, dry_run,
             failed.append(plan.node)
         rows.append(row)
     return rows, failed, work
-
-
-def kept_text(governed, registry):
-    """Why setting the profile would not make the node take the configs'
-    settings (``governed``): ironic keeps them read-only in its cache
-    (``bios_profiles.kept_read_only``); None otherwise."""
-    kept = bios_profiles.kept_read_only(governed, registry)
-    return bios_profiles.describe_kept(kept) if kept else None
 
 
 def select_nodes(nodes, names, resource_class):

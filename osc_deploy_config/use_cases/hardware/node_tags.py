@@ -128,11 +128,12 @@ def waiting_steps(api, nodes):
     read ``driver_internal_info`` sees none."""
     labels = {n['uuid']: tagging.node_label(n) for n in nodes}
     states = sorted({n.get('provision_state') for n in nodes} & set(WAITS))
+    release = api.release() if states else None
     found = {}
     for state in states:
         for detail in api.nodes_in(state, WAIT_FIELDS):
             text = detail['uuid'] in labels and ironic_releases.waiting_step(
-                detail, api.release())
+                detail, release)
             if text:
                 found[labels[detail['uuid']]] = text
     return found

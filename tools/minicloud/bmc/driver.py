@@ -72,12 +72,11 @@ class BmcDriver(fakedriver.FakeDriver):
         reset is recorded (``resets``), with whether the OS ran then; a
         graceful shutdown is the OS's own, which an OS that does not run
         never makes."""
-        system = self._get(identity)
         running = self.get_boot_progress(identity) == RUNNING
+        system = self._get(identity)
         self._update(system, resets=(system.get('resets') or [])[
             -(RESETS_KEPT - 1):] + [{'ResetType': state, 'At': time.time(),
                                      'OsRunning': running}])
-        system = self._get(identity)
         if state == 'GracefulShutdown' and not running:
             return
         due = time.time() + self._config_delay('MINICLOUD_BMC_POWER_DELAY')
