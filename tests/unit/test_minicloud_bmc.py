@@ -179,6 +179,20 @@ class TestDriver(testtools.TestCase):
         self.assertEqual('Enabled', bios['current']['ProcAMDBoost'])
         self.assertEqual('Critical', bios['messages'][0]['Severity'])
 
+    def test_a_blank_disk_boots_no_os_until_one_is_installed(self):
+        self.systems.set_disk('u-1', driver.BLANK)
+        self.systems.set_power_state('u-1', 'ForceRestart')
+        time.sleep(0.01)
+        self.assertEqual('SystemHardwareInitializationComplete',
+                         self.systems.get_boot_progress('u-1'))
+        # installed, the OS boots at the next reset, not before
+        self.systems.set_disk('u-1', 'OS')
+        self.assertEqual('SystemHardwareInitializationComplete',
+                         self.systems.get_boot_progress('u-1'))
+        self.systems.set_power_state('u-1', 'ForceRestart')
+        time.sleep(0.01)
+        self.assertEqual('OSRunning', self.systems.get_boot_progress('u-1'))
+
     def test_off_reports_no_boot(self):
         self.systems.set_power_state('u-1', 'ForceOff')
         time.sleep(0.01)
@@ -202,6 +216,22 @@ class TestDriver(testtools.TestCase):
                           ('GracefulShutdown', False)],
                          [(r['ResetType'], r['OsRunning'])
                           for r in self.systems.get_resets('u-1')])
+
+
+class TestCaptures(testtools.TestCase):
+    """How each vendor's BMC takes a change, as captured."""
+
+    def test_the_ilo_lists_no_apply_time_and_tags_with_etags(self):
+        self.assertEqual([], model.apply_times('hpe'))
+        self.assertTrue(model.uses_etags('hpe'))
+        self.assertIn('OnReset', model.apply_times('dell'))
+        self.assertFalse(model.uses_etags('dell'))
+
+    def test_an_etag_follows_the_values(self):
+        bios = model.factory('hpe')['current']
+        self.assertEqual(model.etag(bios), model.etag(dict(bios)))
+        self.assertNotEqual(model.etag(bios), model.etag(dict(
+            bios, ProcSMT='Disabled')))
 
 
 class TestResetBios(testtools.TestCase):

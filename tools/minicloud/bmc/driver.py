@@ -28,6 +28,8 @@ from sushy_tools.emulator.resources.systems import fakedriver
 from bmc import model
 
 BOOTING = 'SystemHardwareInitializationComplete'
+# The disk of a system that has nothing to boot (``set_disk``).
+BLANK = 'Blank'
 RUNNING = 'OSRunning'
 # How many resets a system keeps a record of.
 RESETS_KEPT = 20
@@ -61,6 +63,8 @@ class BmcDriver(fakedriver.FakeDriver):
                     system.get('bios') or model.factory(
                         system.get('vendor', 'dell')))
                 changes['booted_at'] = time.time()
+                # a disk with nothing to boot leaves the boot in firmware
+                changes['os_boots'] = system.get('disk') != BLANK
             else:
                 changes['booted_at'] = None
             self._update(system, **changes)
@@ -97,15 +101,35 @@ class BmcDriver(fakedriver.FakeDriver):
 
     def get_boot_progress(self, identity):
         """BootProgress LastState: 'None' while off, hardware
-        initialisation for the boot delay, then the OS runs."""
+        initialisation for the boot delay, then the OS runs; a boot from a
+        blank disk stays in hardware initialisation."""
         system = self._get(identity)
         booted = system.get('booted_at')
         if system['power_state'] != 'On' or booted is None:
             return 'None'
         if time.time() - booted < self._config_delay(
-                'MINICLOUD_BMC_BOOT_DELAY'):
+                'MINICLOUD_BMC_BOOT_DELAY') or not system.get('os_boots',
+                                                            True):
             return BOOTING
         return RUNNING
+
+    def set_disk(self, identity, contents):
+        """The disk's contents from the next boot on: ``BLANK`` (nothing
+        to boot: the boot never leaves firmware) or 'OS'."""
+        self._update(self._get(identity), disk=contents)
+
+    def get_disk(self, identity):
+        return self._get(identity).get('disk') or 'OS'
+
+    def refuse_precondition(self, identity):
+        """Count a change refused for its ``If-Match`` (the tests read it:
+        sushy met the iLO's 412)."""
+        system = self._get(identity)
+        self._update(system, preconditions_failed=system.get(
+            'preconditions_failed', 0) + 1)
+
+    def get_preconditions_failed(self, identity):
+        return self._get(identity).get('preconditions_failed', 0)
 
     def get_resets(self, identity):
         """The last resets asked of the system, oldest first."""

@@ -37,9 +37,6 @@ from sushy_tools.emulator import main  # noqa: E402
 from bmc import driver  # noqa: E402
 from bmc import model  # noqa: E402
 
-# sushy's BIOS asks for OnReset when the BMC lists it, as iDRAC and iLO do
-APPLY_TIMES = ['OnReset']
-
 
 def _rewrite(response, change):
     """Edit a JSON response of the stock app in place."""
@@ -59,21 +56,55 @@ def _system(identity, body):
             'LastState': main.app.systems.get_boot_progress(identity)}
     # what the tests read: the resets asked, and whether the OS ran then
     body.setdefault('Oem', {})['Minicloud'] = {
-        'Resets': main.app.systems.get_resets(identity)}
+        'Resets': main.app.systems.get_resets(identity),
+        'Disk': main.app.systems.get_disk(identity),
+        'PreconditionsFailed': main.app.systems.get_preconditions_failed(
+            identity)}
 
 
 def _bios(identity, body):
+    """The vendor's apply times (sushy asks for OnReset where they list
+    it: iDRAC; the iLO lists none) and, as the iLO, ETags: the settings'
+    is the current values' (what sushy sends as ``If-Match``)."""
     bios = _bios_state(identity)
     body['AttributeRegistry'] = model.registry_id(bios['vendor'])
     settings = body.setdefault('@Redfish.Settings', {})
-    settings['SupportedApplyTimes'] = APPLY_TIMES
+    settings.pop('SupportedApplyTimes', None)
+    if model.apply_times(bios['vendor']):
+        settings['SupportedApplyTimes'] = model.apply_times(bios['vendor'])
     settings['Messages'] = bios['messages']
+    if model.uses_etags(bios['vendor']):
+        tag = model.etag(bios['current'])
+        body['@odata.etag'] = 'W/' + tag
+        settings['ETag'] = tag.strip('"')
+
+
+def _settings_etag(bios):
+    return 'W/' + model.etag(model.settings_view(bios))
 
 
 def _bios_settings(identity, body):
     bios = _bios_state(identity)
     body['AttributeRegistry'] = model.registry_id(bios['vendor'])
     body['Attributes'] = model.settings_view(bios)
+    if model.uses_etags(bios['vendor']):
+        body['@odata.etag'] = _settings_etag(bios)
+
+
+def _precondition(identity):
+    """As the iLO: a change of the BIOS settings whose ``If-Match`` is
+    not their ETag is refused (412); one without is taken."""
+    bios = _bios_state(identity)
+    match = flask.request.headers.get('If-Match')
+    if not (model.uses_etags(bios['vendor']) and match):
+        return None
+    if match in (_settings_etag(bios), _settings_etag(bios)[2:]):
+        return None
+    main.app.systems.refuse_precondition(identity)
+    return flask.jsonify(error={
+        'code': 'Base.1.4.PreconditionFailed',
+        'message': 'The ETag supplied did not match the ETag required to '
+                   'change this resource.'}), 412
 
 
 def _registry(body):
@@ -86,9 +117,28 @@ def _registry(body):
 
 def add_extensions(app):
     """After each stock response: BootProgress, apply times, messages,
-    pending settings and our registry."""
+    pending settings, ETags and our registry; before a change of the BIOS
+    settings, the iLO's check of its ``If-Match``."""
     by_endpoint = {'system_resource': _system, 'bios': _bios,
                    'bios_settings': _bios_settings}
+
+    @app.route('/redfish/v1/Systems/<identity>/Actions/Oem/'
+               'Minicloud.SetDisk', methods=['POST'])
+    def set_disk(identity):
+        """What the disk holds from the next boot on (the tests: a blank
+        disk, an OS installed): ``{"Disk": "Blank"}`` or ``"OS"``."""
+        contents = (flask.request.get_json(force=True) or {}).get('Disk')
+        if contents not in (driver.BLANK, 'OS'):
+            return flask.jsonify(error='Disk: Blank or OS'), 400
+        app.systems.set_disk(identity, contents)
+        return '', 204
+
+    @app.before_request
+    def check_etag():
+        if (flask.request.method == 'PATCH'
+                and flask.request.endpoint == 'bios_settings'):
+            return _precondition(flask.request.view_args['identity'])
+        return None
 
     @app.after_request
     def extend(response):
@@ -100,8 +150,11 @@ def add_extensions(app):
             return _rewrite(response, _registry)
         if endpoint in by_endpoint:
             identity = flask.request.view_args['identity']
-            return _rewrite(response, lambda body: by_endpoint[endpoint](
+            _rewrite(response, lambda body: by_endpoint[endpoint](
                 identity, body))
+            etag = json.loads(response.get_data()).get('@odata.etag')
+            if etag:
+                response.headers['ETag'] = etag
         return response
 
 

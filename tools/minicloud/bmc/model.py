@@ -20,6 +20,7 @@ and ``messages`` (the Redfish messages of the last apply).
 
 import copy
 import functools
+import hashlib
 import json
 import os
 
@@ -107,6 +108,24 @@ def factory(vendor):
     values.update(FACTORY[vendor])
     return {'vendor': vendor, 'current': forced_values(vendor, values),
             'pending': {}, 'messages': [SUCCESS]}
+
+
+def apply_times(vendor):
+    """The apply times the vendor's BMC lists for a BIOS change, as
+    captured (iLO: none)."""
+    return list(_load(vendor, 'bios.json')['SupportedApplyTimes'])
+
+
+def uses_etags(vendor):
+    """Whether the vendor's BMC tags its BIOS resources with ETags, and
+    checks a change's ``If-Match`` against them (iLO), as captured."""
+    return _load(vendor, 'bios.json')['ETags']
+
+
+def etag(attributes):
+    """A strong ETag of these values (an iLO's: 8 hex digits)."""
+    digest = hashlib.sha256(json.dumps(attributes, sort_keys=True).encode())
+    return '"%s"' % digest.hexdigest()[:8].upper()
 
 
 def live_registry(bios):

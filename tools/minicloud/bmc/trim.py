@@ -71,7 +71,12 @@ def trim(registry, bios, profiles, used):
     values = {a['AttributeName']: bios['Attributes'][a['AttributeName']]
               for a in attributes if a['AttributeName'] in bios['Attributes']}
     return out, {'AttributeRegistry': bios.get('AttributeRegistry'),
-                 'Attributes': values}
+                 'Attributes': values,
+                 # how the BMC takes a change: the apply times it lists
+                 # (none, as the iLO), and whether it tags with ETags
+                 'SupportedApplyTimes': bios.get('@Redfish.Settings', {}).get(
+                     'SupportedApplyTimes', []),
+                 'ETags': '@odata.etag' in bios}
 
 
 def main(argv):
