@@ -223,6 +223,9 @@ class FakeIronic(FakeService):
         self.cleaned = []       # (node name, clean steps, disable_ramdisk)
         self.provide_fails = set()      # their automated cleaning fails
         self.provide_hangs = False
+        # nodes whose disk has nothing to boot: a BIOS-only clean (which
+        # ironic runs without the ramdisk) waits for an OS for ever
+        self.blank_disks = set()
         self.clean_http_errors = {}     # {name: the status a clean gets}
         # {setting: (profile, value)}: the setting is read-only in a
         # node's registry unless its profile has that value (as a Dell's)
@@ -679,6 +682,15 @@ class FakeIronic(FakeService):
                          'Failed to validate power driver interface')
         self.cleaned.append((node['name'], body['clean_steps'],
                              body.get('disable_ramdisk')))
+        if node['name'] in self.blank_disks:
+            settings = body['clean_steps'][0]['args']['settings']
+            self.set_state(node, 'clean wait', 'manageable')
+            node['driver_internal_info'] = {
+                'cleaning_disable_ramdisk': True,
+                'redfish_bios_state': {
+                    'reboot_requested': True, 'requested_bios_attrs': {
+                        s['name']: s['value'] for s in settings}}}
+            return response(202)
         if node['name'] in self.failing_nodes:
             # as ironic: the failed step holds the node in maintenance
             failure = self.service_error or 'step failed'

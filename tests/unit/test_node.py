@@ -56,6 +56,7 @@ class TestList(NodeCommandTest):
     def test_a_bios_step_ironic_waits_on_is_shown_with_what_ends_it(self):
         self.bm4.update(
             provision_state='service wait', driver_internal_info={
+                'service_disable_ramdisk': True,
                 'redfish_bios_state': {
                     'reboot_requested': True,
                     'requested_bios_attrs': {'ProcAMDBoost': 'Disabled'}}},
@@ -66,11 +67,13 @@ class TestList(NodeCommandTest):
         reasons = {r['Reason'] for r in rows if r['Node'] == 'bm-4'}
         self.assertEqual({
             'lacks HW_CPU_HYPERTHREADING; '
-            'its BIOS step waits in "service wait" for the BMC to boot to '
-            'the OS with ProcAMDBoost=Disabled applied; ironic polls until '
-            'it does (the step cannot be aborted, and a BMC that reports its '
-            'boot progress keeps the callback timeout away): set them at '
-            'the BMC, and ironic ends the step'}, reasons)
+            'its BIOS step waits in "service wait" for the node to boot an '
+            'OS with ProcAMDBoost=Disabled applied, without the ramdisk: '
+            'the node boots its own disk, and a disk with nothing to boot '
+            'never ends the wait; the step cannot be aborted, and a BMC that '
+            'reports its boot progress keeps the callback timeout away: boot '
+            'an OS at the node\'s BMC (from its disk, media or the network) '
+            'with them set, and ironic ends the step'}, reasons)
         # one listing of the nodes in that wait
         self.assertEqual(1, sum(1 for m, p, _ in self.ironic.requests
                                 if m == 'GET' and 'driver_internal_info'

@@ -238,9 +238,30 @@ class TestPrepare(PrepareTestCase):
         self.ironic.provide_hangs = True
         self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
                           '--wait-timeout', '0')
-        self.assertIn('is still clean wait', self.results()['bm-5'])
+        self.assertIn('is still in "clean wait"', self.results()['bm-5'])
         self.assertEqual(('clean wait', {}), (self.bm5['provision_state'],
                                               self.bm5['extra']))
+
+    def test_a_blank_disk_ends_at_the_bound_with_what_ends_its_wait(self):
+        # ironic runs the BIOS-only clean without its ramdisk: the node
+        # boots its own disk, which has nothing to boot
+        self.ironic.blank_disks.add('bm-5')
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
+                          '--wait-timeout', '0')
+        result = self.results()['bm-5']
+        self.assertIn('bm-5 is still in "clean wait"; ironic goes on: rerun '
+                      'once it ends after 0s of waiting (--wait-timeout); '
+                      'its BIOS step waits in "clean wait" for the node to '
+                      'boot an OS with SysProfile=Custom applied, without '
+                      'the ramdisk: the node boots its own disk, and a disk '
+                      'with nothing to boot never ends the wait', result)
+        self.assertTrue(result.endswith(
+            'boot an OS at the node\'s BMC (from its disk, media or the '
+            'network) with them set, and ironic ends the step'), result)
+        # the mark stays: the rerun, once the clean ends, provides it
+        self.assertEqual(('clean wait', {
+            'deploy_config_prepare_from': 'available'}), (
+                self.bm5['provision_state'], self.bm5['extra']))
 
     def test_an_ironic_before_35_is_refused_before_any_write(self):
         self.ironic.max_version = (1, 109)

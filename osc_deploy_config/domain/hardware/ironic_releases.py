@@ -118,22 +118,31 @@ def stall(release, node, registry, boot_progress=None):
     return None
 
 
+# Where ironic records that a step runs without its ramdisk, by state.
+_NO_RAMDISK = {'clean wait': 'cleaning_disable_ramdisk',
+               'service wait': 'service_disable_ramdisk'}
+
+
 def waiting_step(node, release=NEWEST):
     """What a node's redfish BIOS step waits for, in words, and what ends
     it (``node``: with its ``driver_internal_info`` and ``properties``);
     None where no BIOS step waits.  Ironic records no time the step
     began (each poll touches the node)."""
-    waiting = ((node.get('driver_internal_info') or {}).get(
-        'redfish_bios_state') or {})
+    internal = node.get('driver_internal_info') or {}
+    waiting = internal.get('redfish_bios_state') or {}
     if not waiting.get('reboot_requested'):
         return None
+    state = node.get('provision_state')
     settings = ', '.join('%s=%s' % item for item in sorted((
         waiting.get('requested_bios_attrs') or {}).items())) or 'its settings'
+    own_disk = internal.get(_NO_RAMDISK.get(state)) and (
+        ', without the ramdisk: the node boots its own disk, and a disk '
+        'with nothing to boot never ends the wait') or ''
     stalls = stall(release, node, None)
-    return ('its BIOS step waits in "%s" for the BMC to boot to the OS with '
-            '%s applied; ironic polls until it does (the step cannot be '
-            'aborted, and a BMC that reports its boot progress keeps the '
-            'callback timeout away): %s' % (
-                node.get('provision_state'), settings, stalls + ', even '
-                'once the BMC has them' if stalls else 'set them at the '
-                'BMC, and ironic ends the step'))
+    return ('its BIOS step waits in "%s" for the node to boot an OS with %s '
+            'applied%s; the step cannot be aborted, and a BMC that reports '
+            'its boot progress keeps the callback timeout away: %s' % (
+                state, settings, own_disk, stalls + ', even once the node '
+                'has them' if stalls else 'boot an OS at the node\'s BMC '
+                '(from its disk, media or the network) with them set, and '
+                'ironic ends the step'))

@@ -31,6 +31,7 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.hardware import bios_prepare
 from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import ironic_releases
 from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.hardware import node_tags
@@ -272,8 +273,11 @@ class Preparation:
                 'ironic refused to clean %s: %s; it is manageable%s' % (
                     self.label, exc.details or exc, self.advice(
                         False))) from None
-        state = settle(self.api, self.node, 'manageable', self.waiter_of(
-            None), failed='clean failed')
+        try:
+            state = settle(self.api, self.node, 'manageable',
+                           self.waiter_of(None), failed='clean failed')
+        except waits.TimedOut as exc:
+            raise exceptions.CommandError(self.still_waiting(exc)) from None
         if state['provision_state'] == 'clean failed':
             held = self.move('manage', 'manageable',
                              seconds=RECOVERY_SECONDS)['maintenance']
@@ -281,6 +285,15 @@ class Preparation:
                 'ironic failed to set %s on %s: %s; it is manageable%s' % (
                     settings_text(todo), self.label,
                     state.get('last_error'), self.advice(held)))
+
+    def still_waiting(self, timed_out):
+        """The line of a clean the bound ended, with what its BIOS step
+        waits for (a blank disk's never ends)."""
+        waiting = ironic_releases.waiting_step(
+            self.api.node(self.uuid, node_tags.WAIT_FIELDS),
+            self.api.release())
+        return '%s; %s' % (timed_out, waiting) if waiting else str(
+            timed_out)
 
     def advice(self, held):
         """What to do with a node a failed clean left manageable."""
@@ -335,7 +348,7 @@ def settle(api, node, wanted, waiter, failed=None):
                     label, now, wanted, state.get('last_error') or
                     'ironic says no more'))
         waiter.progress('%s: %s' % (label, now))
-        waiter.poll('%s is still %s; ironic goes on: rerun once it ends'
+        waiter.poll('%s is still in "%s"; ironic goes on: rerun once it ends'
                     % (label, now))
 
 
