@@ -20,6 +20,7 @@ import testtools
 
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.hardware import bios_profiles
 from osc_deploy_config.domain.hardware import ironic_releases as ir
 from osc_deploy_config.domain.hardware import tagging
 from tests.unit.test_node_prepare import PrepareTestCase
@@ -106,7 +107,10 @@ class TestEachRuleAtEachRelease(testtools.TestCase):
                             'requested_bios_attrs': {'ProcSMT': 'Disabled'}}})
         self.assertTrue(ir.waiting_step(
             node, ir.of_api(MAXIMA['39'])).endswith(
-                'set them at the BMC, and ironic ends the step'))
+                'with them set, and ironic ends the step'))
+        # where ironic records no wait without the ramdisk (a deploy step's
+        # reboot boots it), no word of the disk
+        self.assertNotIn('own disk', ir.waiting_step(node))
         self.assertIn('never ends a BIOS step on HPE iLO', ir.waiting_step(
             node, ir.of_api(MAXIMA['37'])))
         self.assertIsNone(ir.waiting_step(dict(node, driver_internal_info={})))
@@ -213,3 +217,46 @@ class TestPrepareByRelease(PrepareTestCase):
         self.prepare('bm-6')
         self.assertEqual('set WorkloadProfile=Custom',
                          self.results()['bm-6'])
+
+
+class TestHeldByItsProfile(testtools.TestCase):
+    """An iLO's profile locks a setting in its Dependencies only: ironic
+    takes the value the node has (it skips a write of values the node has,
+    and the BMC takes an unchanged setting), not another."""
+
+    REGISTRY = [{'name': 'WorkloadProfile',
+                 'value': 'GeneralPowerEfficientCompute',
+                 'attribute_type': 'Enumeration', 'allowable_values': [
+                     'GeneralPowerEfficientCompute', 'Custom']},
+                {'name': 'ProcAMDBoost', 'value': 'Enabled',
+                 'attribute_type': 'Enumeration', 'read_only': False,
+                 'allowable_values': ['Enabled', 'Disabled']}]
+
+    def template(self, value):
+        return {'name': 'CUSTOM_T', 'steps': [
+            {'interface': 'bios', 'step': 'apply_configuration', 'args': {
+                'settings': [{'name': 'ProcAMDBoost', 'value': value}]},
+             'priority': 150}], 'extra': {}}
+
+    def test_the_value_the_node_has_is_offered_with_what_leaving_needs(self):
+        node = dict(REDFISH, traits=[], resource_class='baremetal-gold')
+        (change,) = tagging.plan_sync([node], [self.template('Enabled')],
+                                      {'n': self.REGISTRY})
+        self.assertEqual(tagging.ADD, change.action)
+        self.assertEqual(
+            "capable; ProcAMDBoost=Enabled is the node's value, which "
+            'WorkloadProfile=GeneralPowerEfficientCompute locks: switching '
+            'away from it needs the node prepared', change.reason)
+        # another value is not offered
+        self.assertEqual([], tagging.plan_sync(
+            [node], [self.template('Disabled')], {'n': self.REGISTRY}))
+
+    def test_a_value_ironic_caches_read_only_is_not_held(self):
+        registry = [dict(e, read_only=True) if e['name'] == 'ProcAMDBoost'
+                    else e for e in self.REGISTRY]
+        self.assertEqual({}, bios_profiles.held(
+            {'ProcAMDBoost': 'Enabled'}, {e['name']: e for e in registry}))
+        self.assertEqual({'ProcAMDBoost': (
+            'WorkloadProfile', 'GeneralPowerEfficientCompute')},
+            bios_profiles.held({'ProcAMDBoost': 'Enabled'}, {
+                e['name']: e for e in self.REGISTRY}))

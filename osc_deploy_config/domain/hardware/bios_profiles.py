@@ -372,11 +372,30 @@ def locked_on(wanted, by_name, same_step_unlocks=True):
     now = _values(by_name)
     after = dict(now, **{k: str(v) for k, v in wanted.items()}) \
         if same_step_unlocks else now
+    kept = held(wanted, by_name)
     found = {}
     for setting in wanted:
         lockers = _lockers(setting, after, by_name)
-        if setting in by_name and lockers:
+        if setting in by_name and lockers and setting not in kept:
             found[setting] = lockers[0]
+    return found
+
+
+def held(wanted, by_name):
+    """{setting: (profile setting, its value)} of the settings of
+    ``wanted`` that a profile locks at the value the node has, where
+    ironic does not cache them read-only (an iLO's locks are in its
+    Dependencies only): ironic takes that value (it skips a write of
+    the values the node has, and the BMC takes an unchanged setting),
+    but switching away from it needs the node prepared."""
+    now = _values(by_name)
+    found = {}
+    for setting, value in wanted.items():
+        entry = by_name.get(setting)
+        lockers = _lockers(setting, now, by_name) if entry else ()
+        if lockers and not entry.get('read_only') and str(value) == now[
+                setting]:
+            found[setting] = (lockers[0].setting, now[lockers[0].setting])
     return found
 
 

@@ -141,6 +141,19 @@ def bios_problems(node, template, registry, same_step_unlocks=True):
                                   same_step_unlocks=same_step_unlocks)
 
 
+def held_note(template, registry):
+    """What the node takes only at the value it has (``held``), and what
+    switching away from it needs; '' where nothing is so held."""
+    wanted = bios_settings(template)
+    if not (wanted and registry):
+        return ''
+    held = bios_profiles.held(wanted, {e['name']: e for e in registry})
+    return ''.join(
+        "; %s=%s is the node's value, which %s=%s locks: switching away "
+        'from it needs the node prepared' % (name, wanted[name], *held[name])
+        for name in sorted(held))
+
+
 def preparable(template, registry):
     """The vendor profile settings ([(name, value)], outermost first) that,
     once in effect on the node, let it take the template's settings; None
@@ -287,8 +300,10 @@ def plan_sync(nodes, templates, registries=None, every=None,
             why = _why(node, template, registries, own, release)
             if why is None:
                 if name not in traits:
-                    changes.append(Change(node_label(node), node['uuid'],
-                                          name, ADD, 'capable'))
+                    changes.append(Change(
+                        node_label(node), node['uuid'], name, ADD,
+                        'capable' + held_note(template, registries.get(
+                            node['uuid']))))
             elif name in traits:
                 if in_use(node, template):
                     changes.append(Change(
