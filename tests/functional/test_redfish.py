@@ -16,6 +16,7 @@ R750's BIOS, bm-6 behind an HPE iLO with a DL385 Gen10 Plus v2's (AMD).
 Every effect is read from the emulator itself, the way anyone reads a
 node's BIOS at its ``redfish_address`` and ``redfish_system_id``."""
 
+import json
 import time
 
 import requests
@@ -90,10 +91,23 @@ class RedfishTestCase(test_hardware_kinds.KindsTestCase):
         self.wait_for('%s runs its OS' % node, lambda: self.bmc(node)[
             'BootProgress']['LastState'] == 'OSRunning', 60, 0.25)
 
+    def os_installed(self, node):
+        """An OS on the node's disk again (``Blank`` before), booted at the
+        BMC where the node did not run one: a BIOS step that waited for it
+        then ends."""
+        self.bmc(node, '/Actions/Oem/Minicloud.SetDisk', 'POST',
+                 {'Disk': 'OS'})
+        if self.bmc(node)['BootProgress']['LastState'] != 'OSRunning':
+            self.bmc(node, '/Actions/ComputerSystem.Reset', 'POST',
+                     {'ResetType': 'ForceRestart'})
+            self.wait_for('%s runs its OS' % node, lambda: self.bmc(node)[
+                'BootProgress']['LastState'] == 'OSRunning', 60, 0.25)
+
     def at_factory(self, node):
         """The node's BMC and ironic's cache at the factory profile (a run
         before this one changed it: reset the BIOS at the BMC, then let
         ironic read it again, manage and provide), the node available."""
+        self.os_installed(node)
         (node,) = self.free_nodes(node)
         self.wait_for('%s available' % node, lambda: self.node(node)[
             'provision_state'] == 'available', 120, 0.25)
@@ -200,21 +214,66 @@ class TestRedfish(RedfishTestCase):
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
         self.assertEqual('Disabled', self.bmc_bios('bm-5')['LogicalProc'])
 
+    def prepared_from_a_blank_disk(self):
+        """bm-6's disk has nothing to boot: ironic runs prepare's BIOS-only
+        clean without its ramdisk, the node boots its disk, and the step
+        waits for an OS for ever.  The bound ends prepare, its row saying
+        what the node waits for and what ends it; an OS booted at the BMC
+        ends the clean, and the rerun provides the node."""
+        self.bmc('bm-6', '/Actions/Oem/Minicloud.SetDisk', 'POST',
+                 {'Disk': 'Blank'})
+        self.addCleanup(self.os_installed, 'bm-6')
+        refused = self.bmc('bm-6')['Oem']['Minicloud']['PreconditionsFailed']
+        done = self.openstack('baremetal', 'node', 'deploy-config',
+                              'prepare', 'bm-6', '--wait-timeout', '20',
+                              fail_ok=True)
+        self.assertEqual(1, done.returncode, done.stderr)
+        self.assertIn('1 of 1 node(s) not prepared: bm-6', done.stderr)
+        (row,) = json.loads(done.stdout)
+        self.assertIn('bm-6 is still in "clean wait"', row['Result'])
+        self.assertIn('WorkloadProfile=Custom applied, without the ramdisk: '
+                      'the node boots its own disk, and a disk with nothing '
+                      'to boot never ends the wait', row['Result'])
+        self.assertEqual('clean wait', self.node('bm-6')['provision_state'])
+        # the BIOS took the setting at its reset; only the OS is missing
+        self.assertEqual('Custom', self.bmc_bios('bm-6')['WorkloadProfile'])
+        self.assertEqual('SystemHardwareInitializationComplete', self.bmc(
+            'bm-6')['BootProgress']['LastState'])
+
+        # the iLO lists no apply time, and refuses the If-Match sushy
+        # sends (the settings' ETag of the BIOS, not Settings'): sushy
+        # sends the change again without it
+        self.assertNotIn('SupportedApplyTimes', self.bmc(
+            'bm-6', '/BIOS')['@Redfish.Settings'])
+        self.assertLess(refused, self.bmc('bm-6')['Oem']['Minicloud'][
+            'PreconditionsFailed'])
+
+        self.os_installed('bm-6')
+        self.wait_for('bm-6 manageable', lambda: self.node('bm-6')[
+            'provision_state'] == 'manageable', 120, 0.5)
+        rows = self.openstack('baremetal', 'node', 'deploy-config',
+                              'prepare', 'bm-6')
+        self.assertEqual([('bm-6', 'provided again')],
+                         [(r['Node'], r['Result']) for r in rows])
+        self.assertEqual('available', self.node('bm-6')['provision_state'])
+
     def test_an_hpe_prepared_booted_toggled_and_refused(self):
         """bm-6's default WorkloadProfile locks ProcAMDBoost only in its
-        Dependencies: not offered until prepared, while hyperthreading
-        (ProcSMT) is; once prepared a server of a flavor asking for both
-        boots with both off, applied by one BIOS step (their set's),
-        toggles turbo on with hyperthreading kept off, and a rebuild
-        through OSC keeps both, all read from the BMC.  A setting the BMC
-        refuses at its reset (the profile changed at the iLO behind
-        ironic's back) ends the toggle in one line; ironic goes on once the
-        BMC has it."""
+        Dependencies: turbo off is not offered until prepared (from a
+        blank disk first), while hyperthreading (ProcSMT) is, and turbo on
+        (the value the profile holds) is; once prepared a server of a
+        flavor asking for both boots with both off, applied by one BIOS
+        step (their set's), toggles turbo on with hyperthreading kept
+        off, and a rebuild through OSC keeps both, all read from the BMC.
+        A setting the BMC refuses at its reset (the profile changed at the
+        iLO behind ironic's back) ends the toggle in one line; ironic goes
+        on once the BMC has it."""
         self.at_factory('bm-6')
         self.addCleanup(self.at_factory, 'bm-6')
         turbo = self.made_per_class('turbo=disabled')['templates'][
             'baremetal-bronze']
-        self.made_per_class('turbo=enabled')
+        boost = self.made_per_class('turbo=enabled')['templates'][
+            'baremetal-bronze']
         smt = self.made_per_class('hyperthreading=disabled')['templates'][
             'baremetal-bronze']
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
@@ -223,12 +282,17 @@ class TestRedfish(RedfishTestCase):
         self.assertIn('locked by WorkloadProfile=GeneralPowerEfficientCompute',
                       self.not_offered(synced, 'bm-6', turbo))
         self.assertIn(smt, self.node('bm-6')['traits'])
+        # the value the profile locks the node at is offered (ironic skips
+        # a write of what the node has), with what leaving it needs
+        (row,) = [r for r in synced if r['Template'] == boost
+                  and r['Node'] == 'bm-6']
+        self.assertIn("ProcAMDBoost=Enabled is the node's value, which "
+                      'WorkloadProfile=GeneralPowerEfficientCompute locks: '
+                      'switching away from it needs the node prepared',
+                      row['Reason'])
+        self.assertIn(boost, self.node('bm-6')['traits'])
 
-        rows = self.openstack('baremetal', 'node', 'deploy-config',
-                              'prepare', 'bm-6')
-        self.assertEqual([('bm-6', 'set WorkloadProfile=Custom')],
-                         [(r['Node'], r['Result']) for r in rows])
-        self.assertEqual('Custom', self.bmc_bios('bm-6')['WorkloadProfile'])
+        self.prepared_from_a_blank_disk()
         self.assertIn(turbo, self.node('bm-6')['traits'])
 
         server = self.boot_asking('hyperthreading=disabled',
@@ -282,8 +346,8 @@ class TestRedfish(RedfishTestCase):
                               '--node', 'bm-6')
         self.assertTrue(rows)
         for row in rows:
-            self.assertIn('its BIOS step waits in "service wait" for the BMC',
-                          row['Reason'])
+            self.assertIn('its BIOS step waits in "service wait" for the '
+                          'node to boot an OS', row['Reason'])
             self.assertIn('ProcAMDBoost=Disabled applied', row['Reason'])
         # the operator sets it at the iLO: ironic's step ends, and the rerun
         # finishes the toggle
