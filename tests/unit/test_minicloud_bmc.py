@@ -234,6 +234,29 @@ class TestCaptures(testtools.TestCase):
             bios, ProcSMT='Disabled')))
 
 
+class TestIdracJobs(testtools.TestCase):
+    """The iDRAC's configuration jobs: a change asked OnReset is one, and
+    another change is refused until the reset runs it or the queue is
+    cleared."""
+
+    def test_a_scheduled_job_refuses_changes_until_it_runs(self):
+        bios = model.schedule_job(model.patch(model.factory('dell'), {
+            'LogicalProc': 'Disabled'}))
+        self.assertEqual('IDRAC.2.8.SYS011',
+                         model.job_refusal(bios)['MessageId'])
+        bios = model.apply_pending(bios)
+        self.assertIsNone(model.job_refusal(bios))
+        self.assertEqual('Disabled', bios['current']['LogicalProc'])
+
+    def test_clearing_the_queue_deletes_the_job_and_its_settings(self):
+        bios = model.clear_job_queue(model.schedule_job(model.patch(
+            model.factory('dell'), {'LogicalProc': 'Disabled'})))
+        self.assertIsNone(model.job_refusal(bios))
+        self.assertEqual({}, model.settings_view(bios))
+        self.assertEqual('Enabled', model.apply_pending(bios)['current'][
+            'LogicalProc'])
+
+
 class TestResetBios(testtools.TestCase):
 
     def test_factory_reset_applies_whatever_the_profile(self):

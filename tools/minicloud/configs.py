@@ -246,7 +246,7 @@ _IRONIC_INTERFACES = {
     'deploy': ('fake', 'fake'),
     'firmware': ('fake', 'fake'),
     'inspect': ('fake', 'fake'),
-    'management': ('fake,redfish', 'fake'),
+    'management': ('fake,redfish,idrac-redfish', 'fake'),
     'network': ('noop', 'noop'),
     'power': ('fake,redfish', 'fake'),
     'raid': ('fake,fake-steps', 'fake'),

@@ -72,7 +72,7 @@ IRONIC_RELEASES = {
     # API 1.112, as 36.0: the redfish BIOS rules before 38.0 (not in CI);
     # keystoneauth1 5.17 registers a tls-ciphers option ironic 37 has too
     '37.0.0': ('ironic==37.0.0', 'sushy==5.14.0', 'keystoneauth1==5.16.0',
-               'PyMySQL==1.2.4'),
+               'PyMySQL==1.2.4', 'sushy-oem-idrac==6.0.0'),
 }
 
 

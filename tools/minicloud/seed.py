@@ -130,6 +130,11 @@ def node_uuid(name):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, 'minicloud:node:' + name))
 
 
+# A Redfish node's management interface, where not ``redfish``: the
+# iDRAC's own, whose clear_job_queue step deletes its configuration jobs.
+MANAGEMENT = {'bm-5': 'idrac-redfish'}
+
+
 def node_interfaces(name, kind, redfish):
     """A fake-steps node's BIOS and RAID; or Redfish power, management
     and BIOS over the node's emulated BMC (``redfish``: node -> (address,
@@ -140,7 +145,7 @@ def node_interfaces(name, kind, redfish):
                 'extra': {'minicloud_bios_kind': kind}}
     address, system_id = redfish[name]
     return {'bios_interface': 'redfish', 'power_interface': 'redfish',
-            'management_interface': 'redfish',
+            'management_interface': MANAGEMENT.get(name, 'redfish'),
             'driver_info': {'redfish_address': address,
                             'redfish_system_id': system_id,
                             # the emulator takes any credentials

@@ -146,6 +146,14 @@ class BmcDriver(fakedriver.FakeDriver):
             raise error.BadRequest(str(exc)) from None
         self._update(system, bios=bios)
 
+    def schedule_job(self, identity):
+        system = self._get(identity)
+        self._update(system, bios=model.schedule_job(system['bios']))
+
+    def clear_job_queue(self, identity):
+        system = self._get(identity)
+        self._update(system, bios=model.clear_job_queue(system['bios']))
+
     def reset_bios(self, identity):
         system = self._get(identity)
         self._update(system, bios=model.reset_to_defaults(system['bios']))

@@ -91,6 +91,35 @@ def _bios_settings(identity, body):
         body['@odata.etag'] = _settings_etag(bios)
 
 
+def _manager(identity, body):
+    """An iDRAC's manager names its Dell job service (sushy-oem-idrac
+    finds it there)."""
+    if _bios_state(_system_id())['vendor'] != 'dell':
+        return
+    body.setdefault('Oem', {})['Dell'] = {
+        '@odata.type': '#DellOem.v1_3_0.DellOemResources'}
+    body.setdefault('Links', {})['Oem'] = {'Dell': {'DellJobService': {
+        '@odata.id': flask.request.path + '/Oem/Dell/DellJobService'}}}
+
+
+def _system_id():
+    """The one system of this BMC."""
+    return main.app.systems.systems[0]
+
+
+def _job_refusal(identity):
+    """As the iDRAC: a change while a configuration job is scheduled is
+    refused (SYS011)."""
+    message = model.job_refusal(_bios_state(identity))
+    if message is None:
+        return None
+    return flask.jsonify(error={
+        'code': 'Base.1.12.GeneralError',
+        'message': 'A general error has occurred. See ExtendedInfo for '
+                   'more information',
+        '@Message.ExtendedInfo': [message]}), 400
+
+
 def _precondition(identity):
     """As the iLO: a change of the BIOS settings whose ``If-Match`` is
     not their ETag is refused (412); one without is taken."""
@@ -120,7 +149,8 @@ def add_extensions(app):
     pending settings, ETags and our registry; before a change of the BIOS
     settings, the iLO's check of its ``If-Match``."""
     by_endpoint = {'system_resource': _system, 'bios': _bios,
-                   'bios_settings': _bios_settings}
+                   'bios_settings': _bios_settings,
+                   'manager_resource': _manager}
 
     @app.route('/redfish/v1/Systems/<identity>/Actions/Oem/'
                'Minicloud.SetDisk', methods=['POST'])
@@ -133,12 +163,48 @@ def add_extensions(app):
         app.systems.set_disk(identity, contents)
         return '', 204
 
+    @app.route('/redfish/v1/Managers/<identity>/Oem/Dell/DellJobService')
+    def dell_job_service(identity):
+        path = flask.request.path
+        return flask.jsonify({
+            '@odata.id': path, 'Id': 'Job Service',
+            'Actions': {'#DellJobService.DeleteJobQueue': {
+                'target': path + '/Actions/DellJobService.DeleteJobQueue'}}})
+
+    @app.route('/redfish/v1/Managers/<identity>/Oem/Dell/DellJobService/'
+               'Actions/DellJobService.DeleteJobQueue', methods=['POST'])
+    def delete_job_queue(identity):
+        """JID_CLEARALL: every job of the BMC's system, and its pending
+        settings, deleted."""
+        if (flask.request.get_json(force=True) or {}).get(
+                'JobID') != 'JID_CLEARALL':
+            return flask.jsonify(error='JobID: only JID_CLEARALL'), 400
+        app.systems.clear_job_queue(_system_id())
+        return '', 200
+
     @app.before_request
-    def check_etag():
-        if (flask.request.method == 'PATCH'
-                and flask.request.endpoint == 'bios_settings'):
-            return _precondition(flask.request.view_args['identity'])
-        return None
+    def check_change():
+        """The iLO's ETag check and the iDRAC's job queue, before a change
+        of the BIOS settings."""
+        if (flask.request.method != 'PATCH'
+                or flask.request.endpoint != 'bios_settings'):
+            return None
+        identity = flask.request.view_args['identity']
+        return _precondition(identity) or _job_refusal(identity)
+
+    @app.after_request
+    def make_job(response):
+        """A change asked ``OnReset`` of an iDRAC becomes a job."""
+        body = (flask.request.get_json(silent=True) or {}) if (
+            flask.request.method == 'PATCH') else {}
+        if (flask.request.endpoint == 'bios_settings'
+                and response.status_code < 300
+                and body.get('@Redfish.SettingsApplyTime', {}).get(
+                    'ApplyTime') == 'OnReset'
+                and _bios_state(flask.request.view_args['identity'])[
+                    'vendor'] == 'dell'):
+            app.systems.schedule_job(flask.request.view_args['identity'])
+        return response
 
     @app.after_request
     def extend(response):

@@ -200,6 +200,7 @@ def apply_pending(bios):
     own values."""
     pending, bios['pending'] = bios['pending'], {}
     defaults = bios.pop('resetting', False)
+    bios.pop('job', None)       # the job runs at the reset
     if not pending:
         return bios
     vendor = bios['vendor']
@@ -213,6 +214,40 @@ def apply_pending(bios):
         return bios
     bios['current'] = forced_values(vendor, after)
     bios['messages'] = [SUCCESS]
+    return bios
+
+
+# The iDRAC's refusal of a change while a configuration job is scheduled.
+SYS011 = {
+    'MessageId': 'IDRAC.2.8.SYS011', 'Severity': 'Warning',
+    'Message': 'Pending configuration values are already committed, '
+               'unable to perform another set operation.',
+    'Resolution': 'Wait for the scheduled job to complete or delete the '
+                  'configuration jobs before attempting more configuration '
+                  'operations.'}
+
+
+def schedule_job(bios):
+    """The iDRAC makes a change asked for ``OnReset`` a configuration job,
+    run at the next reset; until then it refuses another change
+    (``job_refusal``)."""
+    bios['jobs_made'] = bios.get('jobs_made', 0) + 1
+    bios['job'] = 'JID_%d' % bios['jobs_made']
+    return bios
+
+
+def job_refusal(bios):
+    """The message that refuses a change now (a job is scheduled), or
+    None."""
+    return SYS011 if bios.get('job') else None
+
+
+def clear_job_queue(bios):
+    """DellJobService.DeleteJobQueue (JID_CLEARALL): every job deleted,
+    its pending settings with it."""
+    bios.pop('job', None)
+    bios.pop('resetting', None)
+    bios['pending'] = {}
     return bios
 
 
