@@ -31,7 +31,8 @@ from osc_deploy_config.services import versions
 # What each purpose reads of a node, in one listing or one read.
 TAGGING_FIELDS = ('uuid', 'name', 'traits', 'maintenance', 'retired',
                   'provision_state', 'instance_uuid', 'instance_info',
-                  'resource_class', 'bios_interface', 'properties')
+                  'resource_class', 'bios_interface', 'properties',
+                  'management_interface')
 PROVISION_FIELDS = ('uuid', 'name', 'provision_state',
                     'target_provision_state', 'provision_updated_at',
                     'maintenance', 'maintenance_reason', 'last_error',

@@ -114,6 +114,7 @@ profile through the toggle (openstack server resize --deploy-config).
 Examples::
 
   openstack baremetal node deploy-config prepare bm-5 --dry-run
+  openstack baremetal node deploy-config prepare bm-5 --clear-job-queue
   openstack baremetal node deploy-config prepare \\
       --resource-class baremetal-bronze --config turbo=disabled
 """
@@ -133,6 +134,13 @@ Examples::
         parser.add_argument('--dry-run', action='store_true',
                             help='Show what each node needs, change '
                                  'nothing.')
+        parser.add_argument(
+            '--clear-job-queue', action='store_true',
+            help='Delete the iDRAC\'s jobs first, in the same clean '
+                 '(ironic\'s clear_job_queue step; idrac-redfish '
+                 'management): a job an interrupted step left makes the '
+                 'iDRAC refuse every later BIOS change (SYS011). A node '
+                 'with nothing to set is cleaned for that alone.')
         parser.add_argument(
             '--no-wait', action='store_true',
             help='Return once ironic has the tags, without waiting for '
@@ -156,7 +164,8 @@ Examples::
                 self.app.client_manager.deploy_config, parsed_args.nodes,
                 parsed_args.resource_class, parsed_args.configs,
                 parsed_args.dry_run, not parsed_args.no_wait,
-                parsed_args.wait_timeout, self.say)
+                parsed_args.wait_timeout, self.say,
+                clear_queue=parsed_args.clear_job_queue)
         except node_prepare.NotPrepared as exc:
             self.not_prepared = exc
             return exc.rows

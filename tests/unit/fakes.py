@@ -291,6 +291,7 @@ class FakeIronic(FakeService):
             'bios': {'SerialNumber': 'FAKE-' + name},
             'resource_class': resource_class, 'owner': None, 'lessee': None,
             'bios_interface': bios_interface,
+            'management_interface': 'redfish',
             'raid_config': {}, 'provision_updated_at': self.stamp(),
             'driver_internal_info': {},
         }
@@ -683,7 +684,7 @@ class FakeIronic(FakeService):
         self.cleaned.append((node['name'], body['clean_steps'],
                              body.get('disable_ramdisk')))
         if node['name'] in self.blank_disks:
-            settings = body['clean_steps'][0]['args']['settings']
+            settings = body['clean_steps'][-1]['args']['settings']
             self.set_state(node, 'clean wait', 'manageable')
             node['driver_internal_info'] = {
                 'cleaning_disable_ramdisk': True,
@@ -699,7 +700,7 @@ class FakeIronic(FakeService):
                            fault='clean failure')
             return response(202)
         for step in body['clean_steps']:
-            for setting in step['args']['settings']:
+            for setting in step['args'].get('settings', ()):
                 node['bios'][setting['name']] = setting['value']
                 self._unlock(node, setting)
         self.set_state(node, 'manageable')

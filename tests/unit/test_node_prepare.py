@@ -263,6 +263,54 @@ class TestPrepare(PrepareTestCase):
             'deploy_config_prepare_from': 'available'}), (
                 self.bm5['provision_state'], self.bm5['extra']))
 
+    def test_a_scheduled_idrac_job_is_named_with_its_remedy(self):
+        self.ironic.failing_nodes.add('bm-5')
+        self.ironic.service_error = (
+            'Redfish BIOS apply configuration failed for node x. Error: HTTP '
+            'PATCH .../BIOS/Settings returned code 400. Base.1.12.General'
+            'Error: Pending configuration values are already committed, '
+            "unable to perform another set operation. Extended information: "
+            "[{'MessageId': 'IDRAC.2.8.SYS011'}]")
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
+        self.assertIn(
+            'ironic failed to set SysProfile=Custom on bm-5: the iDRAC '
+            'refuses a BIOS change while a configuration job is scheduled '
+            '(SYS011): an interrupted step, or a change at the iDRAC, left '
+            "one; rerun with --clear-job-queue: ironic's clear_job_queue "
+            'step (idrac-redfish management) deletes them first; it is '
+            'manageable', self.results()['bm-5'])
+
+    def test_clear_job_queue_comes_first_in_the_same_clean(self):
+        self.bm5['management_interface'] = 'idrac-redfish'
+        self.assertEqual('cleared the job queue; set SysProfile=Custom',
+                         self.prepare('bm-5', '--clear-job-queue')[0][
+                             'Result'])
+        (_, steps, no_ramdisk), = self.ironic.cleaned
+        self.assertEqual(['clear_job_queue', 'apply_configuration'],
+                         [s['step'] for s in steps])
+        self.assertEqual('management', steps[0]['interface'])
+        self.assertTrue(no_ramdisk)
+        self.assertEqual('available', self.bm5['provision_state'])
+        # with nothing else to set, the node is cleaned for the queue alone
+        self.ironic.cleaned.clear()
+        self.assertEqual('cleared the job queue', self.prepare(
+            'bm-5', '--clear-job-queue')[0]['Result'])
+        self.assertEqual(['clear_job_queue'], [
+            s['step'] for s in self.ironic.cleaned[0][1]])
+        self.assertEqual('would clear the job queue and set nothing '
+                         '(manage, clean, provide)', self.prepare(
+                             'bm-5', '--clear-job-queue', '--dry-run')[0][
+                                 'Result'])
+
+    def test_clear_job_queue_without_idrac_management_changes_nothing(self):
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-5', '--clear-job-queue')
+        self.assertEqual(
+            "--clear-job-queue runs ironic's clear_job_queue step of the "
+            'idrac-redfish management interface; bm-5 has redfish',
+            str(exc))
+        self.assertEqual([], self.ironic.writes)
+
     def test_an_ironic_before_35_is_refused_before_any_write(self):
         self.ironic.max_version = (1, 109)
         exc = self.assertRaises(exceptions.CommandError, self.prepare,

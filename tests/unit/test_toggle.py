@@ -638,6 +638,21 @@ class TestBaremetal(ToggleTestCase):
         self.toggle(self.server, OFF)
         self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
 
+    def test_a_scheduled_idrac_job_is_named_with_what_ends_it(self):
+        self.ironic.service_error = (
+            "Redfish BIOS apply configuration failed. Error: HTTP PATCH "
+            "returned code 400. Extended information: [{'MessageId': "
+            "'IDRAC.2.8.SYS011'}]")
+        why = self.refused(self.server, OFF)
+        self.assertIn(
+            'Servicing node bm-0 failed: the iDRAC refuses a BIOS change '
+            'while a configuration job is scheduled (SYS011): an interrupted '
+            'step, or a change at the iDRAC, left one; delete its jobs at '
+            'the iDRAC (racadm jobqueue delete -i JID_CLEARALL), or, once '
+            'the node is free, openstack baremetal node deploy-config '
+            'prepare bm-0 --clear-job-queue. Ironic returned the node to '
+            'active', why)
+
     def test_an_ironic_that_cannot_abort_says_how_to_recover(self):
         self.ironic.service_error = 'BIOS interface timed out'
         self.ironic.abort_unsupported = True

@@ -31,6 +31,7 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.hardware import bios_prepare
 from osc_deploy_config.domain.hardware import bios_profiles
+from osc_deploy_config.domain.hardware import bmc_faults
 from osc_deploy_config.domain.hardware import ironic_releases
 from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.services import versions
@@ -55,19 +56,22 @@ class NotPrepared(exceptions.CommandError):
 
 
 def prepare(clients, names, resource_class, configs, dry_run, wait,
-            wait_timeout, say, sleep=None):
-    """(columns, rows): each node's profile settings, set where missing.
-    Raises ``NotPrepared`` after the rows (``rows`` attribute) when a node
-    was not prepared."""
+            wait_timeout, say, sleep=None, clear_queue=False):
+    """(columns, rows): each node's profile settings, set where missing
+    (``clear_queue``: after its iDRAC's jobs are deleted, in the same
+    clean).  Raises ``NotPrepared`` after the rows (``rows`` attribute)
+    when a node was not prepared."""
     configs = check_arguments(names, resource_class, configs, wait_timeout)
     found = node_tags.read_inventory(clients)
     nodes = select_nodes(found.nodes, names, resource_class)
     refuse_unknown(configs, found.templates)
+    refuse_unclearable(nodes if clear_queue else ())
     api = found.ironic
     api.require_feature(versions.NODE_BIOS_REGISTRY)
     registries = api.bios_registries(n['uuid'] for n in nodes)
     rows, failed, work = judge(with_marks(api, nodes), found.templates,
-                               registries, configs, dry_run, api.release())
+                               registries, configs, dry_run, api.release(),
+                               clear_queue)
     if work:
         api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
         api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
@@ -76,7 +80,8 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
         return waits.Waiter(say, sleep, seconds=seconds or wait_timeout)
 
     done = [node['uuid'] for node, todo, row, governed in work
-            if carry_out(api, node, todo, row, waiter_of, say, governed)]
+            if carry_out(api, node, todo, row, waiter_of, say, governed,
+                         clear_queue)]
     failed += [row[0] for _, _, row, _ in work
                if row[3].startswith('failed')]
     problems = ['%d of %d node(s) not prepared: %s' % (
@@ -121,10 +126,20 @@ def refuse_unknown(configs, templates):
             % ', '.join(unknown))
 
 
-def carry_out(api, node, todo, row, waiter_of, say, governed):
+def refuse_unclearable(nodes):
+    """One line for the nodes (those of ``--clear-job-queue``) whose jobs
+    ironic cannot clear."""
+    unclearable = list(filter(None, map(bmc_faults.cannot_clear, nodes)))
+    if unclearable:
+        raise exceptions.CommandError('; '.join(unclearable))
+
+
+def carry_out(api, node, todo, row, waiter_of, say, governed,
+              clear_queue=False):
     """Prepare one node; its row says how it went.  Whether it was."""
     try:
-        row[3] = Preparation(api, node, waiter_of, say).run(todo, governed)
+        row[3] = Preparation(api, node, waiter_of, say).run(
+            todo, governed, clear_queue)
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
         row[3] = 'failed: %s' % (getattr(exc, 'details', None) or exc)
         return False
@@ -132,11 +147,12 @@ def carry_out(api, node, todo, row, waiter_of, say, governed):
 
 
 def judge(nodes, templates, registries, configs, dry_run,
-          release=tagging.NEWEST):
+          release=tagging.NEWEST, clear_queue=False):
     """Each node's row, with what it needs (``bios_prepare.plan``): (rows,
     the nodes not prepared, [(node, the settings to set, its row, the
     configs' settings they unlock)]); ``release``: ironic's
-    (``ironic_releases``), which may never end a BIOS step there."""
+    (``ironic_releases``), which may never end a BIOS step there;
+    ``clear_queue``: every node is cleaned, for that at least."""
     own = dtemplates.by_config(templates).per_class
     rows, failed, work = [], [], []
     for node in nodes:
@@ -153,12 +169,13 @@ def judge(nodes, templates, registries, configs, dry_run,
         unfinished = start_of(node) != node['provision_state']
         if why:
             row[3] = 'cannot prepare: %s' % why
-        elif not (todo or unfinished):
+        elif not (todo or unfinished or clear_queue):
             row[3] = 'prepared' if plan.needs else 'nothing to prepare'
         elif refusal:
             row[3] = 'not prepared: %s' % refusal
         elif dry_run:
-            row[3] = 'would set %s (%s)' % (
+            row[3] = 'would %sset %s (%s)' % (
+                'clear the job queue and ' if clear_queue else '',
                 settings_text(todo) or 'nothing',
                 bios_prepare.BY_STATE[start_of(node)])
         else:
@@ -210,19 +227,22 @@ class Preparation:
         self.label, self.uuid = tagging.node_label(node), node['uuid']
         self.start = start_of(node)
 
-    def run(self, todo, governed=()):
-        """Set ``todo``; the row's result, read back from ironic's cache,
-        where each setting of ``governed`` (the configs' settings) must
-        now be writable."""
+    def run(self, todo, governed=(), clear_queue=False):
+        """Set ``todo`` (``clear_queue``: after the iDRAC's jobs are
+        deleted); the row's result, read back from ironic's cache, where
+        each setting of ``governed`` (the configs' settings) must now be
+        writable."""
         if self.node['provision_state'] == 'available':
             self.api.patch_node(self.uuid, [{'op': 'add', 'path': '/extra/'
                                              + FROM, 'value': 'available'}])
             self.move('manage', 'manageable')
-        if todo:
-            self.clean(todo)
+        if todo or clear_queue:
+            self.clean(todo, clear_queue)
         if self.start == 'available':
             self.provide(todo)
-        return self.read_back(todo, governed)
+        done = self.read_back(todo, governed)
+        return 'cleared the job queue%s' % (
+            '; ' + done if todo else '') if clear_queue else done
 
     def provide(self, todo):
         """Back to available: the mark goes once ironic took the request,
@@ -261,13 +281,16 @@ class Preparation:
         return settle(self.api, self.node, wanted, self.waiter_of(seconds),
                       failed)
 
-    def clean(self, todo):
+    def clean(self, todo, clear_queue=False):
         """The clean steps; a failure leaves the node manageable (ironic
         holds it in maintenance then: the operator looks at the BIOS
         before it goes back to nova)."""
-        self.say('%s: clean, setting %s' % (self.label, settings_text(todo)))
+        self.say('%s: clean, %s%s' % (
+            self.label, 'clearing the job queue, ' if clear_queue else '',
+            'setting %s' % settings_text(todo) if todo else 'nothing set'))
         try:
-            self.api.clean(self.uuid, bios_prepare.clean_steps(todo))
+            self.api.clean(self.uuid, [bmc_faults.CLEAR_JOB_QUEUE] * bool(
+                clear_queue) + bios_prepare.clean_steps(todo))
         except sdk_exceptions.HttpException as exc:
             raise exceptions.CommandError(
                 'ironic refused to clean %s: %s; it is manageable%s' % (
@@ -281,10 +304,12 @@ class Preparation:
         if state['provision_state'] == 'clean failed':
             held = self.move('manage', 'manageable',
                              seconds=RECOVERY_SECONDS)['maintenance']
+            error = state.get('last_error')
             raise exceptions.CommandError(
                 'ironic failed to set %s on %s: %s; it is manageable%s' % (
-                    settings_text(todo), self.label,
-                    state.get('last_error'), self.advice(held)))
+                    settings_text(todo) or 'nothing', self.label,
+                    bmc_faults.explain(error, self.label) or error,
+                    self.advice(held)))
 
     def still_waiting(self, timed_out):
         """The line of a clean the bound ended, with what its BIOS step

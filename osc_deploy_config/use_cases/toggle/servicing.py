@@ -30,6 +30,7 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import step_safety
+from osc_deploy_config.domain.hardware import bmc_faults
 from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.domain.toggle import toggle_record
@@ -212,6 +213,8 @@ class Servicing:
         why = toggle_states.servicing_failure(state)
         if why is None:
             return
+        why = bmc_faults.explain(state.get('last_error'), outcomes.label(
+            state), active=True) or why
         if state['provision_state'] != 'service failed':
             raise exceptions.CommandError('Servicing node %s did not end: %s'
                                           % (outcomes.label(state), why))

@@ -1,0 +1,67 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""What a BMC's refusal that ironic records in a node's ``last_error``
+means, and what ends it: plain functions over ironic's text.
+
+An iDRAC makes a BIOS change asked ``OnReset`` a configuration job, run
+at the next reset, and refuses another change while one is scheduled
+(message ``SYS011``): one interrupted step, or a change at the iDRAC,
+blocks every later BIOS step on the node until its jobs are deleted.
+Ironic's ``idrac-redfish`` management interface deletes them with its
+``clear_job_queue`` step, a clean step only (not a service step, in
+ironic 39): a free node's ``prepare --clear-job-queue`` runs it first.
+"""
+
+# The iDRAC's message: a configuration job is already scheduled.
+JOB_SCHEDULED = 'SYS011'
+# The management interface whose clean step deletes an iDRAC's jobs.
+CLEARS_JOBS = 'idrac-redfish'
+# That step, as a manual clean step.
+CLEAR_JOB_QUEUE = {'interface': 'management', 'step': 'clear_job_queue',
+                   'args': {}}
+
+
+def job_scheduled(error):
+    """Whether ironic's error is the iDRAC's refusal for a scheduled
+    job."""
+    return bool(error) and JOB_SCHEDULED in error
+
+
+def explain(error, node, active=False):
+    """The one clause that says what a scheduled job's refusal means and
+    what ends it (``active``: the node runs a server, where ironic cannot
+    run the clean step); None for any other error."""
+    if not job_scheduled(error):
+        return None
+    if active:
+        remedy = ('delete its jobs at the iDRAC (racadm jobqueue delete -i '
+                  'JID_CLEARALL), or, once the node is free, openstack '
+                  'baremetal node deploy-config prepare %s --clear-job-queue'
+                  % node)
+    else:
+        remedy = ('rerun with --clear-job-queue: ironic\'s clear_job_queue '
+                  'step (%s management) deletes them first' % CLEARS_JOBS)
+    return ('the iDRAC refuses a BIOS change while a configuration job is '
+            'scheduled (%s): an interrupted step, or a change at the iDRAC, '
+            'left one; %s' % (JOB_SCHEDULED, remedy))
+
+
+def cannot_clear(node):
+    """Why ``--clear-job-queue`` cannot run on the node, or None."""
+    interface = node.get('management_interface')
+    if interface == CLEARS_JOBS:
+        return None
+    return ('--clear-job-queue runs ironic\'s clear_job_queue step of the '
+            '%s management interface; %s has %s' % (
+                CLEARS_JOBS, node.get('name') or node['uuid'],
+                interface or 'another'))
