@@ -188,6 +188,7 @@ class TestRedfish(RedfishTestCase):
         turbo = self.made_per_class('turbo=disabled')['templates'][
             'baremetal-copper']
         self.made_per_class('hyperthreading=disabled')
+        self.made_per_class('hyperthreading=enabled')
         synced = self.openstack('baremetal', 'node', 'deploy-config', 'sync')
         reason = self.not_offered(synced, 'bm-5', turbo)
         self.assertIn('ProcTurboMode=Disabled (locked by SysProfile='
@@ -213,6 +214,43 @@ class TestRedfish(RedfishTestCase):
         self.assertEqual('bm-5', self.node(self.server_details(server)[
             'OS-EXT-SRV-ATTR:hypervisor_hostname'])['name'])
         self.assertEqual('Disabled', self.bmc_bios('bm-5')['LogicalProc'])
+        self.a_scheduled_job_then_cleared(server)
+
+    def a_scheduled_job_then_cleared(self, server):
+        """An interrupted step leaves the iDRAC a configuration job (here
+        a change asked OnReset at the iDRAC, with no reset): the iDRAC
+        refuses the toggle's change (SYS011), named in one line with what
+        ends it.  Once the node is free, prepare --clear-job-queue deletes
+        the job (ironic's clear_job_queue step) and its settings."""
+        self.bmc('bm-5', '/BIOS/Settings', 'PATCH', {
+            'Attributes': {'ProcVirtualization': 'Disabled'},
+            '@Redfish.SettingsApplyTime': {'ApplyTime': 'OnReset'}})
+        refused = self.toggle(server, 'hyperthreading=enabled',
+                              fail_ok=True)
+        self.assertEqual(1, refused.returncode, refused.stderr)
+        self.assertIn('the iDRAC refuses a BIOS change while a configuration '
+                      'job is scheduled (SYS011)', refused.stderr)
+        self.assertIn('racadm jobqueue delete -i JID_CLEARALL',
+                      refused.stderr)
+        self.assertEqual('Disabled', self.bmc_bios('bm-5')['LogicalProc'])
+        self.assertEqual('ACTIVE', self.server_details(server)['status'])
+
+        self._delete_server(server)
+        self.wait_for('bm-5 available', lambda: self.node('bm-5')[
+            'provision_state'] == 'available', 120, 0.25)
+        # the operator checked the hardware the failed step held
+        self.openstack('baremetal', 'node', 'maintenance', 'unset', 'bm-5',
+                       cloud=base.SYSTEM_ADMIN, parse=False)
+        rows = self.openstack('baremetal', 'node', 'deploy-config',
+                              'prepare', 'bm-5', '--clear-job-queue',
+                              '--config', 'hyperthreading=disabled')
+        self.assertEqual([('bm-5', 'cleared the job queue')],
+                         [(r['Node'], r['Result']) for r in rows])
+        self.assertEqual({}, self.bmc('bm-5', '/BIOS/Settings')[
+            'Attributes'])
+        self.assertEqual(('available', 'Enabled'), (
+            self.node('bm-5')['provision_state'],
+            self.bmc_bios('bm-5')['ProcVirtualization']))
 
     def prepared_from_a_blank_disk(self):
         """bm-6's disk has nothing to boot: ironic runs prepare's BIOS-only
