@@ -49,10 +49,14 @@ class TestSeed(base.FunctionalTestCase):
         for name, rclass in (('bm-5', 'baremetal-copper'),
                              ('bm-6', 'baremetal-bronze')):
             self.assertEqual(rclass, nodes[name]['resource_class'])
-            for interface in ('power', 'management', 'bios'):
+            for interface in ('power', 'bios'):
                 self.assertEqual('redfish',
                                  nodes[name][interface + '_interface'])
             self.assertEqual('fake', nodes[name]['deploy_interface'])
+        # the iDRAC's own management, for its job queue
+        self.assertEqual('idrac-redfish',
+                         nodes['bm-5']['management_interface'])
+        self.assertEqual('redfish', nodes['bm-6']['management_interface'])
 
     def test_secure_rbac_hides_nodes_from_project_scope(self):
         # Ironic's default policy: a project-scoped admin sees no node.
