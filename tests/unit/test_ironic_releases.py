@@ -260,3 +260,17 @@ class TestHeldByItsProfile(testtools.TestCase):
             'WorkloadProfile', 'GeneralPowerEfficientCompute')},
             bios_profiles.held({'ProcAMDBoost': 'Enabled'}, {
                 e['name']: e for e in self.REGISTRY}))
+
+    def test_held_only_where_ironic_skips_the_whole_step(self):
+        by_name = {e['name']: e for e in self.REGISTRY}
+        # another setting to change: ironic writes them all, and the BMC
+        # refuses the locked one
+        self.assertEqual({}, bios_profiles.held({
+            'ProcAMDBoost': 'Enabled', 'WorkloadProfile': 'Custom'},
+            by_name))
+        # before 35.0 ironic writes even the values the node has
+        wanted = {'ProcAMDBoost': 'Enabled'}
+        self.assertEqual(['ProcAMDBoost'], list(bios_profiles.locked_on(
+            wanted, by_name, skips_unchanged=False)))
+        self.assertEqual({}, bios_profiles.locked_on(wanted, by_name))
+        self.assertFalse(ir.RELEASES[0][1].agentless)

@@ -364,15 +364,17 @@ def _required(wanted, entries, keep):
             if p.setting in chosen]
 
 
-def locked_on(wanted, by_name, same_step_unlocks=True):
+def locked_on(wanted, by_name, same_step_unlocks=True,
+              skips_unchanged=True):
     """{setting: Profile} of the settings of ``wanted`` that a profile of
     the node (registry ``by_name``) locks: at its value once the step is
     applied, or, ``same_step_unlocks`` False (ironic 36 and later), at
-    its value now, whatever the step sets."""
+    its value now, whatever the step sets; but for those ``held``, where
+    ironic ``skips_unchanged`` (35.0 and later)."""
     now = _values(by_name)
     after = dict(now, **{k: str(v) for k, v in wanted.items()}) \
         if same_step_unlocks else now
-    kept = held(wanted, by_name)
+    kept = held(wanted, by_name) if skips_unchanged else {}
     found = {}
     for setting in wanted:
         lockers = _lockers(setting, after, by_name)
@@ -384,11 +386,13 @@ def locked_on(wanted, by_name, same_step_unlocks=True):
 def held(wanted, by_name):
     """{setting: (profile setting, its value)} of the settings of
     ``wanted`` that a profile locks at the value the node has, where
-    ironic does not cache them read-only (an iLO's locks are in its
-    Dependencies only): ironic takes that value (it skips a write of
-    the values the node has, and the BMC takes an unchanged setting),
-    but switching away from it needs the node prepared."""
+    ``wanted`` is all the node has (ironic then skips the write and the
+    reboot) and ironic does not cache them read-only (its check before
+    the write; an iLO's locks are in its Dependencies only): switching
+    away from it needs the node prepared."""
     now = _values(by_name)
+    if any(str(v) != now.get(k) for k, v in wanted.items()):
+        return {}
     found = {}
     for setting, value in wanted.items():
         entry = by_name.get(setting)

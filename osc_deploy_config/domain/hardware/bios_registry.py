@@ -46,15 +46,19 @@ def has_registry(entries):
     return any(e.get('attribute_type') for e in entries)
 
 
-def problems(wanted, registries, same_step_unlocks=True):
+def problems(wanted, registries, same_step_unlocks=True,
+             skips_unchanged=True):
     """[Problem] of the settings ``wanted`` ({name: value}) against
     ``registries`` ({node label: its detailed BIOS settings}), one per
     setting and reason, naming every node that refuses it
-    (``same_step_unlocks`` False: as ironic 36 and later check it)."""
+    (``same_step_unlocks`` False: as ironic 36 and later check it;
+    ``skips_unchanged`` False: before 35.0, which writes even a step of
+    the values a node has)."""
     grouped = {}
     for node, entries in sorted(registries.items()):
         by_name = {e['name']: e for e in entries}
-        locks = bios_profiles.locked_on(wanted, by_name, same_step_unlocks)
+        locks = bios_profiles.locked_on(wanted, by_name, same_step_unlocks,
+                                        skips_unchanged)
         unlocked = bios_profiles.unlocked(wanted, by_name) \
             if same_step_unlocks else frozenset()
         for name, value in sorted(wanted.items()):

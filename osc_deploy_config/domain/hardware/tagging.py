@@ -91,7 +91,7 @@ def why_incapable(node, template, registry=None, release=NEWEST):
             template['extra'][deploy_config.EXTRA_CLASS],
             node.get('resource_class'))
     return bios_unfit(node, template, registry, release) or bios_refusal(
-        node, template, registry, not release.validates)
+        node, template, registry, release)
 
 
 def bios_unfit(node, template, registry, release=NEWEST):
@@ -121,31 +121,35 @@ def bios_settings(template):
     return effects.bios_settings(step_safety.enabled(template['steps']))
 
 
-def bios_refusal(node, template, registry, same_step_unlocks=True):
+def bios_refusal(node, template, registry, release=NEWEST):
     """Why the node's BIOS, as ironic caches it (``registry``), refuses
-    the template's settings now; None when it takes them, or when the node
-    reports no registry (its traits alone decide then)."""
-    found = bios_problems(node, template, registry, same_step_unlocks)
+    the template's settings now, as ``release`` judges them; None when it
+    takes them, or when the node reports no registry (its traits alone
+    decide then)."""
+    found = bios_problems(node, template, registry, release)
     if not found:
         return None
     return 'its BIOS refuses %s' % '; '.join(
         '%s (%s)' % (p.setting, p.reason) for p in found)
 
 
-def bios_problems(node, template, registry, same_step_unlocks=True):
-    """[bios_registry.Problem] of the template's settings on the node."""
+def bios_problems(node, template, registry, release=NEWEST):
+    """[bios_registry.Problem] of the template's settings on the node,
+    as ``release`` judges them."""
     wanted = bios_settings(template)
     if not (wanted and registry and bios_registry.has_registry(registry)):
         return []
-    return bios_registry.problems(wanted, {node_label(node): registry},
-                                  same_step_unlocks=same_step_unlocks)
+    return bios_registry.problems(
+        wanted, {node_label(node): registry}, not release.validates,
+        skips_unchanged=release.agentless)
 
 
-def held_note(template, registry):
+def held_note(template, registry, release=NEWEST):
     """What the node takes only at the value it has (``held``), and what
-    switching away from it needs; '' where nothing is so held."""
+    switching away from it needs; '' where nothing is so held, or where
+    ``release`` writes even what the node has."""
     wanted = bios_settings(template)
-    if not (wanted and registry):
+    if not (wanted and registry and release.agentless):
         return ''
     held = bios_profiles.held(wanted, {e['name']: e for e in registry})
     return ''.join(
@@ -303,7 +307,7 @@ def plan_sync(nodes, templates, registries=None, every=None,
                     changes.append(Change(
                         node_label(node), node['uuid'], name, ADD,
                         'capable' + held_note(template, registries.get(
-                            node['uuid']))))
+                            node['uuid']), release)))
             elif name in traits:
                 if in_use(node, template):
                     changes.append(Change(
@@ -341,12 +345,11 @@ def left_out(nodes, templates, registries=None, every=None,
                     found.append(Change(node_label(node), node['uuid'],
                                         template['name'], LEFT_OUT, stalls))
                 continue
-            problems = bios_problems(node, template, registry,
-                                     not release.validates)
+            problems = bios_problems(node, template, registry, release)
             if not problems or any(p.reason == bios_registry.NO_SUCH_SETTING
                                    for p in problems):
                 continue
-            why = bios_refusal(node, template, registry, not release.validates)
+            why = bios_refusal(node, template, registry, release)
             found.append(Change(node_label(node), node['uuid'],
                                 template['name'], LEFT_OUT, why + remedy(
                                     node, template, registry, release)))
