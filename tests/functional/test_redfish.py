@@ -220,8 +220,11 @@ class TestRedfish(RedfishTestCase):
         """An interrupted step leaves the iDRAC a configuration job (here
         a change asked OnReset at the iDRAC, with no reset): the iDRAC
         refuses the toggle's change (SYS011), named in one line with what
-        ends it.  Once the node is free, prepare --clear-job-queue deletes
-        the job (ironic's clear_job_queue step) and its settings."""
+        ends it.  Freed (here with no reset: the mini cloud's nodes deploy
+        and unprovision with ironic's fake interfaces, where a real
+        ironic's cleaning would reset the node and run the job), prepare
+        --clear-job-queue deletes the job (ironic's clear_job_queue step)
+        and its settings, on a node it cannot otherwise prepare."""
         self.bmc('bm-5', '/BIOS/Settings', 'PATCH', {
             'Attributes': {'ProcVirtualization': 'Disabled'},
             '@Redfish.SettingsApplyTime': {'ApplyTime': 'OnReset'}})
@@ -241,11 +244,15 @@ class TestRedfish(RedfishTestCase):
         # the operator checked the hardware the failed step held
         self.openstack('baremetal', 'node', 'maintenance', 'unset', 'bm-5',
                        cloud=base.SYSTEM_ADMIN, parse=False)
-        rows = self.openstack('baremetal', 'node', 'deploy-config',
+        done = self.openstack('baremetal', 'node', 'deploy-config',
                               'prepare', 'bm-5', '--clear-job-queue',
-                              '--config', 'hyperthreading=disabled')
-        self.assertEqual([('bm-5', 'cleared the job queue')],
-                         [(r['Node'], r['Result']) for r in rows])
+                              fail_ok=True)
+        self.assertEqual(1, done.returncode, done.stderr)
+        self.assertIn('1 of 1 node(s) not prepared: bm-5', done.stderr)
+        (row,) = json.loads(done.stdout)
+        self.assertTrue(row['Result'].startswith(
+            'cleared the job queue; cannot prepare: ironic caches '
+            'ProcTurboMode read-only'), row['Result'])
         self.assertEqual({}, self.bmc('bm-5', '/BIOS/Settings')[
             'Attributes'])
         self.assertEqual(('available', 'Enabled'), (

@@ -271,14 +271,28 @@ class TestPrepare(PrepareTestCase):
             'Error: Pending configuration values are already committed, '
             "unable to perform another set operation. Extended information: "
             "[{'MessageId': 'IDRAC.2.8.SYS011'}]")
+        self.bm5['management_interface'] = 'idrac-redfish'
         self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
-        self.assertIn(
-            'ironic failed to set SysProfile=Custom on bm-5: the iDRAC '
-            'refuses a BIOS change while a configuration job is scheduled '
-            '(SYS011): an interrupted step, or a change at the iDRAC, left '
-            "one; rerun with --clear-job-queue: ironic's clear_job_queue "
-            'step (idrac-redfish management) deletes them first; it is '
-            'manageable', self.results()['bm-5'])
+        self.assertEqual(
+            'failed: ironic failed to set SysProfile=Custom on bm-5: the '
+            'iDRAC refuses a BIOS change while a configuration job is '
+            'scheduled (SYS011): an interrupted step, or a change at the '
+            'iDRAC, left one; it is manageable, and ironic holds it in '
+            'maintenance for the failed clean: check its BIOS, then '
+            'openstack baremetal node maintenance unset bm-5, then rerun '
+            "with --clear-job-queue: ironic's clear_job_queue step deletes "
+            'the jobs first (it provides the node)', self.results()['bm-5'])
+
+    def test_a_scheduled_job_without_idrac_management_is_deleted_there(self):
+        self.ironic.failing_nodes.add('bm-5')
+        self.ironic.service_error = "[{'MessageId': 'IDRAC.2.8.SYS011'}]"
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
+        self.assertTrue(self.results()['bm-5'].endswith(
+            'maintenance unset bm-5, then delete its jobs at the iDRAC '
+            '(racadm jobqueue delete -i JID_CLEARALL) and rerun, or set its '
+            'management interface to idrac-redfish and rerun with '
+            '--clear-job-queue (it provides the node)'),
+            self.results()['bm-5'])
 
     def test_clear_job_queue_comes_first_in_the_same_clean(self):
         self.bm5['management_interface'] = 'idrac-redfish'
@@ -297,7 +311,7 @@ class TestPrepare(PrepareTestCase):
             'bm-5', '--clear-job-queue')[0]['Result'])
         self.assertEqual(['clear_job_queue'], [
             s['step'] for s in self.ironic.cleaned[0][1]])
-        self.assertEqual('would clear the job queue and set nothing '
+        self.assertEqual('would clear the job queue '
                          '(manage, clean, provide)', self.prepare(
                              'bm-5', '--clear-job-queue', '--dry-run')[0][
                                  'Result'])
@@ -360,6 +374,25 @@ class TestStaleCache(PrepareTestCase):
         self.assertEqual([], self.ironic.writes)
         self.assertEqual('PerfPerWattOptimizedDapc',
                          self.bm5['bios']['SysProfile'])
+
+    def test_its_job_queue_is_cleared_all_the_same(self):
+        self.bm5['management_interface'] = 'idrac-redfish'
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
+                          '--clear-job-queue', '--dry-run')
+        self.assertTrue(self.results()['bm-5'].startswith(
+            'would clear the job queue (manage, clean, provide); cannot '
+            'prepare: ironic caches ProcTurboMode'), self.results()['bm-5'])
+        self.assertEqual([], self.ironic.writes)
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-5', '--clear-job-queue')
+        self.assertEqual('1 of 1 node(s) not prepared: bm-5', str(exc))
+        self.assertTrue(self.results()['bm-5'].startswith(
+            'cleared the job queue; cannot prepare: ironic caches '
+            'ProcTurboMode read-only'), self.results()['bm-5'])
+        (_, steps, _), = self.ironic.cleaned
+        self.assertEqual(['clear_job_queue'], [s['step'] for s in steps])
+        self.assertEqual(('available', 'PerfPerWattOptimizedDapc'), (
+            self.bm5['provision_state'], self.bm5['bios']['SysProfile']))
 
     def test_sync_offers_no_prepare_that_cannot_help(self):
         (row,) = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')

@@ -648,10 +648,9 @@ class TestBaremetal(ToggleTestCase):
             'Servicing node bm-0 failed: the iDRAC refuses a BIOS change '
             'while a configuration job is scheduled (SYS011): an interrupted '
             'step, or a change at the iDRAC, left one; delete its jobs at '
-            'the iDRAC (racadm jobqueue delete -i JID_CLEARALL), or, once '
-            'the node is free, openstack baremetal node deploy-config '
-            'prepare bm-0 --clear-job-queue. Ironic returned the node to '
-            'active', why)
+            'the iDRAC (racadm jobqueue delete -i JID_CLEARALL) before the '
+            'node next resets, which runs them (freeing the node resets '
+            'it), then rerun. Ironic returned the node to active', why)
 
     def test_an_ironic_that_cannot_abort_says_how_to_recover(self):
         self.ironic.service_error = 'BIOS interface timed out'

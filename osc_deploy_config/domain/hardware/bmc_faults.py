@@ -20,6 +20,8 @@ blocks every later BIOS step on the node until its jobs are deleted.
 Ironic's ``idrac-redfish`` management interface deletes them with its
 ``clear_job_queue`` step, a clean step only (not a service step, in
 ironic 39): a free node's ``prepare --clear-job-queue`` runs it first.
+On a node that runs a server they go at the iDRAC, before any reset:
+the next reset runs them.
 """
 
 # The iDRAC's message: a configuration job is already scheduled.
@@ -29,6 +31,8 @@ CLEARS_JOBS = 'idrac-redfish'
 # That step, as a manual clean step.
 CLEAR_JOB_QUEUE = {'interface': 'management', 'step': 'clear_job_queue',
                    'args': {}}
+# What deletes them at the iDRAC itself.
+DELETE_AT_THE_IDRAC = 'racadm jobqueue delete -i JID_CLEARALL'
 
 
 def job_scheduled(error):
@@ -37,23 +41,35 @@ def job_scheduled(error):
     return bool(error) and JOB_SCHEDULED in error
 
 
-def explain(error, node, active=False):
-    """The one clause that says what a scheduled job's refusal means and
-    what ends it (``active``: the node runs a server, where ironic cannot
-    run the clean step); None for any other error."""
+def explain(error):
+    """The clause saying what ironic's error means where it is an iDRAC's
+    refusal for a scheduled job; None for any other error."""
     if not job_scheduled(error):
         return None
-    if active:
-        remedy = ('delete its jobs at the iDRAC (racadm jobqueue delete -i '
-                  'JID_CLEARALL), or, once the node is free, openstack '
-                  'baremetal node deploy-config prepare %s --clear-job-queue'
-                  % node)
-    else:
-        remedy = ('rerun with --clear-job-queue: ironic\'s clear_job_queue '
-                  'step (%s management) deletes them first' % CLEARS_JOBS)
     return ('the iDRAC refuses a BIOS change while a configuration job is '
             'scheduled (%s): an interrupted step, or a change at the iDRAC, '
-            'left one; %s' % (JOB_SCHEDULED, remedy))
+            'left one' % JOB_SCHEDULED)
+
+
+def free_node_remedy(node):
+    """What ends the refusal on a node prepare takes (its rerun)."""
+    if cannot_clear(node) is None:
+        return ("rerun with --clear-job-queue: ironic's clear_job_queue "
+                'step deletes the jobs first')
+    return ('delete its jobs at the iDRAC (%s) and rerun, or set its '
+            'management interface to %s and rerun with --clear-job-queue'
+            % (DELETE_AT_THE_IDRAC, CLEARS_JOBS))
+
+
+def running_node_remedy(project=False):
+    """What ends the refusal on a node that runs a server: ironic's step
+    is a clean step, and any reset (a freed node's cleaning included)
+    runs the jobs, so they go at the iDRAC first (``project``: the
+    operator's task)."""
+    return ('%s its jobs at the iDRAC (%s) before the node next resets, '
+            'which runs them (freeing the node resets it), then rerun' % (
+                "ask the cloud's operator to delete" if project else
+                'delete', DELETE_AT_THE_IDRAC))
 
 
 def cannot_clear(node):

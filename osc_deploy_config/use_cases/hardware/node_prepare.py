@@ -72,9 +72,7 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
     rows, failed, work = judge(with_marks(api, nodes), found.templates,
                                registries, configs, dry_run, api.release(),
                                clear_queue)
-    if work:
-        api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
-        api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
+    require_features(api, work)
 
     def waiter_of(seconds):
         return waits.Waiter(say, sleep, seconds=seconds or wait_timeout)
@@ -83,7 +81,7 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
             if carry_out(api, node, todo, row, waiter_of, say, governed,
                          clear_queue)]
     failed += [row[0] for _, _, row, _ in work
-               if row[3].startswith('failed')]
+               if row[3].startswith('failed') and row[0] not in failed]
     problems = ['%d of %d node(s) not prepared: %s' % (
         len(failed), len(rows), ', '.join(failed))] if failed else []
     if done:
@@ -126,6 +124,15 @@ def refuse_unknown(configs, templates):
             % ', '.join(unknown))
 
 
+def require_features(api, work):
+    """One line, before any write, where ironic cannot clean without the
+    ramdisk, or end a BIOS step without the agent that some node needs."""
+    if work:
+        api.require_feature(versions.NODE_CLEANING_WITHOUT_RAMDISK)
+    if any(todo for _, todo, _, _ in work):
+        api.require_feature(versions.BIOS_STEPS_WITHOUT_AGENT)
+
+
 def refuse_unclearable(nodes):
     """One line for the nodes (those of ``--clear-job-queue``) whose jobs
     ironic cannot clear."""
@@ -138,8 +145,8 @@ def carry_out(api, node, todo, row, waiter_of, say, governed,
               clear_queue=False):
     """Prepare one node; its row says how it went.  Whether it was."""
     try:
-        row[3] = Preparation(api, node, waiter_of, say).run(
-            todo, governed, clear_queue)
+        row[3] = joined(Preparation(api, node, waiter_of, say).run(
+            todo, governed, clear_queue), row[3])
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
         row[3] = 'failed: %s' % (getattr(exc, 'details', None) or exc)
         return False
@@ -167,23 +174,37 @@ def judge(nodes, templates, registries, configs, dry_run,
                                              release)))
         refusal = bios_prepare.state_refusal(node)
         unfinished = start_of(node) != node['provision_state']
-        if why:
+        if why and not (clear_queue and not refusal):
             row[3] = 'cannot prepare: %s' % why
         elif not (todo or unfinished or clear_queue):
             row[3] = 'prepared' if plan.needs else 'nothing to prepare'
         elif refusal:
             row[3] = 'not prepared: %s' % refusal
-        elif dry_run:
-            row[3] = 'would %sset %s (%s)' % (
-                'clear the job queue and ' if clear_queue else '',
-                settings_text(todo) or 'nothing',
-                bios_prepare.BY_STATE[start_of(node)])
         else:
-            work.append((node, todo, row, plan.settings))
-        if row[3].startswith(('cannot', 'not prepared')):
+            # a node it cannot prepare has its jobs deleted all the same
+            todo, settings = ((), ()) if why else (todo, plan.settings)
+            row[3] = 'cannot prepare: %s' % why if why else ''
+            if dry_run:
+                row[3] = joined(would(todo, clear_queue, node), row[3])
+            else:
+                work.append((node, todo, row, settings))
+        if 'cannot prepare' in row[3] or row[3].startswith('not prepared'):
             failed.append(plan.node)
         rows.append(row)
     return rows, failed, work
+
+
+def would(todo, clear_queue, node):
+    """A dry run's result for a node it would clean."""
+    steps = (['clear the job queue'] * bool(clear_queue) +
+             ['set ' + settings_text(todo)] * bool(todo))
+    return 'would %s (%s)' % (' and '.join(steps), bios_prepare.BY_STATE[
+        start_of(node)]) if steps else 'would provide it'
+
+
+def joined(*results):
+    """One row's results, in order, those there are."""
+    return '; '.join(filter(None, results))
 
 
 def select_nodes(nodes, names, resource_class):
@@ -241,8 +262,8 @@ class Preparation:
         if self.start == 'available':
             self.provide(todo)
         done = self.read_back(todo, governed)
-        return 'cleared the job queue%s' % (
-            '; ' + done if todo else '') if clear_queue else done
+        return joined('cleared the job queue' if clear_queue else '',
+                      done if todo or not clear_queue else '')
 
     def provide(self, todo):
         """Back to available: the mark goes once ironic took the request,
@@ -305,11 +326,13 @@ class Preparation:
             held = self.move('manage', 'manageable',
                              seconds=RECOVERY_SECONDS)['maintenance']
             error = state.get('last_error')
+            cause = bmc_faults.explain(error)
             raise exceptions.CommandError(
-                'ironic failed to set %s on %s: %s; it is manageable%s' % (
-                    settings_text(todo) or 'nothing', self.label,
-                    bmc_faults.explain(error, self.label) or error,
-                    self.advice(held)))
+                'ironic failed to %s on %s: %s; it is manageable%s' % (
+                    'set ' + settings_text(todo) if todo else
+                    'clear the job queue', self.label, cause or error,
+                    self.advice(held, cause and bmc_faults.free_node_remedy(
+                        self.node))))
 
     def still_waiting(self, timed_out):
         """The line of a clean the bound ended, with what its BIOS step
@@ -320,10 +343,14 @@ class Preparation:
         return '%s; %s' % (timed_out, waiting) if waiting else str(
             timed_out)
 
-    def advice(self, held):
-        """What to do with a node a failed clean left manageable."""
-        then = (', then rerun (it provides the node)'
-                if self.start == 'available' else '')
+    def advice(self, held, rerun=None):
+        """What to do with a node a failed clean left manageable
+        (``rerun``: how to rerun, where the failure needs more than a
+        rerun)."""
+        provides = self.start == 'available'
+        rerun = rerun or ('rerun' if provides else '')
+        then = rerun and ', then %s%s' % (
+            rerun, ' (it provides the node)' if provides else '')
         if held:
             return (', and ironic holds it in maintenance for the failed '
                     'clean: check its BIOS, then openstack baremetal node '

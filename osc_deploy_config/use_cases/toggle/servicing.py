@@ -213,8 +213,10 @@ class Servicing:
         why = toggle_states.servicing_failure(state)
         if why is None:
             return
-        why = bmc_faults.explain(state.get('last_error'), outcomes.label(
-            state), active=True) or why
+        cause = bmc_faults.explain(state.get('last_error'))
+        if cause:
+            why = '%s; %s' % (cause, bmc_faults.running_node_remedy(
+                bool(self.project)))
         if state['provision_state'] != 'service failed':
             raise exceptions.CommandError('Servicing node %s did not end: %s'
                                           % (outcomes.label(state), why))
