@@ -127,6 +127,29 @@ class TestHpeToggle(RedfishToggleCase):
         self.assertEqual(granted, len(self.ironic.writes + self.nova.writes))
 
 
+class TestHpeHeld(RedfishToggleCase):
+    """The server's flavor asks turbo off, but the node's BIOS has it on,
+    where its factory profile holds it: ironic skips a step of the values
+    the node has, so a toggle on needs no profile first (nor a step),
+    a project's included."""
+
+    def setUp(self):
+        super().setUp()
+        self.server['flavor'] = self.nova.embedded(self.nova.add_flavor(
+            'bm.copper-off', dict(BM, **{'deploy-config:turbo': 'disabled',
+                                         'trait:' + OFF_T: 'required'})))
+
+    def test_a_toggle_to_the_held_value_sets_nothing(self):
+        self.run_command(project_deploy_config.SetProjectDeployConfig,
+                         ['demo', 'turbo=enabled'])
+        self.as_project('manager', 'member', 'reader')
+        self.assertEqual('toggled', self.toggle(ON).result)
+        self.assertIn('  node bm-5 already shows turbo=enabled: recording it',
+                      self.said)
+        self.assertEqual([], self.ironic.serviced)
+        self.assertEqual(HPE_FACTORY, self.node['bios'])
+
+
 class TestHpeNotTagged(RedfishToggleCase):
     """Sync keeps a node a profile locks untagged: the operator's toggle,
     which sets the profile first, takes it all the same."""
