@@ -333,7 +333,8 @@ class TestRedfish(RedfishTestCase):
                   and r['Node'] == 'bm-6']
         self.assertIn("ProcAMDBoost=Enabled is the node's value, which "
                       'WorkloadProfile=GeneralPowerEfficientCompute locks: '
-                      'switching away from it needs the node prepared',
+                      'switching away from it needs WorkloadProfile changed '
+                      'first',
                       row['Reason'])
         self.assertIn(boost, self.node('bm-6')['traits'])
 

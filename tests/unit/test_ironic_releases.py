@@ -246,7 +246,9 @@ class TestHeldByItsProfile(testtools.TestCase):
         self.assertEqual(
             "capable; ProcAMDBoost=Enabled is the node's value, which "
             'WorkloadProfile=GeneralPowerEfficientCompute locks: switching '
-            'away from it needs the node prepared', change.reason)
+            'away from it needs WorkloadProfile changed first (prepare '
+            'does it on a free node, the toggle on a running server)',
+            change.reason)
         # another value is not offered
         self.assertEqual([], tagging.plan_sync(
             [node], [self.template('Disabled')], {'n': self.REGISTRY}))

@@ -389,7 +389,7 @@ def held(wanted, by_name):
     ``wanted`` is all the node has (ironic then skips the write and the
     reboot) and ironic does not cache them read-only (its check before
     the write; an iLO's locks are in its Dependencies only): switching
-    away from it needs the node prepared."""
+    away from it needs the profile changed first."""
     now = _values(by_name)
     if any(str(v) != now.get(k) for k, v in wanted.items()):
         return {}

@@ -154,7 +154,9 @@ def held_note(template, registry, release=NEWEST):
     held = bios_profiles.held(wanted, {e['name']: e for e in registry})
     return ''.join(
         "; %s=%s is the node's value, which %s=%s locks: switching away "
-        'from it needs the node prepared' % (name, wanted[name], *held[name])
+        'from it needs %s changed first (prepare does it on a free node, '
+        'the toggle on a running server)' % (
+            name, wanted[name], *held[name], held[name][0])
         for name in sorted(held))
 
 
