@@ -69,8 +69,8 @@ class TestList(NodeCommandTest):
             'lacks HW_CPU_HYPERTHREADING; '
             'its BIOS step waits in "service wait" for the node to boot an '
             'OS with ProcAMDBoost=Disabled applied, without the ramdisk: '
-            'the node boots its own disk, and a disk with nothing to boot '
-            'never ends the wait; the step cannot be aborted, and a BMC that '
+            "the node boots its own disk (the server's); the step cannot be "
+            'aborted, and a BMC that '
             'reports its boot progress keeps the callback timeout away: boot '
             'an OS at the node\'s BMC (from its disk, media or the network) '
             'with them set, and ironic ends the step'}, reasons)

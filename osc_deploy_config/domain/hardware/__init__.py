@@ -16,7 +16,9 @@ settings and the custom value that unlocks them (``bios_profiles``), a
 template's settings against a node's registry (``bios_registry``), the
 attribute that means a config on each vendor's and CPU's hardware and an
 operator's vocabulary file (``bios_vocabulary``), the profiles set once
-ahead of the configs (``bios_prepare``); which nodes can take which
+ahead of the configs (``bios_prepare``); each of ironic's Redfish BIOS
+rules at its release (``ironic_releases``); what a BMC's refusal means
+and what ends it (``bmc_faults``); which nodes can take which
 template, the trait changes ``sync`` makes, and the nodes a flavor's
 configs find (``tagging``).
 

@@ -136,8 +136,10 @@ def waiting_step(node, release=NEWEST):
     settings = ', '.join('%s=%s' % item for item in sorted((
         waiting.get('requested_bios_attrs') or {}).items())) or 'its settings'
     own_disk = internal.get(_NO_RAMDISK.get(state)) and (
-        ', without the ramdisk: the node boots its own disk, and a disk '
-        'with nothing to boot never ends the wait') or ''
+        ', without the ramdisk: the node boots its own disk%s' % (
+            ' (the server\'s)' if state == 'service wait' else ', and a '
+            'disk with nothing to boot never ends the wait where the BMC '
+            'reports its boot progress')) or ''
     stalls = stall(release, node, None)
     return ('its BIOS step waits in "%s" for the node to boot an OS with %s '
             'applied%s; the step cannot be aborted, and a BMC that reports '
