@@ -222,6 +222,11 @@ class TestBadInput(base.FunctionalTestCase):
             ((*NODE, 'sync', '--prune', self.template), 'no template names'),
             ((*NODE, 'sync', '--wait-timeout', '-1'), 'non-negative'),
             ((*NODE, 'sync', '--wait-timeout', 'soon'), 'invalid int'),
+            ((*NODE, 'prepare', 'bm-6', '--clear-job-queue'),
+             "clear_job_queue step of the idrac-redfish management "
+             "interface; bm-6 has redfish"),
+            ((*NODE, 'prepare', '--wait-timeout', '-1', 'bm-6'),
+             'non-negative'),
             (('server', 'deploy-config', 'show', 'fn-no-such-server'),
              'No server'),
             (('server', 'deploy-config', 'show'), 'required'),
