@@ -1244,6 +1244,9 @@ class TestCommand(base.TestCommand):
 
     def setUp(self):
         super().setUp()
+        # the toggle records this machine's boots: in the test's own place
+        self.useFixture(fixtures.EnvironmentVariable(
+            'XDG_STATE_HOME', self.useFixture(fixtures.TempDir()).path))
         self.fake_stderr = io.StringIO()
         self.app.stderr = self.fake_stderr
         self.ironic = FakeIronic()

@@ -231,6 +231,28 @@ class TestTakeover(fakes.TestCommand):
         self.assertEqual('unlock', self.nova.locks(self.server)[-1])
         self.assertFalse(self.nova.servers[self.server['id']]['locked'])
 
+    def test_the_live_lock_of_a_clone_of_this_machine_is_left_alone(self):
+        """Cloned from one image: same host name and machine ID, another
+        boot, and alive; the toggle here gives up, nothing unlocked."""
+        me = claims.me('n')
+        clone = me._replace(pid=os.getpid(), boot=me.boot.partition('.')[0]
+                            + '.c1044e00', nonce='c10e')
+        self.api.lock(self.server['id'], toggle_states.lock_reason(
+            [OFF], clone))
+        before = list(self.nova.locks(self.server))
+        claim = self.claim()
+        self.assertFalse(claim.interrupted())
+        exc = self.assertRaises(toggle_states.Unavailable, claim.refuse_held)
+        self.assertIn('is being toggled by another command', str(exc))
+        self.assertEqual(before, self.nova.locks(self.server))
+        self.assertEqual(toggle_states.lock_reason([OFF], clone),
+                         self.nova.servers[self.server['id']][
+                             'locked_reason'])
+        # and its lock is kept by a rollout's clearing of dead locks
+        claim = self.claim()
+        claim.clear_interrupted()
+        self.assertEqual(before, self.nova.locks(self.server))
+
     def test_of_two_owners_that_find_one_dead_lock_exactly_one_proceeds(
             self):
         # nova ignores a lock of a locked server from its own project: the
@@ -286,6 +308,11 @@ class TestTakeover(fakes.TestCommand):
 
 
 class TestAlive(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.EnvironmentVariable(
+            'XDG_STATE_HOME', self.useFixture(fixtures.TempDir()).path))
+
     def test_who_may_still_run(self):
         me = claims.me('n')
         self.assertTrue(claims.alive(me))
@@ -293,10 +320,14 @@ class TestAlive(testtools.TestCase):
         # a container of the same host name: its PID is not ours to look up
         self.assertTrue(claims.alive(me._replace(pid=fakes.gone_pid(),
                                                  ns='4026530000')))
-        # this machine before its last boot: gone, whatever its PID
+        # a boot before this one that this machine recorded: gone,
+        # whatever its PID
         machine = me.boot.partition('.')[0]
-        self.assertFalse(claims.alive(me._replace(boot=machine + '.dead')))
-        # another machine of the same host name (one image, one name)
+        earlier = me._replace(boot=machine + '.0000dead')
+        self.assertTrue(claims.alive(earlier))
+        self.recorded(earlier.boot)
+        self.assertFalse(claims.alive(earlier))
+        # another machine of the same host name (another machine ID)
         self.assertTrue(claims.alive(me._replace(
             pid=fakes.gone_pid(), boot='0000beef.' + me.boot.partition(
                 '.')[2])))
@@ -304,6 +335,35 @@ class TestAlive(testtools.TestCase):
         self.assertTrue(claims.alive(me._replace(pid=fakes.gone_pid(),
                                                  boot='')))
         self.assertTrue(claims.alive(fakes.holder('elsewhere', 1)))
+
+    def recorded(self, boot):
+        """This machine's record of its boots lists ``boot`` first."""
+        os.makedirs(os.path.dirname(claims.boots_path()), exist_ok=True)
+        with open(claims.boots_path(), 'w') as record:
+            record.write(boot + '\n')
+        claims.record_boot()
+
+    def test_a_clone_of_this_machine_is_alive_whatever_its_boot(self):
+        """Two machines cloned from one image share host name and machine
+        ID, and differ in boot: neither takes the other's live lock, and
+        each one's own earlier boot, recorded, is dead to it."""
+        me = claims.me('n')
+        clone = me._replace(pid=fakes.gone_pid(), boot=me.boot.partition(
+            '.')[0] + '.c1044e00')
+        self.assertTrue(claims.alive(clone))
+        claims.record_boot()
+        self.assertEqual({me.boot}, claims.past_boots())
+        self.assertTrue(claims.alive(clone))
+        # the image carried a record of the machine it was made from
+        self.recorded(me.boot.partition('.')[0] + '.0000beef')
+        self.assertTrue(claims.alive(clone))
+        self.assertEqual(2, len(claims.past_boots()))
+
+    def test_a_record_that_cannot_be_written_proves_nothing(self):
+        self.useFixture(fixtures.EnvironmentVariable(
+            'XDG_STATE_HOME', '/proc/no-such-place'))
+        claims.record_boot()
+        self.assertEqual(frozenset(), claims.past_boots())
 
     def test_without_proc_nothing_is_proven_dead(self):
         self.useFixture(fixtures.MockPatch(

@@ -19,17 +19,18 @@ So a toggle locks, then reads the server's instance actions: nova records
 each lock in order, and the toggle whose lock is the oldest since the last
 unlock holds the server; another gives up in one line, leaving the lock to
 the holder.  A lock of ours whose process is gone (a toggle killed on this
-host, in this PID namespace, or before this host's last boot) is taken
-over without an unlock: the takeover locks over it, and the oldest lock
-after the takeover began holds the server, so that of two processes that
-find one dead lock exactly one goes on, and the other leaves the lock to
-it.  Nova records a lock over a lock only from another project: the
-server's own project (its admin, a project's toggle) can lock it only
-while it is unlocked.  There each takeover unlocks first, and the first
-unlock after the takeovers began decides: the others lock it again for
-the holder, and give up.  The holder unlocks when it ends, however it
-ends; a lock whose request got no answer is found by its nonce, or said to
-be left.
+host, in this PID namespace, or in a boot of this machine before this one,
+which the machine recorded: a machine cloned from its image shares its
+host name and machine ID, but not its later boots) is taken over without
+an unlock: the takeover locks over it, and the oldest lock after the
+takeover began holds the server, so that of two processes that find one
+dead lock exactly one goes on, and the other leaves the lock to it.
+Nova records a lock over a lock only from another project: the server's
+own project (its admin, a project's toggle) can lock it only while it is
+unlocked.  There each takeover unlocks first, and the first unlock after
+the takeovers began decides: the others lock it again for the holder, and
+give up.  The holder unlocks when it ends, however it ends; a lock whose
+request got no answer is found by its nonce, or said to be left.
 """
 
 import os
@@ -61,11 +62,41 @@ def _namespace():
 def _boot():
     """This machine and its boot: the first parts of its machine ID and
     of its boot ID (``MACHINE.BOOT``), or '' where either is not known.
-    Two machines of one host name differ in the first; a reboot of this
-    one, in the second only."""
+    Two machines of one host name differ in the first, unless cloned from
+    one image; a reboot of this one, in the second only."""
     machine = _read('/etc/machine-id')[:8]
     boot = _read('/proc/sys/kernel/random/boot_id').split('-')[0]
+    if machine == 'uninitialized'[:8]:
+        machine = ''
     return '%s.%s' % (machine, boot) if machine and boot else ''
+
+
+def boots_path():
+    """The file of this machine's boots in which a toggle ran, under the
+    user's state directory (``$XDG_STATE_HOME``, or ``~/.local/state``)."""
+    state = os.environ.get('XDG_STATE_HOME') or os.path.join(
+        os.path.expanduser('~'), '.local', 'state')
+    return os.path.join(state, 'osc-deploy-config', 'boots')
+
+
+def past_boots():
+    """The boots (``MACHINE.BOOT``) recorded on this machine."""
+    return frozenset(_read(boots_path()).split())
+
+
+def record_boot():
+    """Record this boot, before a lock names it, among this machine's:
+    once it rebooted, a lock of this boot is proven dead.  Nothing where
+    it cannot be written (such a lock is then cleared by hand)."""
+    boot = _boot()
+    if not boot or boot in past_boots():
+        return
+    try:
+        os.makedirs(os.path.dirname(boots_path()), exist_ok=True)
+        with open(boots_path(), 'a') as record:
+            record.write(boot + '\n')
+    except OSError:
+        pass
 
 
 def me(nonce=''):
@@ -74,13 +105,22 @@ def me(nonce=''):
                                 _namespace(), _boot(), nonce)
 
 
+def new_holder():
+    """The Holder of a lock about to be taken: a nonce of its own, its
+    boot recorded first."""
+    record_boot()
+    return me(secrets.token_hex(6))
+
+
 def alive(holder):
     """Whether the process a lock names may still run.  It is dead only
-    where that can be proven: this machine before its last boot, or this
-    boot, this PID namespace and no such process.  Another machine of the
-    same host name, another container, or a holder whose machine and boot
-    are not known (an older release's lock, a system without ``/proc``)
-    may still run: its lock is cleared by hand."""
+    where that can be proven: a boot before this one that this machine
+    recorded (``record_boot``), or this boot, this PID namespace and no
+    such process.  Another machine of the same host name (even one cloned
+    from this one's image, machine ID and all, whose boots this machine
+    never recorded), another container, or a holder whose machine and
+    boot are not known (an older release's lock, a system without
+    ``/proc``) may still run: its lock is cleared by hand."""
     mine = me()
     if (holder.host != mine.host[:64] or holder.pid <= 0
             or not holder.boot or not mine.boot):
@@ -89,7 +129,7 @@ def alive(holder):
     if machine != mine.boot.partition('.')[0]:
         return True
     if boot != mine.boot.partition('.')[2]:
-        return False
+        return holder.boot not in past_boots()
     if holder.ns != mine.ns:
         return True
     try:
@@ -126,7 +166,7 @@ class Claim:
     def __init__(self, nova, server, configs, say):
         self.nova = nova
         self.server = server
-        self.holder = me(secrets.token_hex(6))
+        self.holder = new_holder()
         self.reason = toggle_states.lock_reason(configs, self.holder)
         self.say = say
         self.held = False
