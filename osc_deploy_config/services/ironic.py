@@ -141,16 +141,12 @@ class NodeHistory:
 
     def histories_since(self, since_by_node):
         """{node: ``history_since``} of many nodes, READERS at a time."""
-        import concurrent.futures
-
         nodes = list(since_by_node)
         if not nodes:
             return {}
-        with concurrent.futures.ThreadPoolExecutor(
-                min(READERS, len(nodes))) as pool:
-            return dict(zip(nodes, pool.map(
-                lambda n: self.history_since(n, since_by_node[n]), nodes),
-                strict=True))
+        return dict(zip(nodes, rest.concurrently(
+            lambda n: self.history_since(n, since_by_node[n]), nodes,
+            min(READERS, len(nodes))), strict=True))
 
     def node_history(self, node, limit=20):
         """The node's latest history events, in detail, newest first."""
@@ -347,15 +343,12 @@ class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
     def bios_registries(self, nodes):
         """{node: its detailed BIOS settings} of these nodes (UUIDs or
         names), READERS at a time."""
-        import concurrent.futures
-
         nodes = list(nodes)
         if not nodes:
             return {}
-        with concurrent.futures.ThreadPoolExecutor(
-                min(READERS, len(nodes))) as pool:
-            return dict(zip(nodes, pool.map(self.bios_registry, nodes),
-                            strict=True))
+        return dict(zip(nodes, rest.concurrently(
+            self.bios_registry, nodes, min(READERS, len(nodes))),
+            strict=True))
 
     def service(self, node, steps):
         """Run service steps on an active node (ironic servicing); BIOS

@@ -20,14 +20,25 @@ wait for ever).  A command may bound its reads further by a deadline of
 its own (``bounded``: a rollout's --wait-timeout): a read then waits no
 longer than the time left, and none starts past it.
 
+The timeouts bound the whole answer, its body read, not only each socket
+read (a body that trickles never times out a socket read): each request
+runs in a thread of its own, waited for that long, and left behind past
+it.  The token is renewed before a request that would renew it on the
+way, or that the command's bound outlives, within the same bound, and a
+keystone that does not answer is named as keystone.
+
 Reads are idempotent: a refused connection or a 503 (a service restarting,
-a proxy in front of it) is retried with a backoff (0.5 s, doubling); a
-read that timed out is not (a service that accepts and never answers would
-only be waited for again).  A write is retried only where a service says so
-(``retriable_writes``), never a create, and never after a timeout.  Retries
-are logged for --debug only (``v1.cli.demote_keystoneauth_warnings``); a
-service that stays unreachable, does not answer in time, or fails a read
-(5xx) gets one line naming it and its URL.
+a proxy in front of it) is retried here, not by keystoneauth (which sleeps
+any Retry-After, uncapped), with a backoff (0.5 s, doubling) or after the
+answer's Retry-After, only where the pause leaves time before the
+command's bound and is no longer than a request's read timeout; a read
+that timed out, in its headers or its body, is not (a service that
+accepts and never answers would only be waited for again).  A write is
+retried only where a service says so (``retriable_writes``), never a
+create, and never after a timeout.  Retries are logged for --debug only
+(``v1.cli.demote_keystoneauth_warnings``); a service that stays
+unreachable, does not answer in time, or fails a read (5xx) gets one line
+naming it and its URL.
 """
 
 import collections
@@ -42,6 +53,14 @@ from osc_lib import exceptions as osc_exceptions
 from osc_deploy_config.services import versions
 
 READ_RETRIES = 2
+# How much longer than its timeouts a request's whole answer is waited
+# for: keystoneauth's own timeout, which says which, ends it first.
+SLACK_SECONDS = 0.5
+# What requests says of a body that stopped coming (a ConnectionError).
+READ_TIMED_OUT = 'Read timed out'
+# Keystoneauth renews a token this close to its expiry (its
+# MIN_TOKEN_LIFE_SECONDS).
+TOKEN_MIN_LIFE_SECONDS = 120
 WRITE_RETRIES = 5   # as the SDK retries ironic's by default
 # The first pause before a refused read is sent again (then doubled).
 RETRY_SECONDS = 0.5
@@ -56,6 +75,7 @@ SERVICE_NAMES = {
     'compute': 'compute service (nova)',
     'placement': 'placement service',
     'image': 'image service (glance)',
+    'identity': 'identity service (keystone)',
 }
 
 
@@ -103,6 +123,7 @@ class Api:
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
+        renew_token(self.proxy, *self._timeout(method, path))
         self._check_supported(features)
         response = self._answer(method, path, versions.need(*features),
                                 **kwargs)
@@ -118,40 +139,38 @@ class Api:
                     root_url(response.url or ''),
                     urllib.parse.urlsplit(response.url or path).path,
                     response.status_code, response.reason,
-                    ' (after %d retries)' % READ_RETRIES
-                    if response.status_code == 503 else ''))
+                    retried_text(getattr(response, 'retried', None))))
         self.refuse(method, path, response)
         exceptions.raise_from_response(response)
         return response
 
     def _answer(self, method, path, microversion, **kwargs):
-        """The service's answer, within the request's timeouts; a refused
-        read sent again (READ_RETRIES times, backing off), within the
-        command's bound; one line for a service that cannot be reached or
-        does not answer in time."""
-        from keystoneauth1 import exceptions as ksa_exceptions
-
+        """The service's answer, whole, within the request's timeouts; a
+        read refused or answered 503 sent again (READ_RETRIES times,
+        backing off, or after the answer's Retry-After) only where the
+        pause leaves it time to be answered (``fits``); one line for a
+        service that cannot be reached or does not answer in time."""
         retries = READ_RETRIES if method == 'GET' else 0
         pause = RETRY_SECONDS
         while True:
             timeout, bounded_by = self._timeout(method, path)
-            try:
-                return self.proxy.request(
-                    path, method, microversion=microversion,
-                    raise_exc=False, timeout=timeout,
-                    **dict(self._retries(method, path), **kwargs))
-            except ksa_exceptions.ConnectTimeout as exc:
-                raise timed_out(self.service_type, method, path, str(exc),
-                                _timed_out_at(exc), timeout,
-                                bounded_by) from None
-            except ksa_exceptions.ConnectionError as exc:
-                until = current_bound()
-                if retries <= 0 or (until is not None and (
-                        time.monotonic() + pause >= until)):
-                    raise unreachable(self.service_type, str(exc),
-                                      _reason(exc)) from None
+            response, refused = whole_answer(
+                self.proxy, self.service_type, method, path, timeout,
+                bounded_by, microversion=microversion, raise_exc=False,
+                timeout=timeout,
+                **dict(self._retries(method, path), **kwargs))
+            if response is not None and not (
+                    method == 'GET' and response.status_code == 503):
+                return response
+            wait = retry_after(response, pause)
+            if retries <= 0 or not fits(self.timeouts, wait):
+                if refused is not None:
+                    raise refused
+                response.retried = (READ_RETRIES - retries, wait if (
+                    retries > 0 and wait > pause) else None)
+                return response
             retries -= 1
-            time.sleep(pause)
+            time.sleep(wait)
             pause *= 2
 
     def _timeout(self, method, path):
@@ -194,14 +213,13 @@ class Api:
                               _reason(exc)) from None
 
     def _retries(self, method, path):
-        """What keystoneauth retries: a read answered 503; a write only
-        where the service says it is safe (``retriable_writes``).  Never
-        a connection: keystoneauth takes a timeout for one, and a refused
-        read is retried here (``_answer``)."""
+        """What keystoneauth retries: a write only where the service says
+        it is safe (``retriable_writes``).  Never a read, nor a connection:
+        keystoneauth sleeps a 503's Retry-After uncapped and takes a
+        timeout for a refused connection; ``_answer`` retries those reads
+        within the command's bound."""
         if method == 'GET':
-            return {'connect_retries': 0,
-                    'status_code_retries': READ_RETRIES,
-                    'retriable_status_codes': [503]}
+            return {'connect_retries': 0, 'status_code_retries': 0}
         # keystoneauth takes an empty list for its default, [429, 503], and
         # the SDK's proxies retry those (ironic's 5 times): a write not safe
         # to repeat must say "no retries" outright.
@@ -339,6 +357,165 @@ class Later:
         return self.value
 
 
+def fits(timeouts, pause):
+    """Whether a read sent again after ``pause`` seconds still has time
+    to be answered: it starts within the command's bound, and the
+    pause is no longer than a request may wait for its answer."""
+    until = current_bound()
+    if until is not None and time.monotonic() + pause >= until:
+        return False
+    return pause <= timeouts.read
+
+
+def whole_answer(proxy, service_type, method, path, bounds, bounded_by,
+                 **request):
+    """(the answer, its body read, or None; the line of a refused
+    connection a retry may mend, or None), within the request's whole
+    bound: its connect and read timeouts together, which keystoneauth
+    gives each socket operation alone.  One line for an answer not
+    whole by then, or whose body stopped coming."""
+    from keystoneauth1 import exceptions as ksa_exceptions
+
+    seconds, until = sum(bounds), current_bound()
+    if method == 'GET' and until is not None:
+        # a read ends with the command's bound, a write is not cut
+        seconds = min(seconds, max(0.0, until - time.monotonic()))
+    try:
+        done, response = within(seconds + SLACK_SECONDS, lambda: (
+            proxy.request(path, method, **request)))
+    except ksa_exceptions.ConnectTimeout as exc:
+        raise timed_out(named(proxy, service_type, str(exc)), method, path,
+                        str(exc), _timed_out_at(exc), bounds,
+                        bounded_by) from None
+    except ksa_exceptions.ConnectionError as exc:
+        service = named(proxy, service_type, str(exc))
+        if READ_TIMED_OUT in str(exc):
+            # the body stopped coming: a timeout, never retried
+            raise timed_out(service, method, path, str(exc), 'read', bounds,
+                            bounded_by) from None
+        return None, unreachable(service, str(exc), _reason(exc))
+    if not done:
+        endpoint = getattr(proxy, 'endpoint_override', None)
+        raise timed_out(service_type, method, path, endpoint.rstrip('/') +
+                        path if endpoint else '', 'whole', (0, seconds),
+                        bounded_by)
+    return response, None
+
+
+def renew_token(proxy, timeout, bounded_by):
+    """Renew the session's token, before a request, where keystoneauth
+    would on the way, or where it expires within the command's bound:
+    within the request's ``timeout`` (connect, read) together, and one
+    line naming keystone where it does not answer."""
+    from keystoneauth1 import exceptions as ksa_exceptions
+
+    seconds = sum(timeout)
+    auth = _auth_of(proxy)
+    until = current_bound()
+    left = max(0.0, until - time.monotonic()) if until else 0.0
+    if not token_due(auth, left):
+        return
+    keystone = getattr(auth, 'auth_url', None) or ''
+    try:
+        if auth.auth_ref is not None:
+            auth.invalidate()
+        done, _ = within(seconds + SLACK_SECONDS, lambda: (
+            proxy.session.get_token()))
+    except (ksa_exceptions.ConnectTimeout,
+            ksa_exceptions.ConnectionError) as exc:
+        raise unreachable('identity', keystone or str(exc),
+                          _reason(exc)) from None
+    if not done:
+        raise osc_exceptions.CommandError(
+            'The %s at %s did not issue a token within %s s (%s)' % (
+                service_name('identity'), root_url(keystone),
+                _seconds(seconds), bounded_by))
+
+
+def named(proxy, service_type, url_text):
+    """The service a request's error is about: keystone where its URL
+    is the session's auth URL (a token renewed on the way), else
+    ``service_type``."""
+    keystone = getattr(_auth_of(proxy), 'auth_url', None)
+    if keystone and root_url(url_text) == root_url(keystone):
+        return 'identity'
+    return service_type
+
+
+def within(seconds, call):
+    """(whether ``call()`` ended within ``seconds``, what it returned),
+    run in a daemon thread left behind when it does not; what it raised,
+    raised here."""
+    box = {}
+
+    def run():
+        try:
+            box['value'] = call()
+        except BaseException as exc:    # noqa: BLE001 - raised below
+            box['error'] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name='request')
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        return False, None
+    if 'error' in box:
+        raise box['error']
+    return True, box['value']
+
+
+def retry_after(response, pause):
+    """The seconds to wait before sending a read again: the answer's
+    Retry-After (seconds or an HTTP date), or ``pause``."""
+    import email.utils
+
+    text = ((response.headers.get('Retry-After') if response is not None
+             else None) or '').strip()
+    if not text:
+        return pause
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return pause
+    return max(0.0, when.timestamp() - time.time())
+
+
+def token_due(auth, left):
+    """Whether the session's token is to be renewed before a request: none
+    yet, or it expires within keystoneauth's margin and the ``left``
+    seconds of the command's bound."""
+    if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate'):
+        return False    # no token of keystone's (auth_type none, admin)
+    ref = auth.auth_ref
+    return ref is None or ref.will_expire_soon(TOKEN_MIN_LIFE_SECONDS + left)
+
+
+def _auth_of(proxy):
+    return getattr(getattr(proxy, 'session', None), 'auth', None)
+
+
+def concurrently(read, items, workers):
+    """[read(item)] of every item, ``workers`` at a time, each read in
+    this thread's bound (``bounded``), which pool threads do not
+    inherit; an error or Ctrl-C leaves the pool without waiting for the
+    reads under way (each ends at its own bound)."""
+    import concurrent.futures
+
+    until, why = _bound.until, _bound.why
+
+    def read_bounded(item):
+        with bounded(until, why):
+            return read(item)
+
+    pool = concurrent.futures.ThreadPoolExecutor(workers)
+    try:
+        return list(pool.map(read_bounded, items))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def parse_timeouts(text):
     """Timeouts from the setting's text: ``READ`` (connecting within
     DEFAULT_TIMEOUTS.connect, or READ if less), or ``CONNECT,READ``, in
@@ -368,12 +545,28 @@ def timed_out(service_type, method, path, url_text, at, timeout,
         path = found.group(0)
     if at == 'connect':
         waited = 'connecting within %s s' % _seconds(connect)
+    elif at == 'whole':
+        waited = 'giving its whole answer within %s s' % _seconds(
+            connect + read)
     else:
         waited = 'answering within %s s' % _seconds(read)
     return osc_exceptions.CommandError(
         'The %s at %s did not answer %s %s: it timed out %s (%s)' % (
             service_name(service_type), root_url(url_text), method,
             urllib.parse.urlsplit(path).path, waited, bounded_by))
+
+
+def retried_text(retried):
+    """What a read answered 503 to the end says of its retries:
+    ``(retries made, the Retry-After that stopped them or None)``."""
+    if not retried:
+        return ''
+    made, asked = retried
+    text = ' (after %d retr%s' % (made, 'y' if made == 1 else 'ies')
+    if asked is not None:
+        text += '; it asks for another in %s s, past the time left' % (
+            _seconds(asked))
+    return text + ')'
 
 
 def _seconds(value):

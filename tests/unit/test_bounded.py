@@ -14,7 +14,9 @@
 timeouts, a rollout's reads within its deadline, its orderly leave, locks
 no one can steal, and outcomes that say what the cloud shows."""
 
+import datetime
 import http.server
+import json
 import os
 import re
 import signal
@@ -44,17 +46,18 @@ from tests.unit.fakes import OFF
 SLEEP = time.sleep
 
 
-def hanging(fake, when):
+def hanging(test, fake, when):
     """The fake's answers, but a request ``when(method, path)`` holds is
-    never answered: it ends at its read timeout, as keystoneauth ends it
-    (real seconds)."""
+    never answered, until the test ends: what ends the wait for it is
+    the command's own bound."""
     real = fake.handle
+    released = threading.Event()
+    test.addCleanup(released.set)
 
     def answer(path, method, **kwargs):
         if when(method, path):
-            SLEEP(kwargs['timeout'][1])
-            raise ksa_exceptions.ConnectTimeout(
-                'Request to %s%s timed out' % (fake.url, path))
+            released.wait()
+            raise ksa_exceptions.ConnectFailure('the test ended')
         return real(path, method, **kwargs)
 
     fake.proxy.request.side_effect = answer
@@ -73,7 +76,160 @@ class _SilentIronic(test_rest._FakeIronicHandler):
     do_PUT = do_GET
 
 
+class _TricklingIronic(test_rest._FakeIronicHandler):
+    """A loopback ironic whose answers come a byte every 0.2 s (a body
+    that never ends within a bound, each read within its timeout), or,
+    ``server.stall``, whose body stops after its first byte; the
+    budget's listing may be answered 503 with ``server.retry_after``."""
+
+    def do_GET(self):
+        if self.discovered():
+            return
+        self.server.seen.append((self.command, self.path))
+        if self.server.retry_after is not None:
+            self.send_response(503)
+            self.send_header('Retry-After', self.server.retry_after)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
+        data = b'{"deploy_templates": []}'
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        for at, byte in enumerate(data):
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            if self.server.released.wait(30 if self.server.stall and at
+                                         else 0.2):
+                return
+
+
+class _SilentKeystone(http.server.BaseHTTPRequestHandler):
+    """A keystone that issues one token, which expires within a minute,
+    then accepts every request and never answers."""
+
+    def do_POST(self):
+        self.server.seen.append((self.command, self.path))
+        if len(self.server.seen) > 1:
+            self.server.released.wait(30)
+            return
+        expires = datetime.datetime.now(datetime.timezone.utc) + (
+            datetime.timedelta(seconds=60))
+        data = json.dumps({'token': {
+            'methods': ['password'], 'roles': [], 'catalog': [],
+            'expires_at': expires.strftime('%Y-%m-%dT%H:%M:%S.000000Z'),
+            'issued_at': '2026-12-04T00:00:00.000000Z',
+            'user': {'id': 'u', 'name': 'u', 'domain': {
+                'id': 'default', 'name': 'Default'}},
+            'project': {'id': 'p', 'name': 'p', 'domain': {
+                'id': 'default', 'name': 'Default'}}}}).encode()
+        self.send_response(201)
+        self.send_header('X-Subject-Token', 'token-1')
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST
+
+    def log_message(self, *args):
+        pass
+
+
+def serve(test, handler):
+    """A loopback server of ``handler`` for the test's time."""
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    server.daemon_threads = True
+    server.seen, server.released = [], threading.Event()
+    server.stall, server.retry_after = False, None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    test.addCleanup(server.server_close)
+    test.addCleanup(server.shutdown)
+    test.addCleanup(server.released.set)
+    return server
+
+
 class TestTimeouts(testtools.TestCase):
+    def ironic_of(self, server, timeouts, **auth):
+        import openstack
+
+        conn = openstack.connect(
+            load_yaml_config=False, load_envvars=False,
+            baremetal_endpoint_override='http://127.0.0.1:%d/v1'
+            % server.server_address[1], **(auth or {'auth_type': 'none'}))
+        api = ironic.Ironic(conn.baremetal, versions.DEPLOY_TEMPLATES)
+        api.timeouts = timeouts
+        return api
+
+    def test_a_body_that_trickles_ends_at_the_whole_answers_bound(self):
+        server = serve(self, _TricklingIronic)
+        api = self.ironic_of(server, rest.Timeouts(0.5, 1))
+        started = time.monotonic()
+        exc = self.assertRaises(exceptions.CommandError,
+                                api.deploy_templates)
+        self.assertLess(time.monotonic() - started, 3.5)
+        self.assertEqual(
+            'The baremetal service (ironic) at http://127.0.0.1:%d did not '
+            'answer GET /v1/deploy_templates: it timed out giving its whole '
+            'answer within 1.5 s (deploy_config_request_seconds)'
+            % server.server_address[1], str(exc))
+        self.assertEqual(1, len(server.seen))
+
+    def test_a_body_that_stops_is_a_timeout_never_retried(self):
+        server = serve(self, _TricklingIronic)
+        server.stall = True
+        api = self.ironic_of(server, rest.Timeouts(5, 0.5))
+        exc = self.assertRaises(exceptions.CommandError,
+                                api.deploy_templates)
+        self.assertIn('it timed out answering within 0.5 s', str(exc))
+        self.assertEqual(1, len(server.seen))
+
+    def test_a_retry_after_past_the_bound_ends_the_read_at_once(self):
+        server = serve(self, _TricklingIronic)
+        server.retry_after = '300'
+        api = self.ironic_of(server, rest.Timeouts(10, 60))
+        slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
+        with rest.bounded(time.monotonic() + 20):
+            exc = self.assertRaises(exceptions.CommandError,
+                                    api.deploy_templates)
+        self.assertEqual([], slept.call_args_list)
+        self.assertEqual(1, len(server.seen))
+        self.assertTrue(str(exc).endswith(
+            'failed to answer /v1/deploy_templates: 503 Service Unavailable '
+            '(after 0 retries; it asks for another in 300 s, past the time '
+            'left)'), str(exc))
+        # unbounded, a pause longer than a request may wait ends it too
+        self.assertRaises(exceptions.CommandError, api.deploy_templates)
+        self.assertEqual(2, len(server.seen))
+        # one it has time for is waited, and the read sent again
+        server.retry_after = '3'
+        self.assertRaises(exceptions.CommandError, api.deploy_templates)
+        self.assertEqual([mock.call(3.0)] * 2, slept.call_args_list)
+        self.assertEqual(5, len(server.seen))
+
+    def test_a_silent_keystone_at_renewal_is_named(self):
+        keystone = serve(self, _SilentKeystone)
+        server = serve(self, _TricklingIronic)
+        auth_url = 'http://127.0.0.1:%d/v3' % keystone.server_address[1]
+        api = self.ironic_of(server, rest.Timeouts(0.5, 1), auth_type=(
+            'v3password'), auth={'auth_url': auth_url, 'username': 'u',
+                                 'password': 'p', 'project_name': 'p',
+                                 'user_domain_id': 'default',
+                                 'project_domain_id': 'default'})
+        api.proxy.get_endpoint()    # as OSC authenticates, first
+        self.assertEqual(1, len(keystone.seen))
+        started = time.monotonic()
+        exc = self.assertRaises(exceptions.CommandError,
+                                api.deploy_templates)
+        self.assertLess(time.monotonic() - started, 3.5)
+        self.assertEqual(
+            'The identity service (keystone) at %s did not issue a token '
+            'within 1.5 s (deploy_config_request_seconds)'
+            % auth_url[:-3], str(exc))
+        self.assertEqual(2, len(keystone.seen))
+        self.assertEqual([], server.seen)
+
     def silent_ironic(self, timeouts):
         import openstack
 
@@ -134,6 +290,25 @@ class TestTimeouts(testtools.TestCase):
                          proxy.request.call_args.kwargs['timeout'])
         # the bound is this thread's, and ends with the block
         self.assertIsNone(rest.current_bound())
+
+    def test_the_bound_follows_the_reads_into_a_pool(self):
+        until = time.monotonic() + 30
+        with rest.bounded(until, 'the grace ran out'):
+            self.assertEqual([(until, 'the grace ran out')] * 3,
+                             rest.concurrently(lambda _: (
+                                 rest.current_bound(), rest._bound.why),
+                                 range(3), 2))
+        # a read that fails leaves the pool at once, the others unwaited
+        started, release = time.monotonic(), threading.Event()
+        self.addCleanup(release.set)
+
+        def read(item):
+            if item:
+                release.wait(30)
+            raise ValueError(item)
+
+        self.assertRaises(ValueError, rest.concurrently, read, [0, 1], 2)
+        self.assertLess(time.monotonic() - started, 5)
 
     def test_the_setting_is_read_or_connect_and_read(self):
         self.assertEqual((10, 60), rest.parse_timeouts(None))
@@ -514,7 +689,7 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         return (time.monotonic() - started,) + found
 
     def test_a_read_back_never_answered_is_not_read_back(self):
-        hanging(self.nova, lambda method, path: path.startswith(
+        hanging(self, self.nova, lambda method, path: path.startswith(
             '/servers/detail') and bool(self.ironic.serviced))
         took, status, rows, said, _ = self.timed(
             'db-0', *test_fleet.DISABLED, '--wait-timeout', '1')
@@ -522,15 +697,15 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         self.assertEqual(1, status)
         self.assertRegex(rows['db-0']['Outcome'], (
             r'^not read back: The compute service \(nova\) at '
-            r'http://nova.test did not answer GET /v2.1/servers/detail: it '
-            r'timed out answering within [\d.]+ s \(--wait-timeout and the '
-            r'3 s of grace after it ran out\)$'))
+            r'its catalog endpoint did not answer GET /servers/detail: it '
+            r'timed out giving its whole answer within [\d.]+ s '
+            r'\(--wait-timeout and the 3 s of grace after it ran out\)$'))
 
     def test_a_poll_never_answered_fails_its_toggle_alone(self):
         # no --wait-timeout: the request's own timeout ends it
         self.cloud_settings['deploy_config_request_seconds'] = '0.2'
         node = self.nodes['bm-0']
-        hanging(self.ironic, lambda method, path: method == 'GET' and (
+        hanging(self, self.ironic, lambda method, path: (method == 'GET') and (
             path.startswith('/nodes/%s?' % node['uuid'])))
         took, status, rows, said, _ = self.timed(
             'db-0', 'web-0', *test_fleet.DISABLED, '--max-failures', '1',
@@ -538,9 +713,10 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         self.assertLess(took, 10)
         self.assertEqual((1, 'done'), (status, rows['web-0']['Outcome']))
         self.assertEqual(
-            'failed: The baremetal service (ironic) at http://ironic.test did '
-            'not answer GET /v1/nodes/%s: it timed out answering within 0.2 s '
-            '(deploy_config_request_seconds)' % node['uuid'],
+            'failed: The baremetal service (ironic) at its catalog endpoint '
+            'did not answer GET /nodes/%s: it timed out giving its whole '
+            'answer within 0.4 s (deploy_config_request_seconds)' % node[
+                'uuid'],
             rows['db-0']['Outcome'])
         self.assertFalse(self.server('db-0')['locked'])
 

@@ -45,10 +45,10 @@ class TestSend(testtools.TestCase):
             200, {'deploy_templates': []})
         self.api.deploy_templates()
         kwargs = self.proxy.request.call_args.kwargs
-        self.assertEqual(rest.READ_RETRIES, kwargs['status_code_retries'])
-        self.assertEqual([503], kwargs['retriable_status_codes'])
-        # a refused connection is retried here, a timeout never
-        self.assertEqual(0, kwargs['connect_retries'])
+        # no retry of keystoneauth's (it would sleep any Retry-After): a
+        # refused connection or a 503 is retried here, a timeout never
+        self.assertEqual((0, 0), (kwargs['status_code_retries'],
+                                  kwargs['connect_retries']))
         self.assertEqual(tuple(rest.DEFAULT_TIMEOUTS), kwargs['timeout'])
         slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
         self.proxy.request.side_effect = [ksa_exceptions.ConnectFailure(

@@ -13,12 +13,11 @@
 """What servers ask for, and what their hardware runs: ``server
 deploy-config show|list`` (``server_configs`` decides, this reads)."""
 
-import concurrent.futures
-
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.domain.servers import server_configs
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import ironic as ironic_api
+from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 
 # How many nodes' BIOS settings are read at once.
@@ -106,9 +105,8 @@ def hardware(ironic, nova, servers, nodes, hidden_nodes=True):
     an operator's view) one hypervisor listing, to tell a bare-metal server
     whose node is hidden from a virtual one."""
     on_ironic = nova.ironic_hypervisors() if hidden_nodes else set()
-    with concurrent.futures.ThreadPoolExecutor(READERS) as pool:
-        bios = dict(zip(nodes, pool.map(ironic.bios, [
-            n['uuid'] for n in nodes.values()]), strict=True))
+    bios = dict(zip(nodes, rest.concurrently(ironic.bios, [
+        n['uuid'] for n in nodes.values()], READERS), strict=True))
     found = {}
     for server in servers:
         if server['id'] in nodes:
