@@ -328,7 +328,7 @@ class TestRedfish(RedfishTestCase):
                       self.not_offered(synced, 'bm-6', turbo))
         self.assertIn(smt, self.node('bm-6')['traits'])
         # the value the profile locks the node at is offered (ironic skips
-        # a write of what the node has), with what leaving it needs
+        # a step whose every value the node has), with what leaving it needs
         (row,) = [r for r in synced if r['Template'] == boost
                   and r['Node'] == 'bm-6']
         self.assertIn("ProcAMDBoost=Enabled is the node's value, which "

@@ -221,8 +221,8 @@ class TestPrepareByRelease(PrepareTestCase):
 
 class TestHeldByItsProfile(testtools.TestCase):
     """An iLO's profile locks a setting in its Dependencies only: ironic
-    takes the value the node has (it skips a write of values the node has,
-    and the BMC takes an unchanged setting), not another."""
+    35.0 and later skip a step whose every value the node has, so the
+    template of the value the node has is taken, not another."""
 
     REGISTRY = [{'name': 'WorkloadProfile',
                  'value': 'GeneralPowerEfficientCompute',
@@ -275,4 +275,12 @@ class TestHeldByItsProfile(testtools.TestCase):
         self.assertEqual(['ProcAMDBoost'], list(bios_profiles.locked_on(
             wanted, by_name, skips_unchanged=False)))
         self.assertEqual({}, bios_profiles.locked_on(wanted, by_name))
-        self.assertFalse(ir.RELEASES[0][1].agentless)
+        # sync offers it by the rule of the release alone
+        node = dict(REDFISH, traits=[], resource_class='baremetal-gold')
+        writes_all = ir.NEWEST._replace(agentless=False)
+        self.assertEqual([], tagging.plan_sync(
+            [node], [self.template('Enabled')], {'n': self.REGISTRY},
+            release=writes_all))
+        self.assertEqual([tagging.ADD], [c.action for c in tagging.plan_sync(
+            [node], [self.template('Enabled')], {'n': self.REGISTRY},
+            release=ir.NEWEST)])

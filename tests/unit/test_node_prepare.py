@@ -194,8 +194,8 @@ class TestPrepare(PrepareTestCase):
                       self.results()['bm-5'])
         self.assertIn('ironic holds it in maintenance for the failed clean: '
                       'check its BIOS, then openstack baremetal node '
-                      'maintenance unset bm-5, then rerun (it provides the '
-                      'node)', self.results()['bm-5'])
+                      'maintenance unset bm-5, then rerun (the rerun provides '
+                      'the node)', self.results()['bm-5'])
         self.assertEqual(('manageable', True), (self.bm5['provision_state'],
                                                 self.bm5['maintenance']))
         # the operator looked: the rerun cleans again, and provides it
@@ -228,6 +228,9 @@ class TestPrepare(PrepareTestCase):
         self.bm5['bios']['SysProfile'] = 'Custom'
         self.ironic.bios_registries[self.bm5['uuid']]['ProcTurboMode'][
             'read_only'] = False
+        self.assertEqual('would provide it', self.prepare(
+            'bm-5', '--dry-run')[0]['Result'])
+        self.assertEqual([], self.ironic.provision_requests)
         self.assertEqual('provided again', self.prepare('bm-5')[0]['Result'])
         self.assertEqual([('bm-5', 'provide')],
                          self.ironic.provision_requests)
@@ -280,8 +283,9 @@ class TestPrepare(PrepareTestCase):
             'iDRAC, left one; it is manageable, and ironic holds it in '
             'maintenance for the failed clean: check its BIOS, then '
             'openstack baremetal node maintenance unset bm-5, then rerun '
-            "with --clear-job-queue: ironic's clear_job_queue step deletes "
-            'the jobs first (it provides the node)', self.results()['bm-5'])
+            'with --clear-job-queue, whose clear_job_queue step deletes the '
+            'jobs first (the rerun provides the node)',
+            self.results()['bm-5'])
 
     def test_a_scheduled_job_without_idrac_management_is_deleted_there(self):
         self.ironic.failing_nodes.add('bm-5')
@@ -289,9 +293,11 @@ class TestPrepare(PrepareTestCase):
         self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
         self.assertTrue(self.results()['bm-5'].endswith(
             'maintenance unset bm-5, then delete its jobs at the iDRAC '
-            '(racadm jobqueue delete -i JID_CLEARALL) and rerun, or set its '
-            'management interface to idrac-redfish and rerun with '
-            '--clear-job-queue (it provides the node)'),
+            '(racadm jobqueue delete -i JID_CLEARALL), then rerun, or move '
+            'it to the idrac hardware type with idrac-redfish management '
+            '(openstack baremetal node set bm-5 --driver idrac '
+            '--management-interface idrac-redfish) and rerun with '
+            '--clear-job-queue (the rerun provides the node)'),
             self.results()['bm-5'])
 
     def test_clear_job_queue_comes_first_in_the_same_clean(self):
@@ -316,13 +322,54 @@ class TestPrepare(PrepareTestCase):
                              'bm-5', '--clear-job-queue', '--dry-run')[0][
                                  'Result'])
 
+    def test_a_job_the_clear_left_is_deleted_by_force_at_the_idrac(self):
+        # clear_job_queue keeps a job that runs: the step is refused again
+        self.bm5['management_interface'] = 'idrac-redfish'
+        self.ironic.failing_nodes.add('bm-5')
+        self.ironic.service_error = "[{'MessageId': 'IDRAC.2.8.SYS011'}]"
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
+                          '--clear-job-queue')
+        self.assertIn('ironic failed to set SysProfile=Custom on bm-5',
+                      self.results()['bm-5'])
+        self.assertTrue(self.results()['bm-5'].endswith(
+            'then delete the job that runs at the iDRAC (racadm jobqueue '
+            'delete -i JID_CLEARALL_FORCE), then rerun (the rerun provides '
+            'the node)'), self.results()['bm-5'])
+
+    def test_a_clear_alone_that_fails_says_so(self):
+        self.bm5['management_interface'] = 'idrac-redfish'
+        self.bm5['bios']['SysProfile'] = 'Custom'
+        self.ironic.failing_nodes.add('bm-5')
+        self.ironic.service_error = 'iDRAC job service is missing'
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
+                          '--clear-job-queue')
+        self.assertIn('ironic failed to clear the job queue on bm-5: iDRAC '
+                      'job service is missing', self.results()['bm-5'])
+
+    def test_a_clear_alone_needs_no_agentless_bios_release(self):
+        self.bm5['management_interface'] = 'idrac-redfish'
+        self.bm5['bios']['SysProfile'] = 'Custom'
+        self.ironic.max_version = (1, 80)
+        self.assertEqual('cleared the job queue', self.prepare(
+            'bm-5', '--clear-job-queue')[0]['Result'])
+        # a step to set needs it: the dry run refuses as the run does
+        self.bm5['bios']['SysProfile'] = 'PerfPerWattOptimizedDapc'
+        for dry_run in (('--dry-run',), ()):
+            exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                    'bm-5', *dry_run)
+            self.assertIn('need 1.111', str(exc))
+
     def test_clear_job_queue_without_idrac_management_changes_nothing(self):
         exc = self.assertRaises(exceptions.CommandError, self.prepare,
                                 'bm-5', '--clear-job-queue')
         self.assertEqual(
             "--clear-job-queue runs ironic's clear_job_queue step of the "
-            'idrac-redfish management interface; bm-5 has redfish',
-            str(exc))
+            'idrac-redfish management interface; bm-5 has redfish: delete '
+            'its jobs at the iDRAC (racadm jobqueue delete -i JID_CLEARALL), '
+            'or move it to the idrac hardware type with idrac-redfish '
+            'management (openstack baremetal node set bm-5 --driver idrac '
+            '--management-interface idrac-redfish) and rerun with '
+            '--clear-job-queue', str(exc))
         self.assertEqual([], self.ironic.writes)
 
     def test_an_ironic_before_35_is_refused_before_any_write(self):
@@ -393,6 +440,19 @@ class TestStaleCache(PrepareTestCase):
         self.assertEqual(['clear_job_queue'], [s['step'] for s in steps])
         self.assertEqual(('available', 'PerfPerWattOptimizedDapc'), (
             self.bm5['provision_state'], self.bm5['bios']['SysProfile']))
+
+    def test_a_failed_provide_after_the_clear_says_what_was_done(self):
+        self.bm5['management_interface'] = 'idrac-redfish'
+        self.ironic.provide_fails.add('bm-5')
+        exc = self.assertRaises(exceptions.CommandError, self.prepare,
+                                'bm-5', '--clear-job-queue')
+        self.assertEqual('1 of 1 node(s) not prepared: bm-5', str(exc))
+        result = self.results()['bm-5']
+        self.assertTrue(result.startswith(
+            'failed: cleared the job queue, but the automated cleaning of '
+            '"provide" failed: '), result)
+        self.assertIn('; cannot prepare: ironic caches ProcTurboMode',
+                      result)
 
     def test_sync_offers_no_prepare_that_cannot_help(self):
         (row,) = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')

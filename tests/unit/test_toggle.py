@@ -20,6 +20,7 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.hardware import bmc_faults
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
@@ -650,7 +651,11 @@ class TestBaremetal(ToggleTestCase):
             'step, or a change at the iDRAC, left one; delete its jobs at '
             'the iDRAC (racadm jobqueue delete -i JID_CLEARALL) before the '
             'node next resets, which runs them (freeing the node resets '
-            'it), then rerun. Ironic returned the node to active', why)
+            'it, as a power on does where ironic powered it off for the '
+            'failure), then rerun. Ironic returned the node to active', why)
+        # a project's toggle: the operator's task
+        self.assertIn("ask the cloud's operator to delete its jobs at the "
+                      'iDRAC', bmc_faults.running_node_remedy(project=True))
 
     def test_an_ironic_that_cannot_abort_says_how_to_recover(self):
         self.ironic.service_error = 'BIOS interface timed out'

@@ -33,6 +33,8 @@ CLEAR_JOB_QUEUE = {'interface': 'management', 'step': 'clear_job_queue',
                    'args': {}}
 # What deletes them at the iDRAC itself.
 DELETE_AT_THE_IDRAC = 'racadm jobqueue delete -i JID_CLEARALL'
+# ... and the job that runs, which JID_CLEARALL keeps.
+FORCE_DELETE_AT_THE_IDRAC = 'racadm jobqueue delete -i JID_CLEARALL_FORCE'
 
 
 def job_scheduled(error):
@@ -51,14 +53,27 @@ def explain(error):
             'left one' % JOB_SCHEDULED)
 
 
-def free_node_remedy(node):
-    """What ends the refusal on a node prepare takes (its rerun)."""
+def free_node_remedy(node, cleared=False):
+    """What ends the refusal on a node prepare takes (its rerun;
+    ``cleared``: a run that cleared the queue first, whose step the iDRAC
+    still refused: a running job, which clear_job_queue keeps)."""
+    if cleared:
+        return ('delete the job that runs at the iDRAC (%s), then rerun'
+                % FORCE_DELETE_AT_THE_IDRAC)
     if cannot_clear(node) is None:
-        return ("rerun with --clear-job-queue: ironic's clear_job_queue "
-                'step deletes the jobs first')
-    return ('delete its jobs at the iDRAC (%s) and rerun, or set its '
-            'management interface to %s and rerun with --clear-job-queue'
-            % (DELETE_AT_THE_IDRAC, CLEARS_JOBS))
+        return ('rerun with --clear-job-queue, whose clear_job_queue step '
+                'deletes the jobs first')
+    return 'delete its jobs at the iDRAC (%s), then rerun, or %s' % (
+        DELETE_AT_THE_IDRAC, _to_idrac_management(node))
+
+
+def _to_idrac_management(node):
+    """How a node gets the management interface whose step clears the
+    queue: ironic's idrac hardware type has it, the redfish type not."""
+    return ('move it to the idrac hardware type with %s management '
+            '(openstack baremetal node set %s --driver idrac '
+            '--management-interface %s) and rerun with --clear-job-queue'
+            % (CLEARS_JOBS, node.get('name') or node['uuid'], CLEARS_JOBS))
 
 
 def running_node_remedy(project=False):
@@ -66,10 +81,11 @@ def running_node_remedy(project=False):
     is a clean step, and any reset (a freed node's cleaning included)
     runs the jobs, so they go at the iDRAC first (``project``: the
     operator's task)."""
+    who = "ask the cloud's operator to delete" if project else 'delete'
     return ('%s its jobs at the iDRAC (%s) before the node next resets, '
-            'which runs them (freeing the node resets it), then rerun' % (
-                "ask the cloud's operator to delete" if project else
-                'delete', DELETE_AT_THE_IDRAC))
+            'which runs them (freeing the node resets it, as a power on '
+            'does where ironic powered it off for the failure), then rerun'
+            % (who, DELETE_AT_THE_IDRAC))
 
 
 def cannot_clear(node):
@@ -78,6 +94,8 @@ def cannot_clear(node):
     if interface == CLEARS_JOBS:
         return None
     return ('--clear-job-queue runs ironic\'s clear_job_queue step of the '
-            '%s management interface; %s has %s' % (
+            '%s management interface; %s has %s: delete its jobs at the '
+            'iDRAC (%s), or %s' % (
                 CLEARS_JOBS, node.get('name') or node['uuid'],
-                interface or 'another'))
+                interface or 'another', DELETE_AT_THE_IDRAC,
+                _to_idrac_management(node)))

@@ -72,7 +72,8 @@ def prepare(clients, names, resource_class, configs, dry_run, wait,
     rows, failed, work = judge(with_marks(api, nodes), found.templates,
                                registries, configs, dry_run, api.release(),
                                clear_queue)
-    require_features(api, work)
+    require_features(api, work)     # a dry run's refusal is the run's
+    work = [] if dry_run else work
 
     def waiter_of(seconds):
         return waits.Waiter(say, sleep, seconds=seconds or wait_timeout)
@@ -148,7 +149,8 @@ def carry_out(api, node, todo, row, waiter_of, say, governed,
         row[3] = joined(Preparation(api, node, waiter_of, say).run(
             todo, governed, clear_queue), row[3])
     except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
-        row[3] = 'failed: %s' % (getattr(exc, 'details', None) or exc)
+        row[3] = joined('failed: %s' % (getattr(exc, 'details', None) or exc),
+                        row[3])
         return False
     return True
 
@@ -159,7 +161,8 @@ def judge(nodes, templates, registries, configs, dry_run,
     the nodes not prepared, [(node, the settings to set, its row, the
     configs' settings they unlock)]); ``release``: ironic's
     (``ironic_releases``), which may never end a BIOS step there;
-    ``clear_queue``: every node is cleaned, for that at least."""
+    ``clear_queue``: every node is cleaned, for that at least; a dry
+    run's work is what the run would do.)"""
     own = dtemplates.by_config(templates).per_class
     rows, failed, work = [], [], []
     for node in nodes:
@@ -186,8 +189,7 @@ def judge(nodes, templates, registries, configs, dry_run,
             row[3] = 'cannot prepare: %s' % why if why else ''
             if dry_run:
                 row[3] = joined(would(todo, clear_queue, node), row[3])
-            else:
-                work.append((node, todo, row, settings))
+            work.append((node, todo, row, settings))
         if 'cannot prepare' in row[3] or row[3].startswith('not prepared'):
             failed.append(plan.node)
         rows.append(row)
@@ -259,16 +261,17 @@ class Preparation:
             self.move('manage', 'manageable')
         if todo or clear_queue:
             self.clean(todo, clear_queue)
+        did = joined('cleared the job queue' if clear_queue else '',
+                     'set ' + settings_text(todo) if todo else '')
         if self.start == 'available':
-            self.provide(todo)
+            self.provide(did)
         done = self.read_back(todo, governed)
-        return joined('cleared the job queue' if clear_queue else '',
-                      done if todo or not clear_queue else '')
+        return joined(did, done if not did else '')
 
-    def provide(self, todo):
-        """Back to available: the mark goes once ironic took the request,
-        however the wait ends (ironic's automated clean goes on without
-        us)."""
+    def provide(self, did):
+        """Back to available (``did``: what the run did before): the mark
+        goes once ironic took the request, however the wait ends (ironic's
+        automated clean goes on without us)."""
         self.say('%s: provide' % self.label)
         self.api.set_provision_state(self.uuid, 'provide')
         try:
@@ -278,10 +281,9 @@ class Preparation:
             self.unmark()
         if state['provision_state'] != 'available':
             raise exceptions.CommandError(
-                'set %s, but the automated cleaning of "provide" failed: '
-                '%s; %s is in "clean failed"' % (
-                    settings_text(todo), state.get('last_error'),
-                    self.label))
+                '%sthe automated cleaning of "provide" failed: %s; %s is in '
+                '"clean failed"' % (did and did + ', but ',
+                                    state.get('last_error'), self.label))
 
     def unmark(self):
         """Remove the mark of a preparation from available; a line, with
@@ -332,7 +334,7 @@ class Preparation:
                     'set ' + settings_text(todo) if todo else
                     'clear the job queue', self.label, cause or error,
                     self.advice(held, cause and bmc_faults.free_node_remedy(
-                        self.node))))
+                        self.node, clear_queue))))
 
     def still_waiting(self, timed_out):
         """The line of a clean the bound ended, with what its BIOS step
@@ -350,7 +352,7 @@ class Preparation:
         provides = self.start == 'available'
         rerun = rerun or ('rerun' if provides else '')
         then = rerun and ', then %s%s' % (
-            rerun, ' (it provides the node)' if provides else '')
+            rerun, ' (the rerun provides the node)' if provides else '')
         if held:
             return (', and ironic holds it in maintenance for the failed '
                     'clean: check its BIOS, then openstack baremetal node '
@@ -368,8 +370,9 @@ class Preparation:
         stale = self.api.release().validates and (
             bios_profiles.stale_read_only(governed, registry))
         if stale:
-            raise exceptions.CommandError('set %s, but %s' % (
-                settings_text(todo), bios_profiles.describe_stale(stale)))
+            raise exceptions.CommandError('%s, but %s' % (
+                'set ' + settings_text(todo) if todo else 'nothing to set',
+                bios_profiles.describe_stale(stale)))
         return 'set %s' % settings_text(todo) if todo else (
             'provided again')
 
