@@ -454,6 +454,17 @@ class TestStaleCache(PrepareTestCase):
         self.assertIn('; cannot prepare: ironic caches ProcTurboMode',
                       result)
 
+    def test_an_interrupted_run_is_provided_all_the_same(self):
+        self.bm5.update(provision_state='manageable', extra={
+            'deploy_config_prepare_from': 'available'})
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
+        self.assertTrue(self.results()['bm-5'].startswith(
+            'provided again; cannot prepare: ironic caches ProcTurboMode'),
+            self.results()['bm-5'])
+        self.assertEqual(('available', {}), (self.bm5['provision_state'],
+                                             self.bm5['extra']))
+        self.assertEqual([], self.ironic.cleaned)
+
     def test_sync_offers_no_prepare_that_cannot_help(self):
         (row,) = self.rows(cmds.SyncNodeDeployConfig, '--no-wait')
         self.assertEqual('not offered', row['Action'])

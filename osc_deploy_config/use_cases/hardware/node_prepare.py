@@ -177,14 +177,15 @@ def judge(nodes, templates, registries, configs, dry_run,
                                              release)))
         refusal = bios_prepare.state_refusal(node)
         unfinished = start_of(node) != node['provision_state']
-        if why and not (clear_queue and not refusal):
+        if why and not ((clear_queue or unfinished) and not refusal):
             row[3] = 'cannot prepare: %s' % why
         elif not (todo or unfinished or clear_queue):
             row[3] = 'prepared' if plan.needs else 'nothing to prepare'
         elif refusal:
             row[3] = 'not prepared: %s' % refusal
         else:
-            # a node it cannot prepare has its jobs deleted all the same
+            # a node it cannot prepare has its jobs deleted all the same,
+            # and is provided where an interrupted run left it manageable
             todo, settings = ((), ()) if why else (todo, plan.settings)
             row[3] = 'cannot prepare: %s' % why if why else ''
             if dry_run:
