@@ -15,17 +15,22 @@
 A cloud entry with ``<service>_endpoint_override`` pointing at the proxy
 sends a command's requests for that service through it.  The proxy
 forwards each request, unless ``fault(method, path, body)`` says
-otherwise: an int is answered as that status without forwarding; ``HANG``
-holds the request until the proxy closes (to kill the client mid-way); a
-``threading.Event`` holds it until the event is set, then forwards it.
+otherwise: an int is answered as that status without forwarding; a
+``RetryAfter`` as its status, with its ``Retry-After``; ``HANG`` holds the
+request until the proxy closes (to kill the client mid-way); a
+``threading.Event`` holds it until the event is set, then forwards it;
+``TRICKLE`` forwards it, and sends the answer's body a byte a second.
 """
 
+import collections
 import http.client
 import http.server
 import threading
 import urllib.parse
 
 HANG = 'hang'
+TRICKLE = 'trickle'
+RetryAfter = collections.namedtuple('RetryAfter', ['status', 'seconds'])
 _HOP_HEADERS = {'connection', 'keep-alive', 'transfer-encoding',
                 'content-length', 'host'}
 
@@ -65,7 +70,11 @@ class FaultProxy:
                 if isinstance(fault, threading.Event):
                     fault.wait(timeout=600)
                     fault = None
-                if fault is not None:
+                if isinstance(fault, RetryAfter):
+                    self.answer(fault.status, {'Retry-After': str(
+                        fault.seconds)}, b'{"error": "injected fault"}')
+                    return
+                if fault not in (None, TRICKLE):
                     self.answer(fault, {}, b'{"error": "injected fault"}')
                     return
                 upstream = http.client.HTTPConnection(
@@ -75,10 +84,10 @@ class FaultProxy:
                 upstream.request(self.command, self.path, body, headers)
                 response = upstream.getresponse()
                 self.answer(response.status, dict(response.getheaders()),
-                            response.read())
+                            response.read(), fault == TRICKLE)
                 upstream.close()
 
-            def answer(self, status, headers, body):
+            def answer(self, status, headers, body, trickle=False):
                 self.send_response(status)
                 for key, value in headers.items():
                     if key.lower() not in _HOP_HEADERS:
@@ -88,7 +97,13 @@ class FaultProxy:
                 self.send_header('Content-Length', str(len(body)))
                 try:
                     self.end_headers()
-                    self.wfile.write(body)
+                    if not trickle:
+                        self.wfile.write(body)
+                    for at in range(len(body) if trickle else 0):
+                        self.wfile.write(body[at:at + 1])
+                        self.wfile.flush()
+                        if proxy._release.wait(1):
+                            break
                 except (BrokenPipeError, ConnectionResetError):
                     # the client was killed meanwhile (on purpose)
                     self.close_connection = True
@@ -120,4 +135,4 @@ class FaultProxy:
 
 
 def _passed_on(fault):
-    return fault is None or isinstance(fault, threading.Event)
+    return fault in (None, TRICKLE) or isinstance(fault, threading.Event)

@@ -141,6 +141,39 @@ class TestRetries(FaultTestCase):
         self.assertNotIn(root, done.stderr)   # the proxy's URL, not nova's
 
 
+    def test_a_retry_after_past_what_is_left_ends_the_read_at_once(self):
+        """A load balancer's 503 with Retry-After: 300 holds nothing: the
+        read ends at once, in one line that says what it asked."""
+        with faults.FaultProxy(self.endpoint('compute'), lambda method, path,
+                               body: faults.RetryAfter(503, 300)) as proxy:
+            done = self.openstack(
+                'flavor', 'deploy-config', 'list', cloud='faulty',
+                parse=False, fail_ok=True, clouds_yaml=self.through_proxy(
+                    proxy, 'compute', like=base.ADMIN, path='/v2.1'))
+            self.assertEqual(1, proxy.count('GET', '/flavors'))
+        self.assert_one_line(done, r'The compute service \(nova\) at '
+                             r'\S+ failed to answer /v2.1/flavors/detail: '
+                             r'503 .*\(after 0 retries; it asks for another '
+                             r'in 300 s, past the time left\)$')
+
+    def test_a_body_that_trickles_ends_within_the_request_timeout(self):
+        """Each byte within the read timeout, the whole answer not: the
+        command ends at the connect and read timeouts together."""
+        with faults.FaultProxy(self.endpoint('compute'), lambda method, path,
+                               body: faults.TRICKLE if method == 'GET' and (
+                                   '/servers' in path) else None) as proxy:
+            done = self.openstack(
+                '--os-deploy-config-request-seconds', '1,3', 'server',
+                'deploy-config', 'show', 'fn-trickled', cloud='faulty',
+                parse=False, fail_ok=True, clouds_yaml=self.through_proxy(
+                    proxy, 'compute', like=base.ADMIN, path='/v2.1'))
+            self.assertEqual(1, proxy.count('GET', '/servers'))
+        self.assert_one_line(done, r'The compute service \(nova\) at \S+ '
+                             r'did not answer GET /v2.1/servers\S*: it '
+                             r'timed out giving its whole answer within 4 s '
+                             r'\(deploy_config_request_seconds\)$')
+
+
 class TestInterrupted(FaultTestCase):
     def test_sync_killed_half_way_completes_on_rerun(self):
         config, template = self.new_config(base.ADMIN, '--no-requires-trait')
