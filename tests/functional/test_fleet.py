@@ -171,8 +171,8 @@ class TestSilentServices(FleetTestCase):
         def fault(service):
             def answer(method, path, body):
                 when = silent.get(service)
-                return faults.HANG if when and when(method, path, body) \
-                    else None
+                found = when and when(method, path, body)
+                return faults.HANG if found is True else found or None
             return answer
 
         with faults.FaultProxy(self.endpoint('baremetal'),
@@ -222,6 +222,17 @@ class TestSilentServices(FleetTestCase):
             self.assertEqual({'not started: --wait-timeout reached'},
                              set(rows.values()), said)
             self.assertIn('The cloud could not be read for the budget', said)
+
+            # the budget: a load balancer's 503 and Retry-After: 300 holds
+            # no read past --wait-timeout
+            del listings[:]
+            silent['nova'] = lambda method, path, body: budget(
+                method, path, body) and faults.RetryAfter(503, 300)
+            rows, said = self.rolled_in_time(ids, target, clouds)
+            self.assertEqual({'not started'}, {
+                r.split(':')[0] for r in rows.values()}, said)
+            self.assertIn('it asks for another in 300 s, past the time left',
+                          said)
 
             # a worker's poll: ironic's of the node once it is serviced
             # (alone, or through a listing of the nodes while the other
