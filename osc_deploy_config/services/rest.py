@@ -13,6 +13,9 @@
 """The REST calls of one service, over an SDK proxy, at the versions the
 command's features need (see ``versions``).
 
+Every request is sent to the service, never answered from the SDK's cache
+(``cache:`` in clouds.yaml): a poll reads what is now.
+
 Every request has a connect and a read timeout (``Timeouts``: the
 cloud's ``deploy_config_request_seconds``, or
 ``--os-deploy-config-request-seconds``; keystoneauth's own default is to
@@ -157,7 +160,7 @@ class Api:
             response, refused = whole_answer(
                 self.proxy, self.service_type, method, path, timeout,
                 bounded_by, microversion=microversion, raise_exc=False,
-                timeout=timeout,
+                timeout=timeout, skip_cache=True,
                 **dict(self._retries(method, path), **kwargs))
             if response is not None and not (
                     method == 'GET' and response.status_code == 503):
@@ -202,7 +205,7 @@ class Api:
             answer = self.proxy.request(
                 path, method, microversion=self.version, raise_exc=False,
                 status_code_retries=0, connect_retries=0, timeout=timeout,
-                **kwargs)
+                skip_cache=True, **kwargs)
             return answer.status_code, answer.text
         except ksa_exceptions.ConnectTimeout as exc:
             raise timed_out(self.service_type, method, path, str(exc),

@@ -50,6 +50,8 @@ class TestSend(testtools.TestCase):
         self.assertEqual((0, 0), (kwargs['status_code_retries'],
                                   kwargs['connect_retries']))
         self.assertEqual(tuple(rest.DEFAULT_TIMEOUTS), kwargs['timeout'])
+        # never from the SDK's cache (a cloud's ``cache:``)
+        self.assertIs(True, kwargs['skip_cache'])
         slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
         self.proxy.request.side_effect = [ksa_exceptions.ConnectFailure(
             'Unable to establish connection to http://10.0.0.5:6385/v1: '
