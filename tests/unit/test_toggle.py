@@ -16,6 +16,7 @@ placement: what it leaves on the cloud and what it says."""
 import time
 
 import fixtures
+from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
 from osc_deploy_config.domain.configs import deploy_config
@@ -1192,6 +1193,42 @@ class TestProject(ToggleTestCase):
         # its record counts for what was granted: the rerun has nothing
         self.toggle(self.server, OFF)
         self.assertIn('already runs', self.said[-1])
+
+    def test_a_runbook_ran_before_one_refused_is_not_run_again(self):
+        """Two configs, a runbook each: ironic refuses the second (the
+        node taken meanwhile); the rerun services the second alone."""
+        turbo_off = deploy_config.Config('turbo', 'disabled')
+        self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_TURBO_DISABLED', steps=[steps.bios_step(
+                [('Turbo', 'Disabled')])],
+            extra=deploy_config.template_extra(turbo_off, []))
+        self.node['traits'].append('CUSTOM_DEPLOY_CONFIG_TURBO_DISABLED')
+        self.node['bios']['Turbo'] = 'Enabled'
+        self.grant('hyperthreading=disabled', 'turbo=disabled')
+        self.as_project('manager', 'member', 'reader')
+        real, ran = self.ironic.proxy.request.side_effect, []
+
+        def second_refused(path, method, **kwargs):
+            body = kwargs.get('json') or {}
+            if 'runbook' in body:
+                ran.append(self.ironic.runbooks[body['runbook']]['name'])
+                if len(ran) == 2:
+                    return fakes.error(409, 'Node %s is locked by host '
+                                       'conductor-1' % self.node['uuid'])
+            return real(path, method, **kwargs)
+
+        self.ironic.proxy.request.side_effect = second_refused
+        self.assertRaises(sdk_exceptions.ConflictException, self.toggle,
+                          self.server, OFF, turbo_off)
+        first = ran[0]
+        self.assertEqual(1, len(self.node['bios']) - list(
+            self.node['bios'].values()).count('Enabled'))
+        self.toggle(self.server, OFF, turbo_off)
+        self.assertEqual(3, len(ran))
+        self.assertEqual(1, ran.count(first), ran)
+        self.assertEqual({'HyperThreading': 'Disabled', 'Turbo': 'Disabled'},
+                         self.node['bios'])
+        self.assertIn('its runbook is not run again', '\n'.join(self.said))
 
     def test_a_node_a_project_owns_is_not_self_service(self):
         # its owner may write the node's properties and traits and clean

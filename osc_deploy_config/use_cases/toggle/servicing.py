@@ -194,7 +194,7 @@ class Servicing:
             if not self.project:
                 self.ironic.service(node['uuid'], steps)
                 return
-            for number, config in enumerate(prepared.changed):
+            for number, config in enumerate(unserviced(self, prepared)):
                 if number:
                     self.check_serviced(prepared, steps,
                                         self.waits.servicing(
@@ -296,6 +296,24 @@ def history_outcome(ironic, node, under_way, steps):
 
 
 _UNREAD = object()
+
+
+def unserviced(servicing, prepared):
+    """The changed configs whose runbooks a project's toggle runs: all
+    but those whose effects the node shows already (a toggle that
+    ironic refused a later runbook of ran them: not serviced twice)."""
+    found = []
+    for config in prepared.changed:
+        steps = toggle_plan.service_steps(
+            prepared.reading.templates_by_config[config])
+        if effects.readable(steps) and not effects.missing(
+                steps, *servicing.hardware(prepared)):
+            servicing.say('  node %s already shows %s: its runbook is not '
+                     'run again' % (outcomes.label(
+                         prepared.reading.node), config))
+        else:
+            found.append(config)
+    return found
 
 
 def ran(ironic, node, under_way, steps, outcome=_UNREAD):
