@@ -13,9 +13,6 @@
 """The REST calls of one service, over an SDK proxy, at the versions the
 command's features need (see ``versions``).
 
-Every request is sent to the service, never answered from the SDK's cache
-(``cache:`` in clouds.yaml): a poll reads what is now.
-
 Every request has a connect and a read timeout (``Timeouts``: the
 cloud's ``deploy_config_request_seconds``, or
 ``--os-deploy-config-request-seconds``; keystoneauth's own default is to
@@ -23,12 +20,14 @@ wait for ever).  A command may bound its reads further by a deadline of
 its own (``bounded``: a rollout's --wait-timeout): a read then waits no
 longer than the time left, and none starts past it.
 
-The timeouts bound the whole answer, its body read, not only each socket
-read (a body that trickles never times out a socket read): each request
-runs in a thread of its own, waited for that long, and left behind past
-it.  The token is renewed before a request that would renew it on the
-way, or that the command's bound outlives, within the same bound, and a
-keystone that does not answer is named as keystone.
+A read's timeouts bound its whole answer, its body read, not only each
+socket read (a body that trickles never times out a socket read): each
+read runs in a thread of its own, waited for that long, and left behind
+past it.  A write runs in the caller's thread, within its timeouts for
+each socket operation: it is never left running after its line is said.
+The token is renewed ahead of a request that keystoneauth would renew it
+on the way of, within the request's bound, and a keystone that does not
+answer is named as keystone.
 
 Reads are idempotent: a refused connection or a 503 (a service restarting,
 a proxy in front of it) is retried here, not by keystoneauth (which sleeps
@@ -113,6 +112,8 @@ class Api:
 
     # (connect, read) seconds of each request; Clients sets the cloud's.
     timeouts = DEFAULT_TIMEOUTS
+    # The service's scheme, host and port, as its last answer had them.
+    root = ''
 
     def __init__(self, proxy, *features):
         self.proxy = proxy
@@ -148,20 +149,20 @@ class Api:
         return response
 
     def _answer(self, method, path, microversion, **kwargs):
-        """The service's answer, whole, within the request's timeouts; a
-        read refused or answered 503 sent again (READ_RETRIES times,
-        backing off, or after the answer's Retry-After) only where the
-        pause leaves it time to be answered (``fits``); one line for a
-        service that cannot be reached or does not answer in time."""
+        """The service's answer (``whole_answer``); a read refused or
+        answered 503 sent again (READ_RETRIES times, after a backoff or its
+        Retry-After) only where the pause ``fits``."""
         retries = READ_RETRIES if method == 'GET' else 0
         pause = RETRY_SECONDS
         while True:
             timeout, bounded_by = self._timeout(method, path)
             response, refused = whole_answer(
                 self.proxy, self.service_type, method, path, timeout,
-                bounded_by, microversion=microversion, raise_exc=False,
-                timeout=timeout, skip_cache=True,
+                bounded_by, self.root, microversion=microversion,
+                raise_exc=False, timeout=timeout,
                 **dict(self._retries(method, path), **kwargs))
+            if response is not None:
+                self.root = root_url(response.url or '') or self.root
             if response is not None and not (
                     method == 'GET' and response.status_code == 503):
                 return response
@@ -169,8 +170,8 @@ class Api:
             if retries <= 0 or not fits(self.timeouts, wait):
                 if refused is not None:
                     raise refused
-                response.retried = (READ_RETRIES - retries, wait if (
-                    retries > 0 and wait > pause) else None)
+                response.retried = (READ_RETRIES - retries, why_not_again(
+                    self.timeouts, wait) if retries > 0 else None)
                 return response
             retries -= 1
             time.sleep(wait)
@@ -205,7 +206,7 @@ class Api:
             answer = self.proxy.request(
                 path, method, microversion=self.version, raise_exc=False,
                 status_code_retries=0, connect_retries=0, timeout=timeout,
-                skip_cache=True, **kwargs)
+                **kwargs)
             return answer.status_code, answer.text
         except ksa_exceptions.ConnectTimeout as exc:
             raise timed_out(self.service_type, method, path, str(exc),
@@ -371,21 +372,25 @@ def fits(timeouts, pause):
 
 
 def whole_answer(proxy, service_type, method, path, bounds, bounded_by,
-                 **request):
-    """(the answer, its body read, or None; the line of a refused
-    connection a retry may mend, or None), within the request's whole
-    bound: its connect and read timeouts together, which keystoneauth
-    gives each socket operation alone.  One line for an answer not
-    whole by then, or whose body stopped coming."""
+                 root='', **request):
+    """(the answer, or None; the line of a refused connection a retry may
+    mend, or None).  A read's whole answer, its body included, within its
+    bound: its connect and read timeouts together (keystoneauth gives each
+    socket operation alone), or what the command's bound leaves; it runs
+    in a thread of its own, left behind past that bound.  A write runs in
+    this thread, within its timeouts for each socket operation: never left
+    running after its line is said (``root``: the service's URL, as its
+    last answer had it).  One line for an answer not whole in time, or
+    whose body stopped coming."""
     from keystoneauth1 import exceptions as ksa_exceptions
 
-    seconds, until = sum(bounds), current_bound()
-    if method == 'GET' and until is not None:
-        # a read ends with the command's bound, a write is not cut
-        seconds = min(seconds, max(0.0, until - time.monotonic()))
+    seconds = whole_bound(method, bounds)
     try:
-        done, response = within(seconds + SLACK_SECONDS, lambda: (
-            proxy.request(path, method, **request)))
+        if method != 'GET':
+            done, response = True, proxy.request(path, method, **request)
+        else:
+            done, response = within(seconds + SLACK_SECONDS, lambda: (
+                proxy.request(path, method, **request)))
     except ksa_exceptions.ConnectTimeout as exc:
         raise timed_out(named(proxy, service_type, str(exc)), method, path,
                         str(exc), _timed_out_at(exc), bounds,
@@ -398,30 +403,36 @@ def whole_answer(proxy, service_type, method, path, bounds, bounded_by,
                             bounded_by) from None
         return None, unreachable(service, str(exc), _reason(exc))
     if not done:
-        endpoint = getattr(proxy, 'endpoint_override', None)
+        endpoint = getattr(proxy, 'endpoint_override', None) or root
         raise timed_out(service_type, method, path, endpoint.rstrip('/') +
                         path if endpoint else '', 'whole', (0, seconds),
                         bounded_by)
     return response, None
 
 
+def whole_bound(method, bounds):
+    """The seconds a request's whole answer is waited for: its connect
+    and read timeouts together, and a read no later than the command's
+    bound (a write is not cut)."""
+    seconds, until = sum(bounds), current_bound()
+    if method == 'GET' and until is not None:
+        seconds = min(seconds, max(0.0, until - time.monotonic()))
+    return seconds
+
+
 def renew_token(proxy, timeout, bounded_by):
-    """Renew the session's token, before a request, where keystoneauth
-    would on the way, or where it expires within the command's bound:
-    within the request's ``timeout`` (connect, read) together, and one
-    line naming keystone where it does not answer."""
+    """Renew the session's token before a request where keystoneauth would
+    renew it on the way (none yet, or it expires within its margin):
+    through keystoneauth's own renewal (its lock, its check again), within
+    the request's whole bound, and one line naming keystone where it does
+    not answer."""
     from keystoneauth1 import exceptions as ksa_exceptions
 
-    seconds = sum(timeout)
-    auth = _auth_of(proxy)
-    until = current_bound()
-    left = max(0.0, until - time.monotonic()) if until else 0.0
-    if not token_due(auth, left):
+    if not token_due(_auth_of(proxy)):
         return
-    keystone = getattr(auth, 'auth_url', None) or ''
+    seconds = whole_bound('GET', timeout)
+    keystone = getattr(_auth_of(proxy), 'auth_url', None) or ''
     try:
-        if auth.auth_ref is not None:
-            auth.invalidate()
         done, _ = within(seconds + SLACK_SECONDS, lambda: (
             proxy.session.get_token()))
     except (ksa_exceptions.ConnectTimeout,
@@ -436,13 +447,18 @@ def renew_token(proxy, timeout, bounded_by):
 
 
 def named(proxy, service_type, url_text):
-    """The service a request's error is about: keystone where its URL
-    is the session's auth URL (a token renewed on the way), else
+    """The service a request's error is about: keystone where its URL is
+    under the session's auth URL (a token renewed on the way; its version
+    aside, as a devstack's ``http://h/identity``), else
     ``service_type``."""
     keystone = getattr(_auth_of(proxy), 'auth_url', None)
-    if keystone and root_url(url_text) == root_url(keystone):
-        return 'identity'
-    return service_type
+    found = _FULL_URL.search(url_text or '')
+    if not (keystone and found):
+        return service_type
+    base = re.sub(r'/v[0-9.]+$', '', keystone.rstrip('/'))
+    url = found.group(0).rstrip(':;,.)').rstrip('/')
+    return 'identity' if url == base or url.startswith(base + '/') else (
+        service_type)
 
 
 def within(seconds, call):
@@ -469,30 +485,44 @@ def within(seconds, call):
 
 def retry_after(response, pause):
     """The seconds to wait before sending a read again: the answer's
-    Retry-After (seconds or an HTTP date), or ``pause``."""
+    Retry-After (seconds, or an HTTP date, UTC where it names no zone),
+    or ``pause``."""
+    import datetime
     import email.utils
 
     text = ((response.headers.get('Retry-After') if response is not None
              else None) or '').strip()
     if not text:
         return pause
-    if text.isdigit():
+    if re.fullmatch(r'[0-9]+', text):
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError):
         return pause
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
     return max(0.0, when.timestamp() - time.time())
 
 
-def token_due(auth, left):
-    """Whether the session's token is to be renewed before a request: none
-    yet, or it expires within keystoneauth's margin and the ``left``
-    seconds of the command's bound."""
+def why_not_again(timeouts, wait):
+    """Why a read answered 503 is not sent again after ``wait`` seconds:
+    past the command's bound, or longer than a request waits."""
+    until = current_bound()
+    why = 'past the time left'
+    if (until is None or time.monotonic() + wait < until) and (
+            wait > timeouts.read):
+        why = 'longer than the read timeout (%s s)' % _seconds(timeouts.read)
+    return 'it asks for another in %s s, %s' % (_seconds(wait), why)
+
+
+def token_due(auth):
+    """Whether keystoneauth would renew the session's token on the way of
+    a request: none yet, or it expires within its margin."""
     if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate'):
         return False    # no token of keystone's (auth_type none, admin)
     ref = auth.auth_ref
-    return ref is None or ref.will_expire_soon(TOKEN_MIN_LIFE_SECONDS + left)
+    return ref is None or ref.will_expire_soon(TOKEN_MIN_LIFE_SECONDS)
 
 
 def _auth_of(proxy):
@@ -500,23 +530,39 @@ def _auth_of(proxy):
 
 
 def concurrently(read, items, workers):
-    """[read(item)] of every item, ``workers`` at a time, each read in
-    this thread's bound (``bounded``), which pool threads do not
-    inherit; an error or Ctrl-C leaves the pool without waiting for the
-    reads under way (each ends at its own bound)."""
-    import concurrent.futures
-
+    """[read(item)] of every item, ``workers`` daemon threads at a time,
+    each read in this thread's bound (``bounded``), which other threads
+    do not inherit.  The first error is raised at once, and it or Ctrl-C
+    leaves the reads under way behind (each ends at its own bound), the
+    process free to exit."""
+    items = list(items)
+    if not items:
+        return []
     until, why = _bound.until, _bound.why
+    order = iter(range(len(items)))
+    results, errors, lock = {}, [], threading.Lock()
+    ended = threading.Event()
 
-    def read_bounded(item):
+    def work():
         with bounded(until, why):
-            return read(item)
+            while not errors:
+                with lock:
+                    at = next(order, None)
+                if at is None:
+                    return
+                try:
+                    results[at] = read(items[at])
+                except BaseException as exc:    # noqa: BLE001 - raised
+                    errors.append(exc)
+                if errors or len(results) == len(items):
+                    ended.set()
 
-    pool = concurrent.futures.ThreadPoolExecutor(workers)
-    try:
-        return list(pool.map(read_bounded, items))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    for _ in range(min(workers, len(items))):
+        threading.Thread(target=work, daemon=True, name='reader').start()
+    ended.wait()
+    if errors:
+        raise errors[0]
+    return [results[at] for at in range(len(items))]
 
 
 def parse_timeouts(text):
@@ -561,15 +607,15 @@ def timed_out(service_type, method, path, url_text, at, timeout,
 
 def retried_text(retried):
     """What a read answered 503 to the end says of its retries:
-    ``(retries made, the Retry-After that stopped them or None)``."""
+    ``(retries made, why the one it asked for was not made, or None)``."""
     if not retried:
         return ''
-    made, asked = retried
-    text = ' (after %d retr%s' % (made, 'y' if made == 1 else 'ies')
-    if asked is not None:
-        text += '; it asks for another in %s s, past the time left' % (
-            _seconds(asked))
-    return text + ')'
+    made, why_not = retried
+    parts = ['after %d retr%s' % (made, 'y' if made == 1 else 'ies')
+             ] if made else []
+    if why_not:
+        parts.append(why_not)
+    return ' (%s)' % '; '.join(parts) if parts else ''
 
 
 def _seconds(value):

@@ -12,10 +12,13 @@
 
 """The REST layer's retries and its one-line service errors."""
 
+import email.utils
 import http.server
 import json
 import logging
 import threading
+import time
+import types
 from unittest import mock
 
 import fixtures
@@ -50,8 +53,6 @@ class TestSend(testtools.TestCase):
         self.assertEqual((0, 0), (kwargs['status_code_retries'],
                                   kwargs['connect_retries']))
         self.assertEqual(tuple(rest.DEFAULT_TIMEOUTS), kwargs['timeout'])
-        # never from the SDK's cache (a cloud's ``cache:``)
-        self.assertIs(True, kwargs['skip_cache'])
         slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
         self.proxy.request.side_effect = [ksa_exceptions.ConnectFailure(
             'Unable to establish connection to http://10.0.0.5:6385/v1: '
@@ -119,6 +120,36 @@ class TestSend(testtools.TestCase):
         self.assertIn('Ironic refused to list deploy templates (403): ',
                       str(exc))
         self.assertIn('requires a scope of', str(exc))
+
+
+class TestWhoAndWhen(testtools.TestCase):
+    def test_keystone_is_named_by_its_url_path_and_all(self):
+        # a devstack's services share one host: the path tells them apart
+        proxy = types.SimpleNamespace(session=types.SimpleNamespace(
+            auth=types.SimpleNamespace(auth_url='http://h/identity/v3')))
+        for url, named in (
+                ('http://h/identity/v3/auth/tokens', 'identity'),
+                ('http://h/identity', 'identity'),
+                ('http://h/baremetal/v1/nodes', 'baremetal'),
+                ('http://h/identityx/v3', 'baremetal')):
+            self.assertEqual(named, rest.named(
+                proxy, 'baremetal', 'Unable to establish connection to %s: '
+                'refused' % url), url)
+
+    def test_a_retry_after_in_seconds_or_as_a_date(self):
+        def answer(value):
+            found = fakes.response(503)
+            found.headers['Retry-After'] = value
+            return found
+
+        self.assertEqual(300.0, rest.retry_after(answer('300'), 0.5))
+        for bad in ('\u00b2', 'soon', '-1'):
+            self.assertEqual(0.5, rest.retry_after(answer(bad), 0.5), bad)
+        self.assertEqual(0.0, rest.retry_after(answer(
+            'Wed, 21 Oct 2015 07:28:00 -0000'), 0.5))
+        later = email.utils.formatdate(time.time() + 100, usegmt=True)
+        self.assertAlmostEqual(100, rest.retry_after(answer(later), 0.5),
+                               delta=2)
 
 
 class _FakeIronicHandler(http.server.BaseHTTPRequestHandler):

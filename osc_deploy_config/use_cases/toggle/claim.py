@@ -74,8 +74,9 @@ def _boot():
 def boots_path():
     """The file of this machine's boots in which a toggle ran, under the
     user's state directory (``$XDG_STATE_HOME``, or ``~/.local/state``)."""
-    state = os.environ.get('XDG_STATE_HOME') or os.path.join(
-        os.path.expanduser('~'), '.local', 'state')
+    state = os.environ.get('XDG_STATE_HOME') or ''
+    if not os.path.isabs(state):    # as the XDG spec says: ignored
+        state = os.path.join(os.path.expanduser('~'), '.local', 'state')
     return os.path.join(state, 'osc-deploy-config', 'boots')
 
 

@@ -163,11 +163,6 @@ class Servicing:
             self.say('  node %s already shows %s: recording it' % (
                 outcomes.label(node), outcomes.configs_text(changed)))
         else:
-            written = self.ironic.patch_node(
-                node['uuid'], toggle_record.pending_patch(
-                    node, server['id'], changed, self.project))
-            node.update(properties=written['properties'],
-                        extra=written['extra'])
             self.request_service(prepared, steps)
             self.check_serviced(prepared, steps, self.waits.servicing(
                 node, fields=self.poll_fields, pace=json.dumps(
@@ -183,18 +178,25 @@ class Servicing:
         return prepared.outcome(outcomes.TOGGLED)
 
     def request_service(self, prepared, steps):
-        """Ask ironic to service the node: with the steps, or (a project)
-        through the runbook of each config, one after the other.  A
-        request ironic refuses (400 or 409: the node taken by someone else
-        meanwhile) drops the pending record: nothing was serviced.  Any
-        other error (a proxy's 502, no answer) leaves it: the servicing may
-        have begun, and a rerun reads ironic's own record of it."""
-        node = prepared.reading.node
+        """Record the servicing pending, and ask ironic to service the
+        node: with the steps, or (a project) through the runbook of each
+        config, one after the other, but those the node shows already
+        (``unserviced``, read before any write).  A request ironic refuses
+        (400 or 409: the node taken by someone else meanwhile) drops the
+        pending record.  Any other error (a proxy's 502, no answer) leaves
+        it: the servicing may have begun, and a rerun reads ironic's own
+        record of it."""
+        node, server = prepared.reading.node, prepared.server
+        configs = unserviced(self, prepared) if self.project else ()
+        written = self.ironic.patch_node(node['uuid'], (
+            toggle_record.pending_patch(node, server['id'],
+                                        prepared.changed, self.project)))
+        node.update(properties=written['properties'], extra=written['extra'])
         try:
             if not self.project:
                 self.ironic.service(node['uuid'], steps)
                 return
-            for number, config in enumerate(unserviced(self, prepared)):
+            for number, config in enumerate(configs):
                 if number:
                     self.check_serviced(prepared, steps,
                                         self.waits.servicing(
@@ -300,17 +302,20 @@ _UNREAD = object()
 
 def unserviced(servicing, prepared):
     """The changed configs whose runbooks a project's toggle runs: all
-    but those whose effects the node shows already (a toggle that
-    ironic refused a later runbook of ran them: not serviced twice)."""
+    but those whose effects the node shows already, read anew (a toggle
+    that ironic refused a later runbook of ran them: not serviced
+    twice)."""
+    if len(prepared.changed) < 2:
+        return list(prepared.changed)
+    shown = servicing.read_again(prepared)
     found = []
     for config in prepared.changed:
         steps = toggle_plan.service_steps(
             prepared.reading.templates_by_config[config])
-        if effects.readable(steps) and not effects.missing(
-                steps, *servicing.hardware(prepared)):
+        if effects.readable(steps) and not effects.missing(steps, *shown):
             servicing.say('  node %s already shows %s: its runbook is not '
-                     'run again' % (outcomes.label(
-                         prepared.reading.node), config))
+                          'run again' % (outcomes.label(
+                              prepared.reading.node), config))
         else:
             found.append(config)
     return found
