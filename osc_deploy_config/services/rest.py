@@ -195,13 +195,13 @@ class Api:
         return (connect, read), TIMEOUTS_SETTING
 
     def probe(self, method, path, **kwargs):
-        """A request whose answer is the point, refusals included: (its
-        HTTP status, its text), never retried, never raised (but a service
-        that cannot be reached, or does not answer in time, in one line)."""
+        """(HTTP status, text) of a request whose answer is the point: never
+        retried, refusals never raised (a service unreached, one line)."""
         from keystoneauth1 import exceptions as ksa_exceptions
 
         self._check_supported(self.features)
         timeout, bounded_by = self._timeout(method, path)
+        renew_token(self.proxy, timeout, bounded_by)
         try:
             answer = self.proxy.request(
                 path, method, microversion=self.version, raise_exc=False,
