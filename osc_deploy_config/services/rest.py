@@ -127,7 +127,7 @@ class Api:
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
-        renew_token(self.proxy, *self._timeout(method, path))
+        renew_token(self.proxy, method, *self._timeout(method, path))
         self._check_supported(features)
         response = self._answer(method, path, versions.need(*features),
                                 **kwargs)
@@ -201,7 +201,7 @@ class Api:
 
         self._check_supported(self.features)
         timeout, bounded_by = self._timeout(method, path)
-        renew_token(self.proxy, timeout, bounded_by)
+        renew_token(self.proxy, method, timeout, bounded_by)
         try:
             answer = self.proxy.request(
                 path, method, microversion=self.version, raise_exc=False,
@@ -420,17 +420,18 @@ def whole_bound(method, bounds):
     return seconds
 
 
-def renew_token(proxy, timeout, bounded_by):
+def renew_token(proxy, method, timeout, bounded_by):
     """Renew the session's token before a request where keystoneauth would
     renew it on the way (none yet, or it expires within its margin):
     through keystoneauth's own renewal (its lock, its check again), within
-    the request's whole bound, and one line naming keystone where it does
-    not answer."""
+    the request's whole bound (``whole_bound``: a write's, not cut by the
+    command's bound), and one line naming keystone where it does not
+    answer."""
     from keystoneauth1 import exceptions as ksa_exceptions
 
     if not token_due(_auth_of(proxy)):
         return
-    seconds = whole_bound('GET', timeout)
+    seconds = whole_bound(method, timeout)
     keystone = getattr(_auth_of(proxy), 'auth_url', None) or ''
     try:
         done, _ = within(seconds + SLACK_SECONDS, lambda: (

@@ -136,6 +136,26 @@ class TestWhoAndWhen(testtools.TestCase):
                 proxy, 'baremetal', 'Unable to establish connection to %s: '
                 'refused' % url), url)
 
+    def test_a_write_renews_its_token_past_the_commands_bound(self):
+        # a token due (none yet): renewed in the request's whole bound,
+        # which the command's cuts for a read, never for a write
+        def renewed():
+            time.sleep(1)
+            return 'token'
+
+        proxy = types.SimpleNamespace(session=types.SimpleNamespace(
+            auth=types.SimpleNamespace(auth_ref=None, invalidate=None,
+                                       auth_url='http://k:5000/v3'),
+            get_token=renewed))
+        with rest.bounded(time.monotonic() - 1, 'the grace ran out'):
+            rest.renew_token(proxy, 'PUT', (1, 1), 'settings')
+            exc = self.assertRaises(exceptions.CommandError,
+                                    rest.renew_token, proxy, 'GET', (1, 1),
+                                    'the grace ran out')
+        self.assertEqual('The identity service (keystone) at http://k:5000 '
+                         'did not issue a token within 0 s (the grace ran '
+                         'out)', str(exc))
+
     def test_a_retry_after_in_seconds_or_as_a_date(self):
         def answer(value):
             found = fakes.response(503)
