@@ -329,8 +329,8 @@ class TestPrepare(PrepareTestCase):
         self.ironic.service_error = "[{'MessageId': 'IDRAC.2.8.SYS011'}]"
         self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
                           '--clear-job-queue')
-        self.assertIn('ironic failed to set SysProfile=Custom on bm-5',
-                      self.results()['bm-5'])
+        self.assertIn('ironic failed to clear the job queue and set '
+                      'SysProfile=Custom on bm-5', self.results()['bm-5'])
         self.assertTrue(self.results()['bm-5'].endswith(
             'then delete the job that runs at the iDRAC (racadm jobqueue '
             'delete -i JID_CLEARALL_FORCE), then rerun (the rerun provides '

@@ -162,7 +162,7 @@ def judge(nodes, templates, registries, configs, dry_run,
     configs' settings they unlock)]); ``release``: ironic's
     (``ironic_releases``), which may never end a BIOS step there;
     ``clear_queue``: every node is cleaned, for that at least; a dry
-    run's work is what the run would do.)"""
+    run's work is what the run would do)."""
     own = dtemplates.by_config(templates).per_class
     rows, failed, work = [], [], []
     for node in nodes:
@@ -309,9 +309,9 @@ class Preparation:
         """The clean steps; a failure leaves the node manageable (ironic
         holds it in maintenance then: the operator looks at the BIOS
         before it goes back to nova)."""
-        self.say('%s: clean, %s%s' % (
-            self.label, 'clearing the job queue, ' if clear_queue else '',
-            'setting %s' % settings_text(todo) if todo else 'nothing set'))
+        self.say('%s: clean, %s' % (self.label, ', '.join(
+            ['clearing the job queue'] * bool(clear_queue) +
+            ['setting ' + settings_text(todo)] * bool(todo))))
         try:
             self.api.clean(self.uuid, [bmc_faults.CLEAR_JOB_QUEUE] * bool(
                 clear_queue) + bios_prepare.clean_steps(todo))
@@ -332,8 +332,9 @@ class Preparation:
             cause = bmc_faults.explain(error)
             raise exceptions.CommandError(
                 'ironic failed to %s on %s: %s; it is manageable%s' % (
-                    'set ' + settings_text(todo) if todo else
-                    'clear the job queue', self.label, cause or error,
+                    ' and '.join(['clear the job queue'] * bool(clear_queue)
+                                 + ['set ' + settings_text(todo)] * bool(
+                                     todo)), self.label, cause or error,
                     self.advice(held, cause and bmc_faults.free_node_remedy(
                         self.node, clear_queue))))
 
