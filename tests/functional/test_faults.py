@@ -126,31 +126,33 @@ class TestRetries(FaultTestCase):
             self.assertEqual(3, proxy.count('GET', '/deploy_templates'))
         self.assertIn(template['name'], [t['name'] for t in found])
 
-    def test_lasting_503_is_one_line_after_the_retries(self):
-        with faults.FaultProxy(self.endpoint('compute'),
-                               lambda method, path, body: 503) as proxy:
-            root = self.endpoint_root('compute')
+    def through_nova(self, fault, *args):
+        """The command ``args``, as the admin, with nova behind a fault
+        proxy: (its result, the proxy)."""
+        with faults.FaultProxy(self.endpoint('compute'), fault) as proxy:
             done = self.openstack(
-                'flavor', 'deploy-config', 'list', cloud='faulty',
-                parse=False, fail_ok=True, clouds_yaml=self.through_proxy(
-                    proxy, 'compute', like=base.ADMIN, path='/v2.1'))
-            self.assertEqual(3, proxy.count('GET', '/flavors'))
+                *args, cloud='faulty', parse=False, fail_ok=True,
+                clouds_yaml=self.through_proxy(proxy, 'compute',
+                                               like=base.ADMIN, path='/v2.1'))
+        return done, proxy
+
+    def test_lasting_503_is_one_line_after_the_retries(self):
+        done, proxy = self.through_nova(lambda method, path, body: 503,
+                                        'flavor', 'deploy-config', 'list')
+        self.assertEqual(3, proxy.count('GET', '/flavors'))
         self.assert_one_line(done, r'The compute service \(nova\) at '
                              r'\S+ failed to answer /v2.1/flavors/detail: '
                              r'503 .*\(after 2 retries\)')
-        self.assertNotIn(root, done.stderr)   # the proxy's URL, not nova's
-
+        # the proxy's URL, not nova's
+        self.assertNotIn(self.endpoint_root('compute'), done.stderr)
 
     def test_a_retry_after_past_what_is_left_ends_the_read_at_once(self):
         """A load balancer's 503 with Retry-After: 300 holds nothing: the
         read ends at once, in one line that says what it asked."""
-        with faults.FaultProxy(self.endpoint('compute'), lambda method, path,
-                               body: faults.RetryAfter(503, 300)) as proxy:
-            done = self.openstack(
-                'flavor', 'deploy-config', 'list', cloud='faulty',
-                parse=False, fail_ok=True, clouds_yaml=self.through_proxy(
-                    proxy, 'compute', like=base.ADMIN, path='/v2.1'))
-            self.assertEqual(1, proxy.count('GET', '/flavors'))
+        done, proxy = self.through_nova(
+            lambda method, path, body: faults.RetryAfter(503, 300),
+            'flavor', 'deploy-config', 'list')
+        self.assertEqual(1, proxy.count('GET', '/flavors'))
         self.assert_one_line(done, r'The compute service \(nova\) at '
                              r'\S+ failed to answer /v2.1/flavors/detail: '
                              r'503 .*\(it asks for another in 300 s, longer '
@@ -159,15 +161,12 @@ class TestRetries(FaultTestCase):
     def test_a_body_that_trickles_ends_within_the_request_timeout(self):
         """Each byte within the read timeout, the whole answer not: the
         command ends at the connect and read timeouts together."""
-        with faults.FaultProxy(self.endpoint('compute'), lambda method, path,
-                               body: faults.TRICKLE if method == 'GET' and (
-                                   '/servers' in path) else None) as proxy:
-            done = self.openstack(
-                '--os-deploy-config-request-seconds', '1,3', 'server',
-                'deploy-config', 'show', 'fn-trickled', cloud='faulty',
-                parse=False, fail_ok=True, clouds_yaml=self.through_proxy(
-                    proxy, 'compute', like=base.ADMIN, path='/v2.1'))
-            self.assertEqual(1, proxy.count('GET', '/servers'))
+        done, proxy = self.through_nova(
+            lambda method, path, body: faults.TRICKLE if method == 'GET' and (
+                '/servers' in path) else None,
+            '--os-deploy-config-request-seconds', '1,3', 'server',
+            'deploy-config', 'show', 'fn-trickled')
+        self.assertEqual(1, proxy.count('GET', '/servers'))
         self.assert_one_line(done, r'The compute service \(nova\) at \S+ '
                              r'did not answer GET /v2.1/servers\S*: it '
                              r'timed out giving its whole answer within 4 s '

@@ -233,23 +233,8 @@ class TestTimeouts(testtools.TestCase):
         self.assertEqual([], server.seen)
 
     def silent_ironic(self, timeouts):
-        import openstack
-
-        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
-                                                 _SilentIronic)
-        server.daemon_threads = True
-        server.seen, server.released = [], threading.Event()
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        self.addCleanup(server.released.set)
-        conn = openstack.connect(
-            load_yaml_config=False, load_envvars=False, auth_type='none',
-            baremetal_endpoint_override='http://127.0.0.1:%d/v1'
-            % server.server_address[1])
-        api = ironic.Ironic(conn.baremetal, versions.DEPLOY_TEMPLATES)
-        api.timeouts = timeouts
-        return api, server
+        server = serve(self, _SilentIronic)
+        return self.ironic_of(server, timeouts), server
 
     def test_a_service_that_accepts_and_never_answers_is_one_line(self):
         api, server = self.silent_ironic(rest.Timeouts(1, 0.5))

@@ -77,6 +77,15 @@ class PrepareTestCase(fakes.TestCommand):
     def results(self):
         return {r['Node']: r['Result'] for r in self.printed}
 
+    def failed_clean(self, error, *args):
+        """bm-5's row, prepared with ``args``, where ironic's clean fails
+        with ``error``."""
+        self.ironic.failing_nodes.add('bm-5')
+        self.ironic.service_error = error
+        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
+                          *args)
+        return self.results()['bm-5']
+
 
 class TestHonestOffer(PrepareTestCase):
     def test_a_locked_setting_is_not_offered_and_says_how_to_prepare(self):
@@ -267,15 +276,13 @@ class TestPrepare(PrepareTestCase):
                 self.bm5['provision_state'], self.bm5['extra']))
 
     def test_a_scheduled_idrac_job_is_named_with_its_remedy(self):
-        self.ironic.failing_nodes.add('bm-5')
-        self.ironic.service_error = (
+        self.bm5['management_interface'] = 'idrac-redfish'
+        result = self.failed_clean(
             'Redfish BIOS apply configuration failed for node x. Error: HTTP '
             'PATCH .../BIOS/Settings returned code 400. Base.1.12.General'
             'Error: Pending configuration values are already committed, '
             "unable to perform another set operation. Extended information: "
             "[{'MessageId': 'IDRAC.2.8.SYS011'}]")
-        self.bm5['management_interface'] = 'idrac-redfish'
-        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
         self.assertEqual(
             'failed: ironic failed to set SysProfile=Custom on bm-5: the '
             'iDRAC refuses a BIOS change while a configuration job is '
@@ -284,21 +291,17 @@ class TestPrepare(PrepareTestCase):
             'maintenance for the failed clean: check its BIOS, then '
             'openstack baremetal node maintenance unset bm-5, then rerun '
             'with --clear-job-queue, whose clear_job_queue step deletes the '
-            'jobs first (the rerun provides the node)',
-            self.results()['bm-5'])
+            'jobs first (the rerun provides the node)', result)
 
     def test_a_scheduled_job_without_idrac_management_is_deleted_there(self):
-        self.ironic.failing_nodes.add('bm-5')
-        self.ironic.service_error = "[{'MessageId': 'IDRAC.2.8.SYS011'}]"
-        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5')
-        self.assertTrue(self.results()['bm-5'].endswith(
+        result = self.failed_clean("[{'MessageId': 'IDRAC.2.8.SYS011'}]")
+        self.assertTrue(result.endswith(
             'maintenance unset bm-5, then delete its jobs at the iDRAC '
             '(racadm jobqueue delete -i JID_CLEARALL), then rerun, or move '
             'it to the idrac hardware type with idrac-redfish management '
             '(openstack baremetal node set bm-5 --driver idrac '
             '--management-interface idrac-redfish) and rerun with '
-            '--clear-job-queue (the rerun provides the node)'),
-            self.results()['bm-5'])
+            '--clear-job-queue (the rerun provides the node)'), result)
 
     def test_clear_job_queue_comes_first_in_the_same_clean(self):
         self.bm5['management_interface'] = 'idrac-redfish'
@@ -325,26 +328,22 @@ class TestPrepare(PrepareTestCase):
     def test_a_job_the_clear_left_is_deleted_by_force_at_the_idrac(self):
         # clear_job_queue keeps a job that runs: the step is refused again
         self.bm5['management_interface'] = 'idrac-redfish'
-        self.ironic.failing_nodes.add('bm-5')
-        self.ironic.service_error = "[{'MessageId': 'IDRAC.2.8.SYS011'}]"
-        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
-                          '--clear-job-queue')
+        result = self.failed_clean("[{'MessageId': 'IDRAC.2.8.SYS011'}]",
+                                   '--clear-job-queue')
         self.assertIn('ironic failed to clear the job queue and set '
-                      'SysProfile=Custom on bm-5', self.results()['bm-5'])
-        self.assertTrue(self.results()['bm-5'].endswith(
+                      'SysProfile=Custom on bm-5', result)
+        self.assertTrue(result.endswith(
             'then delete the job that runs at the iDRAC (racadm jobqueue '
             'delete -i JID_CLEARALL_FORCE), then rerun (the rerun provides '
-            'the node)'), self.results()['bm-5'])
+            'the node)'), result)
 
     def test_a_clear_alone_that_fails_says_so(self):
         self.bm5['management_interface'] = 'idrac-redfish'
         self.bm5['bios']['SysProfile'] = 'Custom'
-        self.ironic.failing_nodes.add('bm-5')
-        self.ironic.service_error = 'iDRAC job service is missing'
-        self.assertRaises(exceptions.CommandError, self.prepare, 'bm-5',
-                          '--clear-job-queue')
         self.assertIn('ironic failed to clear the job queue on bm-5: iDRAC '
-                      'job service is missing', self.results()['bm-5'])
+                      'job service is missing', self.failed_clean(
+                          'iDRAC job service is missing',
+                          '--clear-job-queue'))
 
     def test_a_clear_alone_needs_no_agentless_bios_release(self):
         self.bm5['management_interface'] = 'idrac-redfish'
