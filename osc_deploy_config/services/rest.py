@@ -196,25 +196,19 @@ class Api:
 
     def probe(self, method, path, **kwargs):
         """(HTTP status, text) of a request whose answer is the point: never
-        retried, refusals never raised (a service unreached, one line)."""
-        from keystoneauth1 import exceptions as ksa_exceptions
-
+        retried, refusals never raised (a service unreached, one line, as
+        ``whole_answer`` says it)."""
         self._check_supported(self.features)
         timeout, bounded_by = self._timeout(method, path)
         renew_token(self.proxy, method, timeout, bounded_by)
-        try:
-            answer = self.proxy.request(
-                path, method, microversion=self.version, raise_exc=False,
-                status_code_retries=0, connect_retries=0, timeout=timeout,
-                **kwargs)
-            return answer.status_code, answer.text
-        except ksa_exceptions.ConnectTimeout as exc:
-            raise timed_out(self.service_type, method, path, str(exc),
-                            _timed_out_at(exc), timeout,
-                            bounded_by) from None
-        except ksa_exceptions.ConnectionError as exc:
-            raise unreachable(self.service_type, str(exc),
-                              _reason(exc)) from None
+        answer, refused = whole_answer(
+            self.proxy, self.service_type, method, path, timeout, bounded_by,
+            self.root, microversion=self.version, raise_exc=False,
+            status_code_retries=0, connect_retries=0, timeout=timeout,
+            **kwargs)
+        if refused is not None:
+            raise refused
+        return answer.status_code, answer.text
 
     def _retries(self, method, path):
         """What keystoneauth retries: a write only where the service says
