@@ -64,10 +64,9 @@ def _boot():
     of its boot ID (``MACHINE.BOOT``), or '' where either is not known.
     Two machines of one host name differ in the first, unless cloned from
     one image; a reboot of this one, in the second only."""
-    machine = _read('/etc/machine-id')[:8]
+    machine_id = _read('/etc/machine-id')
+    machine = '' if machine_id == 'uninitialized' else machine_id[:8]
     boot = _read('/proc/sys/kernel/random/boot_id').split('-')[0]
-    if machine == 'uninitialized'[:8]:
-        machine = ''
     return '%s.%s' % (machine, boot) if machine and boot else ''
 
 
