@@ -150,30 +150,37 @@ class Api:
 
     def _answer(self, method, path, microversion, **kwargs):
         """The service's answer (``whole_answer``); a read refused or
-        answered 503 sent again (READ_RETRIES times, after a backoff or its
-        Retry-After) only where the pause ``fits``."""
-        retries = READ_RETRIES if method == 'GET' else 0
-        pause = RETRY_SECONDS
+        answered 503, or a write answered what ``retriable_writes`` says,
+        sent again (READ_RETRIES or WRITE_RETRIES times, after a backoff or
+        its Retry-After) only where the pause ``fits``: a write only where
+        its whole time does too, as it is never cut."""
+        again = self.retriable_writes(method, path) if method != 'GET' \
+            else [503]
+        retries = READ_RETRIES if method == 'GET' else (
+            WRITE_RETRIES if again else 0)
+        pause, made = RETRY_SECONDS, 0
         while True:
             timeout, bounded_by = self._timeout(method, path)
             response, refused = whole_answer(
                 self.proxy, self.service_type, method, path, timeout,
                 bounded_by, self.root, microversion=microversion,
-                raise_exc=False, timeout=timeout,
-                **dict(self._retries(method, path), **kwargs))
+                raise_exc=False, timeout=timeout, status_code_retries=0,
+                connect_retries=0, **kwargs)
             if response is not None:
                 self.root = root_url(response.url or '') or self.root
-            if response is not None and not (
-                    method == 'GET' and response.status_code == 503):
-                return response
+                if response.status_code not in again:
+                    return response
+            elif method != 'GET':
+                raise refused
             wait = retry_after(response, pause)
-            if retries <= 0 or not fits(self.timeouts, wait):
+            if made == retries or not fits(
+                    self.timeouts, wait, whole=method != 'GET'):
                 if refused is not None:
                     raise refused
-                response.retried = (READ_RETRIES - retries, why_not_again(
-                    self.timeouts, wait) if retries > 0 else None)
+                response.retried = (made, why_not_again(
+                    self.timeouts, wait) if made < retries else None)
                 return response
-            retries -= 1
+            made += 1
             time.sleep(wait)
             pause *= 2
 
@@ -210,22 +217,6 @@ class Api:
             raise refused
         return answer.status_code, answer.text
 
-    def _retries(self, method, path):
-        """What keystoneauth retries: a write only where the service says
-        it is safe (``retriable_writes``).  Never a read, nor a connection:
-        keystoneauth sleeps a 503's Retry-After uncapped and takes a
-        timeout for a refused connection; ``_answer`` retries those reads
-        within the command's bound."""
-        if method == 'GET':
-            return {'connect_retries': 0, 'status_code_retries': 0}
-        # keystoneauth takes an empty list for its default, [429, 503], and
-        # the SDK's proxies retry those (ironic's 5 times): a write not safe
-        # to repeat must say "no retries" outright.
-        codes = self.retriable_writes(method, path)
-        return {'retriable_status_codes': codes,
-                'status_code_retries': WRITE_RETRIES if codes else 0,
-                'connect_retries': 0}
-
     def require(self):
         """Refuse, before any change, a service too old for this object's
         features (no request where the SDK knows its range)."""
@@ -253,7 +244,7 @@ class Api:
 
     def retriable_writes(self, method, path):
         """The statuses on which this write may be sent again, up to
-        WRITE_RETRIES times with keystoneauth's backoff."""
+        WRITE_RETRIES times (``_answer``)."""
         return []
 
     @property
@@ -355,12 +346,15 @@ class Later:
         return self.value
 
 
-def fits(timeouts, pause):
-    """Whether a read sent again after ``pause`` seconds still has time
-    to be answered: it starts within the command's bound, and the
-    pause is no longer than a request may wait for its answer."""
+def fits(timeouts, pause, whole=False):
+    """Whether a request sent again after ``pause`` seconds still has
+    time to be answered: it starts within the command's bound (``whole``,
+    a write, which is never cut: it ends within it, its timeouts
+    together), and the pause is no longer than a request may wait for its
+    answer."""
     until = current_bound()
-    if until is not None and time.monotonic() + pause >= until:
+    ends = time.monotonic() + pause + (sum(timeouts) if whole else 0)
+    if until is not None and ends >= until:
         return False
     return pause <= timeouts.read
 

@@ -15,10 +15,12 @@ end, and a server's place in the budget freed once it is up again."""
 
 import threading
 
+import fixtures
 import testtools
 
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import polls
@@ -388,20 +390,24 @@ class TestUpAgain(test_fleet.FleetTestCase):
         self.assert_db_1_not_started()
 
     def test_a_record_that_fails_counts_before_the_next_starts(self):
-        # ironic answers bm-0's record 409 (its conductor still holds it),
-        # a second late: with --max-failures 0, db-1 does not start
+        # ironic answers bm-0's record 409 (its conductor still holds it)
+        # to every retry, a second late: with --max-failures 0, db-1 does
+        # not start
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.services.rest.RETRY_SECONDS', 0.01))
         bm_0, patches = self.nodes['bm-0']['uuid'], []
 
         def record(path, method, json):
             if method == 'PATCH' and path == '/nodes/%s' % bm_0:
                 patches.append(path)
-                if len(patches) == 2:
-                    threading.Event().wait(1)
+                if len(patches) > 1:
+                    threading.Event().wait(0.2)
                     return fakes.error(409, 'Node %s is locked' % bm_0)
             return None
 
         fakes.intercept(self.ironic, record)
         self.assert_db_1_not_started()
+        self.assertEqual(1 + 1 + rest.WRITE_RETRIES, len(patches))
 
     def assert_db_1_not_started(self):
         """A rollout of db-0 and db-1, one at a time: db-0's failure stops

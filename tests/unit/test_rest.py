@@ -98,17 +98,46 @@ class TestSend(testtools.TestCase):
                           self.api.remove_node_trait, 'n', 'CUSTOM_X')
 
     def test_a_create_is_never_retried_a_node_write_is_on_409(self):
-        self.proxy.request.return_value = fakes.response(201, {'uuid': 'u'})
-        self.api.create_deploy_template({'name': 'CUSTOM_X'})
+        slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
+        self.proxy.request.return_value = fakes.error(409, 'taken')
+        self.assertRaises(sdk_exceptions.ConflictException,
+                          self.api.create_deploy_template, {'name': 'X'})
+        self.assertEqual(1, self.proxy.request.call_count)
+        # none of keystoneauth's retries: ours, within the command's bound
         kwargs = self.proxy.request.call_args.kwargs
         self.assertEqual((0, 0), (kwargs['status_code_retries'],
                                   kwargs['connect_retries']))
-        self.proxy.request.return_value = fakes.response(204)
+        self.proxy.request.reset_mock()
+        locked = fakes.error(409, 'Node n is locked by host c1')
+        self.proxy.request.side_effect = [locked, locked,
+                                          fakes.response(204)]
         self.api.add_node_trait('n', 'CUSTOM_X')
-        kwargs = self.proxy.request.call_args.kwargs
-        self.assertEqual(([409], rest.WRITE_RETRIES),
-                         (kwargs['retriable_status_codes'],
-                          kwargs['status_code_retries']))
+        self.assertEqual(3, self.proxy.request.call_count)
+        self.assertEqual([mock.call(0.5), mock.call(1.0)],
+                         slept.call_args_list)
+
+    def test_a_node_write_is_retried_only_where_it_ends_in_time(self):
+        # a write is never cut: a retry is sent only where its pause and
+        # its timeouts together end within the command's bound
+        slept = self.useFixture(fixtures.MockPatch('time.sleep')).mock
+        self.proxy.request.return_value = fakes.error(
+            409, 'Node n is locked by host c1')
+        with rest.bounded(time.monotonic() + sum(rest.DEFAULT_TIMEOUTS) + 2):
+            self.assertRaises(sdk_exceptions.ConflictException,
+                              self.api.add_node_trait, 'n', 'CUSTOM_X')
+        self.assertEqual(1 + 2, self.proxy.request.call_count)
+        self.assertEqual([mock.call(0.5), mock.call(1.0)],
+                         slept.call_args_list)
+        self.proxy.request.reset_mock()
+        with rest.bounded(time.monotonic() + 1):
+            self.assertRaises(sdk_exceptions.ConflictException,
+                              self.api.add_node_trait, 'n', 'CUSTOM_X')
+        self.assertEqual(1, self.proxy.request.call_count)
+        self.proxy.request.reset_mock()
+        self.assertRaises(sdk_exceptions.ConflictException,
+                          self.api.add_node_trait, 'n', 'CUSTOM_X')
+        self.assertEqual(1 + rest.WRITE_RETRIES,
+                         self.proxy.request.call_count)
 
     def test_older_ironics_500_for_a_wrong_scope_is_a_refusal(self):
         self.proxy.request.return_value = fakes.error(
