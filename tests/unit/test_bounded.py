@@ -712,6 +712,38 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
             r'\(deploy_config_request_seconds\)$' % node['uuid']))
         self.assertFalse(self.server('db-0')['locked'])
 
+    def test_a_worker_stuck_marking_its_recovery_lifts_nothing_after(self):
+        # the servicing fails; the mark of the recovery, its first write,
+        # takes past the grace: the rollout leaves with the line that holds
+        # the node, and the worker, back from its write, lifts nothing
+        self.ironic.service_error = 'BIOS refused'
+        node = self.nodes['bm-0']
+        real, marked = self.ironic.handle, threading.Event()
+
+        def mark_hangs(path, method, **kwargs):
+            if method == 'PATCH' and b'recovering' in json.dumps(
+                    kwargs.get('json')).encode():
+                SLEEP(5)
+                marked.set()
+            return real(path, method, **kwargs)
+
+        self.ironic.proxy.request.side_effect = mark_hangs
+        took, status, rows, said, line = self.timed(
+            'db-0', *test_fleet.DISABLED, '--wait-timeout', '1')
+        self.assertLess(took, 1 + 3 + 1)
+        self.assertEqual(1, status)
+        self.assertIn('Node bm-0 was left in the middle of the recovery of a '
+                      'failed servicing, which lifts its maintenance', said)
+        self.assertTrue(marked.wait(10))
+        for _ in range(100):    # the worker ends, the node held all along
+            if not recovery.UNHELD.lines():
+                break
+            SLEEP(0.05)
+        self.assertEqual([], recovery.UNHELD.lines())
+        self.assertTrue(node['maintenance'])
+        self.assertNotIn(('DELETE', '/nodes/%s/maintenance' % node['uuid']),
+                         self.ironic.writes)
+
     def test_a_worker_left_mid_recovery_says_how_to_hold_its_node(self):
         # the servicing fails; the abort never ends, and neither does the
         # hold: past the grace, the rollout leaves with the command
@@ -735,11 +767,11 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         self.assertTrue(rows['db-0']['Outcome'].startswith('interrupted: '),
                         rows)
         self.assertIn(
-            'Node bm-0 was left out of maintenance in the middle of the '
-            'recovery of a failed servicing: hold it before anything runs '
-            'on it: openstack baremetal node maintenance set %s --reason '
-            '"osc-deploy-config: servicing failed: BIOS refused"'
-            % node['uuid'], said)
+            'Node bm-0 was left in the middle of the recovery of a failed '
+            'servicing, which lifts its maintenance: hold it before '
+            'anything runs on it: openstack baremetal node maintenance set '
+            '%s --reason "osc-deploy-config: servicing failed: BIOS '
+            'refused"' % node['uuid'], said)
         # the recovery had marked the pending record first
         self.assertTrue(toggle_record.pending(
             node, self.server('db-0')['id']).recovering)

@@ -45,6 +45,7 @@ from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
 from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import waits
 
 # ironic's fault on a node whose service step failed (API 1.42): its own
 # hold, for the reason of its last error; and the reason of the toggle's
@@ -83,10 +84,10 @@ UNHELD = Unheld()
 
 
 def hold_line(uuid, label, reason):
-    return ('Node %s was left out of maintenance in the middle of the '
-            'recovery of a failed servicing: hold it before anything runs '
-            'on it: openstack baremetal node maintenance set %s --reason '
-            '"%s"' % (label, uuid, reason))
+    return ('Node %s was left in the middle of the recovery of a failed '
+            'servicing, which lifts its maintenance: hold it before anything '
+            'runs on it: openstack baremetal node maintenance set %s '
+            '--reason "%s"' % (label, uuid, reason))
 
 
 def held_by_toggle(node):
@@ -196,12 +197,23 @@ class Recovery:
         node held again for ``reason`` whatever happens: the node then, or
         None where ironic cannot abort."""
         node = prepared.reading.node
-        # a rerun that finds the mark holds the node: it is never serviced
-        # again before its hardware is checked, wherever this stops
-        self.ironic.patch_node(node['uuid'], toggle_record.recovering_patch(
-            node, prepared.server['id'], bool(self.strategy.project)))
+        # listed from the first write: a rollout that leaves meanwhile
+        # says how to hold it, whichever write this worker is stuck in
         UNHELD.add(node, reason)
         try:
+            # a rerun that finds the mark holds the node: it is never
+            # serviced again before its hardware is checked, wherever this
+            # stops
+            self.ironic.patch_node(node['uuid'],
+                                   toggle_record.recovering_patch(
+                                       node, prepared.server['id'],
+                                       bool(self.strategy.project)))
+            if self.waits.waiter.left():
+                # the rollout left while the mark was written: nothing is
+                # lifted behind the lines it said
+                raise waits.Left('the rollout left before the recovery '
+                                 'lifted the node\'s maintenance; a rerun '
+                                 'holds it and says how to go on')
             if now['maintenance']:
                 self.ironic.set_maintenance(node['uuid'], False)
             try:
@@ -213,7 +225,11 @@ class Recovery:
             # whatever happens (a timeout, Ctrl-C, the rollout leaving),
             # the node is held again, or stays listed with the line that
             # says how to hold it (a second Ctrl-C in the hold included)
-            self.hold(node, reason)
+            try:
+                self.hold(node, reason)
+            except exceptions.CommandError:
+                UNHELD.discard(node)    # its line says how to hold it
+                raise
             UNHELD.discard(node)
 
     def held_by_another(self, prepared, failed, now):
