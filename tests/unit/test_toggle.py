@@ -408,6 +408,22 @@ class TestVirtual(ToggleTestCase):
         self.assertEqual(('unlock', False), (
             self.nova.locks(self.server)[-1], self.shown()['locked']))
 
+
+    def test_no_takeover_of_such_a_lock_starts_past_the_deadline(self):
+        # a rollout's toggle that finds the server there past its
+        # deadline leaves the dead lock to the rerun
+        self.toggle(self.server, OFF, auto_confirm=True)
+        self.shown().update(locked=True, locked_by='admin',
+                            locked_reason=dead_holder())
+        writes = len(self.nova.writes)
+        outcome = self.toggle(self.server, OFF,
+                              wait_until=time.monotonic() - 1)
+        self.assertEqual('unchanged', outcome.result)
+        self.assertEqual((writes, True), (len(self.nova.writes),
+                                          self.shown()['locked']))
+        self.assertIn('  server web-1 stays locked by an interrupted toggle '
+                      '(--wait-timeout reached): a rerun unlocks it',
+                      self.said)
     def test_a_lock_is_taken_over_only_if_it_is_still_left(self):
         # read when planned: a killed toggle's lock; read again before the
         # takeover: another toggle, alive, holds the server now
@@ -639,6 +655,27 @@ class TestBaremetal(ToggleTestCase):
         self.ironic.service_error = None
         self.toggle(self.server, OFF)
         self.assertEqual({'HyperThreading': 'Disabled'}, self.node['bios'])
+
+    def test_a_second_ctrl_c_in_the_hold_says_how_to_hold_the_node(self):
+        # one server's toggle, as a rollout's: the line with the command
+        self.addCleanup(recovery.UNHELD.discard, self.node)
+        self.ironic.service_error = 'BIOS interface timed out'
+        real = self.ironic.proxy.request.side_effect
+
+        def interrupted_hold(path, method, **kwargs):
+            if method == 'PUT' and path.endswith('/maintenance'):
+                raise KeyboardInterrupt()
+            return real(path, method, **kwargs)
+
+        self.ironic.proxy.request.side_effect = interrupted_hold
+        self.assertRaises(KeyboardInterrupt, self.toggle, self.server, OFF)
+        self.assertIn(
+            'Node bm-0 was left in the middle of the recovery of a failed '
+            'servicing, which lifts its maintenance: hold it before '
+            'anything runs on it: openstack baremetal node maintenance set '
+            '%s --reason "osc-deploy-config: servicing failed: BIOS '
+            'interface timed out"' % self.node['uuid'], self.said)
+        self.assertFalse(self.shown()['locked'])
 
     def test_a_scheduled_idrac_job_is_named_with_what_ends_it(self):
         self.ironic.service_error = (
@@ -1196,7 +1233,7 @@ class TestProject(ToggleTestCase):
 
     def test_a_runbook_ran_before_one_refused_is_not_run_again(self):
         """Two configs, a runbook each: ironic refuses the second (the
-        node taken meanwhile); the rerun services the second alone."""
+        node busy meanwhile); the rerun services the second alone."""
         turbo_off = deploy_config.Config('turbo', 'disabled')
         self.ironic.add_template(
             'CUSTOM_DEPLOY_CONFIG_TURBO_DISABLED', steps=[steps.bios_step(
@@ -1213,12 +1250,14 @@ class TestProject(ToggleTestCase):
             if 'runbook' in body:
                 ran.append(self.ironic.runbooks[body['runbook']]['name'])
                 if len(ran) == 2:
-                    return fakes.error(409, 'Node %s is locked by host '
-                                       'conductor-1' % self.node['uuid'])
+                    return fakes.error(400, (
+                        'The requested action "service" can not be '
+                        'performed on node "%s" while it is in state '
+                        '"servicing".' % self.node['uuid']))
             return real(path, method, **kwargs)
 
         self.ironic.proxy.request.side_effect = second_refused
-        self.assertRaises(sdk_exceptions.ConflictException, self.toggle,
+        self.assertRaises(sdk_exceptions.BadRequestException, self.toggle,
                           self.server, OFF, turbo_off)
         first = ran[0]
         self.assertEqual(1, len(self.node['bios']) - list(

@@ -201,7 +201,7 @@ class Rollout:
             prepared = toggle_.prepare(self.fleet.reading(*fresh))
             if prepared.unchanged:
                 toggle_.leave_unchanged(prepared)
-                return worker.Result(one.server['id'], fleet_plan.UNCHANGED)
+                return unchanged(prepared)
             outcome = toggle_.carry_out(prepared)
         result = worker.toggled(one.server['id'], outcome)
         if prepared.claim and prepared.claim.left_locked and (
@@ -329,3 +329,13 @@ def planned_row(one):
     if one.verdict:
         return fleet_plan.row(one, one.verdict, one.why)
     return fleet_plan.row(one, one.outcome.result, one.outcome.detail)
+
+
+def unchanged(prepared):
+    """The Result of a toggle whose server runs the configs already (a
+    dead lock on it left past the deadline said)."""
+    claim = prepared.claim
+    return worker.Result(
+        prepared.server['id'], fleet_plan.UNCHANGED,
+        'left locked by an interrupted toggle past --wait-timeout: a rerun '
+        'unlocks it' if claim and claim.left_locked else '')

@@ -38,6 +38,7 @@ from osc_deploy_config.services import versions
 from osc_deploy_config.use_cases.toggle import authority as authorities
 from osc_deploy_config.use_cases.toggle import claim as claims
 from osc_deploy_config.use_cases.toggle import outcomes
+from osc_deploy_config.use_cases.toggle import recovery
 from osc_deploy_config.use_cases.toggle import resize
 from osc_deploy_config.use_cases.toggle import servicing
 from osc_deploy_config.use_cases.toggle import waits
@@ -157,7 +158,12 @@ class ServerToggle:
         if dry_run:
             return prepared.outcome(outcomes.PLANNED,
                                     prepared.strategy.describe(prepared))
-        outcome = self.carry_out(prepared)
+        try:
+            outcome = self.carry_out(prepared)
+        finally:
+            if self.waits.waiter.leaving is None:  # a rollout's says them
+                for line in recovery.UNHELD.lines():
+                    self.say(line)
         if prepared.claim and prepared.claim.left_locked:
             # done, but the server is not the owner's again: not a success
             raise exceptions.CommandError(prepared.claim.left_locked_line())
@@ -167,7 +173,16 @@ class ServerToggle:
         """A server that runs the configs already: its Outcome; a lock an
         interrupted toggle left on it is cleared, but in a dry run."""
         if prepared.claim and not dry_run:
-            prepared.claim.clear_interrupted()
+            if self.waits.waiter.past_until() and (
+                    prepared.claim.interrupted()):
+                # no takeover starts past a rollout's deadline: the
+                # rerun's to clear
+                prepared.claim.left_locked = True
+                self.say('  server %s stays locked by an interrupted toggle '
+                         '(%s): a rerun unlocks it' % (
+                             prepared.server['name'], waits.PAST_DEADLINE))
+            else:
+                prepared.claim.clear_interrupted()
         self.say('Server %s already runs with %s: nothing to do.'
                  % (prepared.server['name'],
                     outcomes.configs_text(self.configs)))
@@ -240,7 +255,7 @@ class ServerToggle:
             prepared.strategy.refuse(prepared)
         if not prepared.finishing:
             # a change of ours under way passed it when it began
-            self.refuse_unschedulable(prepared)
+            refuse_unschedulable(self, prepared)
         return prepared
 
     def carry_out(self, prepared):
@@ -270,33 +285,34 @@ class ServerToggle:
         if self.waits.waiter.past_until():
             raise waits.PastDeadline(waits.PAST_DEADLINE)
 
-    def refuse_unschedulable(self, prepared):
-        """The scheduler check: the server's host must carry every required
-        trait of the target, and not be reserved (placement's view; a
-        project's, the node's traits in ironic)."""
-        node = prepared.reading.node
-        if self.placement_view:
-            providers = self.placement_view(prepared.reading)
-        elif self.authority.project_id:
-            providers = [{'uuid': node['uuid'], 'name': node['uuid'],
-                          'traits': node.get('traits') or [],
-                          'resources': {}}] if node else []
-        else:
-            providers = self.clients.placement().providers_of(
-                prepared.server['id'])
-        problems = toggle_plan.scheduler_problems(
-            providers, prepared.plan.target_specs, node,
-            excused=servicing.unlocked_templates(prepared),
-            needed=host_traits(prepared))
-        if problems:
-            fix = ('openstack baremetal node deploy-config sync' if node
-                   else 'openstack resource provider trait set on the host')
-            raise toggle_states.Incapable(
-                'Server %s cannot take %s on its host: %s. Nothing was '
-                'changed; make the host capable and tag it (%s), or migrate '
-                'the server first.' % (prepared.server['name'],
-                                       outcomes.configs_text(self.configs),
-                                       '; '.join(problems), fix))
+
+def refuse_unschedulable(toggle, prepared):
+    """The scheduler check: the server's host must carry every required
+    trait of the target, and not be reserved (placement's view; a
+    project's, the node's traits in ironic)."""
+    node = prepared.reading.node
+    if toggle.placement_view:
+        providers = toggle.placement_view(prepared.reading)
+    elif toggle.authority.project_id:
+        providers = [{'uuid': node['uuid'], 'name': node['uuid'],
+                      'traits': node.get('traits') or [],
+                      'resources': {}}] if node else []
+    else:
+        providers = toggle.clients.placement().providers_of(
+            prepared.server['id'])
+    problems = toggle_plan.scheduler_problems(
+        providers, prepared.plan.target_specs, node,
+        excused=servicing.unlocked_templates(prepared),
+        needed=host_traits(prepared))
+    if problems:
+        fix = ('openstack baremetal node deploy-config sync' if node
+               else 'openstack resource provider trait set on the host')
+        raise toggle_states.Incapable(
+            'Server %s cannot take %s on its host: %s. Nothing was '
+            'changed; make the host capable and tag it (%s), or migrate '
+            'the server first.' % (prepared.server['name'],
+                                   outcomes.configs_text(toggle.configs),
+                                   '; '.join(problems), fix))
 
 
 def host_traits(prepared):
