@@ -78,25 +78,50 @@ def bound_session(conn, timeouts):
         session.timeout = timeouts.read
 
 
-def proxy_of(conn, service_type):
+def proxy_of(conn, service_type, timeouts):
     """The SDK's proxy of a service, built on first use with the
-    service's version discovery: a service down gets one line."""
+    service's version discovery, within a read's whole bound
+    (``rest.whole_answer``), its token renewed first as a request's:
+    keystone or the service down or silent gets one line."""
+    from keystoneauth1 import exceptions as ksa_exceptions
     from openstack import exceptions as sdk_exceptions
+    from osc_lib import exceptions as osc_exceptions
 
     from osc_deploy_config.services import rest
 
+    bounds, bounded_by = rest.request_bounds(timeouts, service_type, 'GET',
+                                             '/')
+    rest.renew_token(conn, 'GET', bounds, bounded_by)
+    seconds = rest.whole_bound('GET', bounds)
     try:
-        return getattr(conn, service_type)
+        done, proxy = rest.within(seconds + rest.SLACK_SECONDS, lambda: (
+            getattr(conn, service_type)))
     except sdk_exceptions.NotSupported:
-        try:
-            url = conn.session.get_endpoint(
-                service_type=service_type, skip_discovery=True,
-                interface=conn.config.get_interface(service_type),
-                region_name=conn.config.get_region_name(service_type))
-        except Exception:   # noqa: BLE001 - only for the message
-            url = None
-        raise rest.unreachable(service_type, url or '',
+        raise rest.unreachable(service_type, endpoint_of(conn, service_type),
                                'its version discovery failed') from None
+    except (ksa_exceptions.ConnectTimeout,
+            ksa_exceptions.ConnectionError) as exc:
+        raise rest.unreachable(rest.named(conn, service_type, str(exc)),
+                               str(exc), rest.reason_of(exc)) from None
+    if not done:
+        raise osc_exceptions.CommandError(
+            'The %s at %s did not answer its version discovery within %s s '
+            '(%s)' % (rest.service_name(service_type), rest.root_url(
+                endpoint_of(conn, service_type)) or 'its catalog endpoint',
+                      rest.seconds_text(seconds), bounded_by))
+    return proxy
+
+
+def endpoint_of(conn, service_type):
+    """A service's endpoint in the catalog, without discovery ('' where
+    it cannot be told)."""
+    try:
+        return conn.session.get_endpoint(
+            service_type=service_type, skip_discovery=True,
+            interface=conn.config.get_interface(service_type),
+            region_name=conn.config.get_region_name(service_type)) or ''
+    except Exception:   # noqa: BLE001 - only for the message
+        return ''
 
 
 class Clients:
@@ -143,20 +168,22 @@ class Clients:
         more for these features."""
         from osc_deploy_config.services import nova
 
-        return self._bounded(nova.Nova(proxy_of(self.connection, 'compute'),
+        return self._bounded(nova.Nova(proxy_of(self.connection, 'compute',
+                                                self.timeouts),
                                        *features))
 
     def placement(self):
         from osc_deploy_config.services import placement
 
         return self._bounded(placement.Placement(
-            proxy_of(self.connection, 'placement')))
+            proxy_of(self.connection, 'placement',
+                     self.timeouts)))
 
     def glance(self):
         from osc_deploy_config.services import glance
 
         return self._bounded(glance.Glance(proxy_of(self.connection,
-                                                    'image')))
+                                                    'image', self.timeouts)))
 
     def roles(self):
         """The role names the credentials' token carries (keystone's
@@ -256,7 +283,8 @@ class Clients:
             # build the proxy of an older ironic: our calls negotiate
             # their own versions.
             (system or conn).config.config['baremetal_api_version'] = '1'
-            self._baremetal = proxy_of(system or conn, 'baremetal')
+            self._baremetal = proxy_of(system or conn, 'baremetal',
+                                        self.timeouts)
         return self._baremetal
 
 

@@ -82,6 +82,8 @@ SERVICE_NAMES = {
 
 
 _SCOPE_REFUSED = 'requires a scope of'
+# One token renewal at a time: those waiting find it renewed.
+_renewal = threading.Lock()
 _URL = re.compile(r'https?://[^/\s:]+(:\d+)?')
 _FULL_URL = re.compile(r'https?://\S+')
 
@@ -185,21 +187,9 @@ class Api:
             pause *= 2
 
     def _timeout(self, method, path):
-        """(connect, read) seconds for this request, and what bounds its
-        read: the setting, or (a read) the command's deadline when it
-        leaves less.  A read past that deadline is not sent."""
-        connect, read = self.timeouts
-        until = current_bound()
-        if method != 'GET' or until is None:
-            return (connect, read), TIMEOUTS_SETTING
-        left = until - time.monotonic()
-        if left <= 0:
-            raise OutOfTime('No time was left to ask the %s %s %s: %s' % (
-                service_name(self.service_type), method,
-                urllib.parse.urlsplit(path).path, _bound.why))
-        if left < read:
-            return (min(connect, left), left), _bound.why
-        return (connect, read), TIMEOUTS_SETTING
+        """(connect, read) seconds for this request, and what bounds it
+        (``request_bounds``)."""
+        return request_bounds(self.timeouts, self.service_type, method, path)
 
     def probe(self, method, path, **kwargs):
         """(HTTP status, text) of a request whose answer is the point: never
@@ -346,6 +336,24 @@ class Later:
         return self.value
 
 
+def request_bounds(timeouts, service_type, method, path):
+    """(connect, read) seconds for a request, and what bounds its read:
+    the setting, or (a read) the command's deadline when it leaves less.
+    A read past that deadline is not sent (OutOfTime)."""
+    connect, read = timeouts
+    until = current_bound()
+    if method != 'GET' or until is None:
+        return (connect, read), TIMEOUTS_SETTING
+    left = until - time.monotonic()
+    if left <= 0:
+        raise OutOfTime('No time was left to ask the %s %s %s: %s' % (
+            service_name(service_type), method,
+            urllib.parse.urlsplit(path).path, _bound.why))
+    if left < read:
+        return (min(connect, left), left), _bound.why
+    return (connect, read), TIMEOUTS_SETTING
+
+
 def fits(timeouts, pause, whole=False):
     """Whether a request sent again after ``pause`` seconds still has
     time to be answered: it starts within the command's bound (``whole``,
@@ -389,7 +397,7 @@ def whole_answer(proxy, service_type, method, path, bounds, bounded_by,
             # the body stopped coming: a timeout, never retried
             raise timed_out(service, method, path, str(exc), 'read', bounds,
                             bounded_by) from None
-        return None, unreachable(service, str(exc), _reason(exc))
+        return None, unreachable(service, str(exc), reason_of(exc))
     if not done:
         endpoint = getattr(proxy, 'endpoint_override', None) or root
         raise timed_out(service_type, method, path, endpoint.rstrip('/') +
@@ -409,30 +417,39 @@ def whole_bound(method, bounds):
 
 
 def renew_token(proxy, method, timeout, bounded_by):
-    """Renew the session's token before a request where keystoneauth would
-    renew it on the way (none yet, or it expires within its margin):
-    through keystoneauth's own renewal (its lock, its check again), within
-    the request's whole bound (``whole_bound``: a write's, not cut by the
-    command's bound), and one line naming keystone where it does not
-    answer."""
+    """Renew the session's token before a request it may not outlive
+    (``token_due``): one thread at a time, the others then finding it
+    renewed; within the request's whole bound (``whole_bound``: a
+    write's, not cut by the command's bound); one line naming keystone
+    where it does not answer."""
     from keystoneauth1 import exceptions as ksa_exceptions
 
-    if not token_due(_auth_of(proxy)):
+    auth, lasting = _auth_of(proxy), sum(timeout)
+    if not token_due(auth, lasting):
         return
     seconds = whole_bound(method, timeout)
-    keystone = getattr(_auth_of(proxy), 'auth_url', None) or ''
+    keystone = getattr(auth, 'auth_url', None) or ''
+
+    def renew():
+        with _renewal:
+            if token_due(auth, lasting):
+                auth.invalidate()   # keystoneauth's margin is narrower
+                proxy.session.get_token()
+
     try:
-        done, _ = within(seconds + SLACK_SECONDS, lambda: (
-            proxy.session.get_token()))
-    except (ksa_exceptions.ConnectTimeout,
-            ksa_exceptions.ConnectionError) as exc:
+        done, _ = within(seconds + SLACK_SECONDS, renew)
+    except ksa_exceptions.ConnectTimeout as exc:
+        # the session's own timeout (``clients.bound_session``)
+        raise timed_out('identity', 'POST', '/auth/tokens', str(exc),
+                        _timed_out_at(exc), timeout, bounded_by) from None
+    except ksa_exceptions.ConnectionError as exc:
         raise unreachable('identity', keystone or str(exc),
-                          _reason(exc)) from None
+                          reason_of(exc)) from None
     if not done:
         raise osc_exceptions.CommandError(
             'The %s at %s did not issue a token within %s s (%s)' % (
                 service_name('identity'), root_url(keystone),
-                _seconds(seconds), bounded_by))
+                seconds_text(seconds), bounded_by))
 
 
 def named(proxy, service_type, url_text):
@@ -501,17 +518,21 @@ def why_not_again(timeouts, wait):
     why = 'past the time left'
     if (until is None or time.monotonic() + wait < until) and (
             wait > timeouts.read):
-        why = 'longer than the read timeout (%s s)' % _seconds(timeouts.read)
-    return 'it asks for another in %s s, %s' % (_seconds(wait), why)
+        why = 'longer than the read timeout (%s s)' % seconds_text(
+            timeouts.read)
+    return 'it asks for another in %s s, %s' % (seconds_text(wait), why)
 
 
-def token_due(auth):
-    """Whether keystoneauth would renew the session's token on the way of
-    a request: none yet, or it expires within its margin."""
+def token_due(auth, lasting=0):
+    """Whether the session's token is to be renewed before a request that
+    may last ``lasting`` seconds: none yet, or it expires within
+    keystoneauth's margin by the request's end (keystoneauth would renew
+    it on the way, unbounded)."""
     if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate'):
         return False    # no token of keystone's (auth_type none, admin)
     ref = auth.auth_ref
-    return ref is None or ref.will_expire_soon(TOKEN_MIN_LIFE_SECONDS)
+    return ref is None or ref.will_expire_soon(
+        TOKEN_MIN_LIFE_SECONDS + lasting)
 
 
 def _auth_of(proxy):
@@ -582,12 +603,12 @@ def timed_out(service_type, method, path, url_text, at, timeout,
     if found:
         path = found.group(0)
     if at == 'connect':
-        waited = 'connecting within %s s' % _seconds(connect)
+        waited = 'connecting within %s s' % seconds_text(connect)
     elif at == 'whole':
-        waited = 'giving its whole answer within %s s' % _seconds(
+        waited = 'giving its whole answer within %s s' % seconds_text(
             connect + read)
     else:
-        waited = 'answering within %s s' % _seconds(read)
+        waited = 'answering within %s s' % seconds_text(read)
     return osc_exceptions.CommandError(
         'The %s at %s did not answer %s %s: it timed out %s (%s)' % (
             service_name(service_type), root_url(url_text), method,
@@ -607,7 +628,7 @@ def retried_text(retried):
     return ' (%s)' % '; '.join(parts) if parts else ''
 
 
-def _seconds(value):
+def seconds_text(value):
     return ('%.1f' % value).rstrip('0').rstrip('.')
 
 
@@ -638,7 +659,7 @@ def root_url(text):
     return found.group(0) if found else 'its catalog endpoint'
 
 
-def _reason(exc):
+def reason_of(exc):
     from keystoneauth1 import exceptions as ksa_exceptions
 
     if isinstance(exc, ksa_exceptions.ConnectTimeout):

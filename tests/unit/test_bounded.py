@@ -232,6 +232,32 @@ class TestTimeouts(testtools.TestCase):
         self.assertEqual(2, len(keystone.seen))
         self.assertEqual([], server.seen)
 
+    def test_a_silent_keystone_while_a_proxy_is_built_is_named(self):
+        # the SDK's version discovery renews the token on its way: ours
+        # first, under the request's bound
+        import openstack
+
+        keystone = serve(self, _SilentKeystone)
+        server = serve(self, _TricklingIronic)
+        auth_url = 'http://127.0.0.1:%d/v3' % keystone.server_address[1]
+        conn = openstack.connect(
+            load_yaml_config=False, load_envvars=False,
+            baremetal_endpoint_override='http://127.0.0.1:%d/v1'
+            % server.server_address[1], auth_type='v3password', auth={
+                'auth_url': auth_url, 'username': 'u', 'password': 'p',
+                'project_name': 'p', 'user_domain_id': 'default',
+                'project_domain_id': 'default'})
+        conn.session.get_token()    # as OSC authenticates, first
+        started = time.monotonic()
+        exc = self.assertRaises(exceptions.CommandError, clients.proxy_of,
+                                conn, 'baremetal', rest.Timeouts(0.5, 1))
+        self.assertLess(time.monotonic() - started, 3.5)
+        self.assertEqual(
+            'The identity service (keystone) at %s did not issue a token '
+            'within 1.5 s (deploy_config_request_seconds)'
+            % auth_url[:-3], str(exc))
+        self.assertEqual([], server.seen)
+
     def silent_ironic(self, timeouts):
         server = serve(self, _SilentIronic)
         return self.ironic_of(server, timeouts), server
@@ -544,13 +570,17 @@ class TestAlive(testtools.TestCase):
 class TestHonestOutcomes(test_fleet.FleetTestCase):
     def interrupt_twice_after(self, at):
         """Ctrl-C twice, as a user leaving at once, after the first nova
-        request whose path ``at`` holds for."""
+        request whose path ``at`` holds for: the second once the first was
+        taken."""
+        taken = self.ctrl_c_taken()
+
         def interrupted_twice(method, path):
             if at(path):
                 self.nova.after_request = None
                 for _ in range(2):
+                    taken.wait(10)
+                    taken.clear()
                     os.kill(os.getpid(), signal.SIGINT)
-                    SLEEP(0.05)
 
         self.nova.after_request = interrupted_twice
 
@@ -675,6 +705,14 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         self.useFixture(fixtures.MockPatch(
             'osc_deploy_config.use_cases.fleet.drive.JOIN_SECONDS', 1))
 
+    def join_workers(self, seconds=15):
+        """Wait for the workers a rollout left behind (its threads named
+        "toggle ..."); fail where one still runs then."""
+        for thread in threading.enumerate():
+            if thread.name.startswith('toggle '):
+                thread.join(seconds)
+                self.assertFalse(thread.is_alive(), thread.name)
+
     def timed(self, *args):
         started = time.monotonic()
         found = self.roll(*args)
@@ -734,11 +772,8 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         self.assertEqual(1, status)
         self.assertIn('Node bm-0 was left in the middle of the recovery of a '
                       'failed servicing, which lifts its maintenance', said)
-        self.assertTrue(marked.wait(10))
-        for _ in range(100):    # the worker ends, the node held all along
-            if not recovery.UNHELD.lines():
-                break
-            SLEEP(0.05)
+        self.join_workers()     # the node held all along
+        self.assertTrue(marked.is_set())
         self.assertEqual([], recovery.UNHELD.lines())
         self.assertTrue(node['maintenance'])
         self.assertNotIn(('DELETE', '/nodes/%s/maintenance' % node['uuid']),
@@ -775,8 +810,6 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         # the recovery had marked the pending record first
         self.assertTrue(toggle_record.pending(
             node, self.server('db-0')['id']).recovering)
-        for _ in range(100):    # the worker holds the node at last
-            if not recovery.UNHELD.lines():
-                break
-            SLEEP(0.05)
+        self.join_workers()     # the worker holds the node at last
+        self.assertEqual([], recovery.UNHELD.lines())
         self.assertTrue(node['maintenance'])

@@ -26,6 +26,7 @@ import testtools
 
 from osc_deploy_config.services import clients
 from osc_deploy_config.services import ironic
+from osc_deploy_config.services import rest
 from osc_deploy_config.services import versions
 from tests.unit import fakes
 
@@ -186,7 +187,7 @@ class TestProxyOf(testtools.TestCase):
         conn.config.get_region_name.return_value = 'RegionOne'
         conn.session.get_endpoint.return_value = 'http://placement.test:8778'
         exc = self.assertRaises(exceptions.CommandError, clients.proxy_of,
-                                conn, 'placement')
+                                conn, 'placement', rest.DEFAULT_TIMEOUTS)
         self.assertEqual('Cannot reach the placement service at '
                          'http://placement.test:8778: its version discovery '
                          'failed', str(exc))

@@ -173,8 +173,8 @@ class TestWhoAndWhen(testtools.TestCase):
             return 'token'
 
         proxy = types.SimpleNamespace(session=types.SimpleNamespace(
-            auth=types.SimpleNamespace(auth_ref=None, invalidate=None,
-                                       auth_url='http://k:5000/v3'),
+            auth=types.SimpleNamespace(auth_ref=None, invalidate=(
+                lambda: None), auth_url='http://k:5000/v3'),
             get_token=renewed))
         with rest.bounded(time.monotonic() - 1, 'the grace ran out'):
             rest.renew_token(proxy, 'PUT', (1, 1), 'settings')
@@ -184,6 +184,40 @@ class TestWhoAndWhen(testtools.TestCase):
         self.assertEqual('The identity service (keystone) at http://k:5000 '
                          'did not issue a token within 0 s (the grace ran '
                          'out)', str(exc))
+
+    def test_a_token_that_would_expire_during_a_request_is_renewed_once(
+            self):
+        # 123 s left: past keystoneauth's 120 s margin, not past the
+        # request's 4 s; of four threads, one renews it
+        class Ref:
+            def __init__(self, left):
+                self.left = left
+
+            def will_expire_soon(self, seconds):
+                return self.left < seconds
+
+        auth = types.SimpleNamespace(auth_ref=Ref(123), renewals=0)
+
+        def invalidate():
+            auth.auth_ref = None
+
+        def get_token():
+            time.sleep(0.2)
+            auth.renewals += 1
+            auth.auth_ref = Ref(3600)
+
+        auth.invalidate = invalidate
+        proxy = types.SimpleNamespace(session=types.SimpleNamespace(
+            auth=auth, get_token=get_token))
+        threads = [threading.Thread(target=rest.renew_token, args=(
+            proxy, 'GET', (1, 3), 'settings')) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(5)
+        self.assertEqual(1, auth.renewals)
+        rest.renew_token(proxy, 'GET', (1, 3), 'settings')
+        self.assertEqual(1, auth.renewals)
 
     def test_a_retry_after_in_seconds_or_as_a_date(self):
         def answer(value):
