@@ -19,7 +19,10 @@ otherwise: an int is answered as that status without forwarding; a
 ``RetryAfter`` as its status, with its ``Retry-After``; ``HANG`` holds the
 request until the proxy closes (to kill the client mid-way); a
 ``threading.Event`` holds it until the event is set, then forwards it;
-``TRICKLE`` forwards it, and sends the answer's body a byte a second.
+a ``Trickle`` forwards it, and sends the answer's body ``chunk`` bytes
+every ``pause`` seconds (``TRICKLE``: a byte a second); a
+``Rewrite`` forwards it, and answers with the body its function returns
+for the service's.
 """
 
 import collections
@@ -29,8 +32,10 @@ import threading
 import urllib.parse
 
 HANG = 'hang'
-TRICKLE = 'trickle'
+Trickle = collections.namedtuple('Trickle', ['chunk', 'pause'])
+TRICKLE = Trickle(1, 1.0)
 RetryAfter = collections.namedtuple('RetryAfter', ['status', 'seconds'])
+Rewrite = collections.namedtuple('Rewrite', ['body'])
 _HOP_HEADERS = {'connection', 'keep-alive', 'transfer-encoding',
                 'content-length', 'host'}
 
@@ -74,7 +79,8 @@ class FaultProxy:
                     self.answer(fault.status, {'Retry-After': str(
                         fault.seconds)}, b'{"error": "injected fault"}')
                     return
-                if fault not in (None, TRICKLE):
+                if fault is not None and not isinstance(
+                        fault, (Trickle, Rewrite)):
                     self.answer(fault, {}, b'{"error": "injected fault"}')
                     return
                 upstream = http.client.HTTPConnection(
@@ -83,11 +89,15 @@ class FaultProxy:
                            if k.lower() not in _HOP_HEADERS}
                 upstream.request(self.command, self.path, body, headers)
                 response = upstream.getresponse()
+                body = response.read()
+                if isinstance(fault, Rewrite):
+                    body = fault.body(body)
                 self.answer(response.status, dict(response.getheaders()),
-                            response.read(), fault == TRICKLE)
+                            body, fault if isinstance(fault, Trickle) else
+                            None)
                 upstream.close()
 
-            def answer(self, status, headers, body, trickle=False):
+            def answer(self, status, headers, body, trickle=None):
                 self.send_response(status)
                 for key, value in headers.items():
                     if key.lower() not in _HOP_HEADERS:
@@ -95,14 +105,13 @@ class FaultProxy:
                 if not any(k.lower() == 'content-type' for k in headers):
                     self.send_header('Content-Type', 'application/json')
                 self.send_header('Content-Length', str(len(body)))
+                chunk = trickle.chunk if trickle else len(body) or 1
                 try:
                     self.end_headers()
-                    if not trickle:
-                        self.wfile.write(body)
-                    for at in range(len(body) if trickle else 0):
-                        self.wfile.write(body[at:at + 1])
+                    for at in range(0, len(body), chunk):
+                        self.wfile.write(body[at:at + chunk])
                         self.wfile.flush()
-                        if proxy._release.wait(1):
+                        if trickle and proxy._release.wait(trickle.pause):
                             break
                 except (BrokenPipeError, ConnectionResetError):
                     # the client was killed meanwhile (on purpose)
@@ -135,4 +144,5 @@ class FaultProxy:
 
 
 def _passed_on(fault):
-    return fault in (None, TRICKLE) or isinstance(fault, threading.Event)
+    return fault is None or isinstance(fault, (threading.Event, Trickle,
+                                               Rewrite))

@@ -12,7 +12,10 @@
 
 """Faults: a service down, transient 503s, a command killed half-way."""
 
+import datetime
+import json
 import re
+import time
 
 from tests.functional import base
 from tests.functional import faults
@@ -171,6 +174,61 @@ class TestRetries(FaultTestCase):
                              r'did not answer GET /v2.1/servers\S*: it '
                              r'timed out giving its whole answer within 4 s '
                              r'\(deploy_config_request_seconds\)$')
+
+
+    def test_a_silent_keystone_at_renewal_ends_a_rollout_in_one_line(self):
+        """Every token the proxy passes expires in 123 s: beyond
+        keystoneauth's margin (120 s), within ours (120 s and the 4 s a
+        request may last); keystone is silent from the third request on
+        (OSC's token, the session's, then its renewal): the rollout ends
+        within its request bound, in one line naming keystone."""
+        server = self.create_server(base.VIRTUAL_FLAVOR)
+        tokens = []
+
+        def fault(method, path, body):
+            if method != 'POST' or not path.endswith('/auth/tokens'):
+                return None
+            tokens.append(path)
+            return faults.Rewrite(expiring_soon) if len(tokens) < 3 else (
+                faults.HANG)
+
+        with faults.FaultProxy(self.endpoint_root('identity'),
+                               fault) as proxy:
+            started = time.monotonic()
+            done = self.openstack(
+                '--os-deploy-config-request-seconds', '1,3', 'server',
+                'deploy-config', 'set', server['id'], '--deploy-config',
+                'hyperthreading=disabled', '--wait-timeout', '20',
+                cloud='faulty', parse=False, fail_ok=True,
+                clouds_yaml=self.through_keystone(proxy))
+            took = time.monotonic() - started
+            self.assertEqual(3, proxy.count('POST', '/auth/tokens'))
+        self.assertLess(took, 20, done.stderr)
+        self.assert_one_line(done, r'The identity service \(keystone\) at '
+                             r'%s did not answer POST /v3/auth/tokens: it '
+                             r'timed out answering within 3 s '
+                             r'\(deploy_config_request_seconds\)$'
+                             % re.escape(proxy.url))
+
+    def through_keystone(self, proxy):
+        """A clouds.yaml whose cloud "faulty", the admin's, authenticates
+        through a ``faults.FaultProxy``."""
+        import yaml
+
+        with open(self.clouds_yaml) as f:
+            auth = yaml.safe_load(f)['clouds'][base.ADMIN]['auth']
+        return self.clouds_with('faulty', base.ADMIN, auth=dict(
+            auth, auth_url=proxy.url + '/v3'))
+
+
+def expiring_soon(body):
+    """A token of keystone's (its JSON), made to expire in 123 s."""
+    token = json.loads(body)
+    token['token']['expires_at'] = (
+        datetime.datetime.now(datetime.timezone.utc) +
+        datetime.timedelta(seconds=123)).strftime(
+            '%Y-%m-%dT%H:%M:%S.000000Z')
+    return json.dumps(token).encode()
 
 
 class TestInterrupted(FaultTestCase):
