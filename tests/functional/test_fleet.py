@@ -42,7 +42,8 @@ _SERVER_PATH = re.compile(r'/servers/([0-9a-f-]{36})/action')
 class Sampler(threading.Thread):
     """Samples, every 0.1 s, the servers of a rollout that are down: not
     ACTIVE or busy (resizing, VERIFY_RESIZE), or on a node that is not
-    active or in maintenance."""
+    active or in maintenance.  A sample that fails fails the test, at the
+    end of the ``with``: no sample may go missing."""
 
     def __init__(self, test, servers):
         super().__init__(daemon=True)
@@ -50,6 +51,7 @@ class Sampler(threading.Thread):
         self.ironic = test.sdk(base.SYSTEM_ADMIN).baremetal
         self.servers = set(servers)
         self.samples = []
+        self.error = None
         self.stopped = threading.Event()
 
     def __enter__(self):
@@ -58,12 +60,19 @@ class Sampler(threading.Thread):
 
     def __exit__(self, *exc):
         self.stopped.set()
-        self.join()
+        self.join(timeout=120)
+        if exc[0] is None and (self.error or self.is_alive()):
+            raise AssertionError('the budget sampler failed after %d '
+                                 'samples: %r' % (len(self.samples),
+                                                  self.error or 'hung'))
 
     def run(self):
-        while not self.stopped.is_set():
-            self.samples.append(len(self.down()))
-            self.stopped.wait(0.1)
+        try:
+            while not self.stopped.is_set():
+                self.samples.append(len(self.down()))
+                self.stopped.wait(0.1)
+        except Exception as exc:    # noqa: BLE001 - the test's to fail
+            self.error = exc
 
     def down(self):
         found = self.nova.get('/servers/detail?all_tenants=True',
@@ -574,15 +583,18 @@ class TestFleet(FleetTestCase):
         (after its lock, pending record, service request or resize, during
         its servicing, after its confirmation, before its unlock), each
         point reached; a round ends when every server got there, and the
-        next goes back; then a last run gets there.  A sampler holds the
-        budget all along; the proxies count no node serviced and no server
-        resized twice in a round, and no lock is left."""
+        next goes back; then a last run gets there.  Meanwhile the other
+        reads meet seeded weather (``Chaos.STORMS``): 503s with a
+        Retry-After, bodies that trickle.  A sampler holds the budget all
+        along; the proxies count no node serviced and no server resized
+        twice in a round, and no lock is left."""
         kills = int(os.environ.get('FN_CHAOS_KILLS') or self.KILLS)
         ids = {n: s['id'] for n, s in servers.items()}
         nodes = {n: self.node_of(ids[n]) for n in ('a', 'b')}
         for node in nodes.values():     # a servicing lasts: a poll sees it
             self.slow_bios(node)
-        chaos = Chaos({self.node(nodes[n])['uuid']: ids[n] for n in nodes})
+        chaos = Chaos({self.node(nodes[n])['uuid']: ids[n] for n in nodes},
+                      random.Random(chance.random()))  # noqa: S311
         with faults.FaultProxy(self.endpoint('baremetal'),
                                chaos.fault) as ironic, \
                 faults.FaultProxy(self.endpoint('compute'),
@@ -663,12 +675,14 @@ class TestFleet(FleetTestCase):
 
     def report_chaos(self, seed, chaos, runs, recovered):
         """The run's seed and points, for the chaos env's report."""
-        text = 'seed %d: %d kill points reached over %d round(s) (%s); ' \
-            'then %s; %d kill points of recovery reached (%s), each node ' \
-            'held with its line, serviced once\n' % (
+        text = 'seed %d: %d kill points reached over %d round(s) (%s), ' \
+            'through %d read(s) answered 503 with Retry-After: 1 and %d ' \
+            'whose body trickled; then %s; %d kill points of recovery ' \
+            'reached (%s), each node held with its line, serviced once\n' % (
                 seed, len(chaos.reached), chaos.round + 1,
-                ', '.join(k for _, k in chaos.reached), runs,
-                len(recovered), ', '.join(recovered))
+                ', '.join(k for _, k in chaos.reached), chaos.storms['503'],
+                chaos.storms['trickle'], runs, len(recovered),
+                ', '.join(recovered))
         self.addDetail('chaos', content.text_content(text))
         if os.environ.get('FN_CHAOS_REPORT'):
             with open(os.environ['FN_CHAOS_REPORT'], 'a') as f:
@@ -743,13 +757,21 @@ class Chaos:
     BEFORE = ('unlock', 'servicing')
     _ACTIONS = (('lock', b'"lock"'), ('unlock', b'"unlock"'),
                 ('resize', b'"resize"'), ('confirm', b'"confirmResize"'))
+    # the weather on the other reads: a share answered 503 with a
+    # Retry-After (their retry passes), a share whose body trickles (10
+    # KB/s), each within the run's bounds
+    STORMS = (('503', 0.04, faults.RetryAfter(503, 1)),
+              ('trickle', 0.04, faults.Trickle(512, 0.05)))
 
-    def __init__(self, servers):
+    def __init__(self, servers, weather):
         self.servers = servers
+        self.weather = weather      # a random.Random of its own seed
         self.lock = threading.Lock()     # two proxies ask at once
         self.round = 0
         self.reached = []
         self.writes = collections.Counter()
+        self.storms = collections.Counter()
+        self.stormed = set()        # the paths whose retry passes
         self.at, self.state = None, {}
 
     def aim(self, at):
@@ -781,6 +803,23 @@ class Chaos:
             self.state['armed'] = True
         if kind in ('service', 'resize'):
             self.writes[(self.round, server, kind)] += 1
+        if method == 'GET' and kind is None:
+            return self.storm(path)
+        return None
+
+    def storm(self, path):
+        """The weather's fault for a read, or None."""
+        if path in self.stormed:
+            self.stormed.discard(path)
+            return None
+        roll = self.weather.random()
+        for name, share, fault in self.STORMS:
+            if roll < share:
+                self.storms[name] += 1
+                if name == '503':
+                    self.stormed.add(path)
+                return fault
+            roll -= share
         return None
 
     def classify(self, method, path, body):

@@ -25,6 +25,7 @@ from osc_lib import exceptions
 
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.use_cases.fleet import ending
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -67,6 +68,29 @@ class FleetTestCase(fakes.TestCommand):
         self.nova.resize_reads = 3
         self.peak = 0
         self.ironic.after_request = self.nova.after_request = self.sample
+
+    def ctrl_c_taken(self):
+        """An Event set (and set at first) once the rollout's Ctrl-C
+        handler has run since it was cleared: a signal sent before that
+        would be merged with the one pending."""
+        taken, real = threading.Event(), signal.signal
+        taken.set()
+
+        def installing(signum, handler):
+            if getattr(handler, '__module__', None) == ending.__name__:
+                rollouts = handler
+
+                def handler(*args):
+                    try:
+                        return rollouts(*args)
+                    finally:
+                        taken.set()
+
+            return real(signum, handler)
+
+        self.useFixture(fixtures.MockPatch('signal.signal',
+                                           side_effect=installing))
+        return taken
 
     def baremetal(self, name, node_name, tagged):
         server = self.nova.add_server(name, self.gold)
@@ -366,12 +390,7 @@ class TestInterrupted(FleetTestCase):
         before (two signals the process has not yet taken are one)."""
         sampled = self.ironic.after_request
         self.sent = []
-
-        def taken():
-            for _ in range(1000):
-                if 'Interrupted:' in self.fake_stderr.getvalue():
-                    return
-                SLEEP(0.01)
+        taken = self.ctrl_c_taken()
 
         def hook(method, path):
             sampled(method, path)
@@ -382,8 +401,8 @@ class TestInterrupted(FleetTestCase):
             else:
                 return
             if len(self.sent) % 3 == 1 and len(self.sent) < 3 * times:
-                if len(self.sent) > 1:
-                    taken()
+                taken.wait(10)
+                taken.clear()
                 os.kill(os.getpid(), signal.SIGINT)
 
         self.ironic.after_request = hook
