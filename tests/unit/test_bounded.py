@@ -105,6 +105,17 @@ class _TricklingIronic(test_rest._FakeIronicHandler):
                 return
 
 
+class _ListingIronic(test_rest._FakeIronicHandler):
+    """A loopback ironic whose deploy template listing grows by one at
+    each read."""
+
+    def do_GET(self):
+        if not self.discovered():
+            self.answer(200, {'deploy_templates': [
+                {'name': 'CUSTOM_T%d' % n, 'steps': []}
+                for n in range(len(self.server.seen))]})
+
+
 class _SilentKeystone(http.server.BaseHTTPRequestHandler):
     """A keystone that issues one token, which expires within a minute,
     then accepts every request and never answers."""
@@ -257,6 +268,30 @@ class TestTimeouts(testtools.TestCase):
             'within 1.5 s (deploy_config_request_seconds)'
             % auth_url[:-3], str(exc))
         self.assertEqual([], server.seen)
+
+    def test_no_read_is_served_from_the_sdks_cache(self):
+        # ``cache:`` in clouds.yaml: each read reaches ironic
+        import openstack
+        from openstack import config
+
+        server = serve(self, _ListingIronic)
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'clouds.yaml')
+        with open(path, 'w') as f:
+            json.dump({'cache': {'class': 'dogpile.cache.memory',
+                                 'expiration_time': 3600, 'expiration': {
+                                     'baremetal.deploy_templates': 3600}},
+                       'clouds': {
+                't': {'auth_type': 'none', 'baremetal_endpoint_override': (
+                    'http://127.0.0.1:%d/v1' % server.server_address[1])}}},
+                f)
+        conn = openstack.connection.Connection(config=config.OpenStackConfig(
+            config_files=[path], load_envvars=False).get_one('t'))
+        self.assertTrue(conn.cache_enabled)
+        api = ironic.Ironic(conn.baremetal, versions.DEPLOY_TEMPLATES)
+        api.timeouts = rest.Timeouts(1, 1)
+        self.assertEqual([0, 1, 2], [len(api.deploy_templates())
+                                     for _ in range(3)])
 
     def silent_ironic(self, timeouts):
         server = serve(self, _SilentIronic)
