@@ -19,13 +19,15 @@ import re
 import signal
 import threading
 import time
+import types
 
 import fixtures
 from osc_lib import exceptions
+import testtools
 
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
-from osc_deploy_config.use_cases.fleet import ending
+from osc_deploy_config.use_cases.fleet import signals
 from osc_deploy_config.v1 import server_deploy_config as cmds
 from tests.unit import fakes
 from tests.unit.fakes import GOLD
@@ -70,14 +72,22 @@ class FleetTestCase(fakes.TestCommand):
         self.ironic.after_request = self.nova.after_request = self.sample
 
     def ctrl_c_taken(self):
-        """An Event set (and set at first) once the rollout's Ctrl-C
-        handler has run since it was cleared: a signal sent before that
-        would be merged with the one pending."""
-        taken, real = threading.Event(), signal.signal
+        """A function that waits until the rollout's Ctrl-C handler has run
+        since it last returned (at once the first time): a signal sent
+        before that would be merged with the one pending.  The test fails
+        where one never ran."""
+        taken, real, missed = threading.Event(), signal.signal, []
         taken.set()
 
+        def wait():
+            if not taken.wait(10):
+                missed.append('a Ctrl-C the rollout never took')
+            taken.clear()
+
+        self.addCleanup(lambda: self.assertEqual([], missed))
+
         def installing(signum, handler):
-            if getattr(handler, '__module__', None) == ending.__name__:
+            if getattr(handler, '__module__', None) == signals.__name__:
                 rollouts = handler
 
                 def handler(*args):
@@ -90,7 +100,7 @@ class FleetTestCase(fakes.TestCommand):
 
         self.useFixture(fixtures.MockPatch('signal.signal',
                                            side_effect=installing))
-        return taken
+        return wait
 
     def baremetal(self, name, node_name, tagged):
         server = self.nova.add_server(name, self.gold)
@@ -115,13 +125,13 @@ class FleetTestCase(fakes.TestCommand):
         return next(s for s in self.nova.servers.values()
                     if s['name'] == name)
 
-    def roll(self, *args):
+    def roll(self, *args, stdout=None):
         """As cliff runs the command: (exit status, {server: row}, what it
         said on stderr, the error line or None)."""
         cmd = cmds.SetServerDeployConfig(self.app, None)
         cmd.rows = []
         parsed = self.check_parser(cmd, list(args), [])
-        self.app.stdout = fakes.io.StringIO()
+        self.app.stdout = stdout or fakes.io.StringIO()
         status, line = 0, None
         try:
             status = cmd.run(parsed)
@@ -401,11 +411,59 @@ class TestInterrupted(FleetTestCase):
             else:
                 return
             if len(self.sent) % 3 == 1 and len(self.sent) < 3 * times:
-                taken.wait(10)
-                taken.clear()
+                taken()
                 os.kill(os.getpid(), signal.SIGINT)
 
         self.ironic.after_request = hook
+
+    def test_ctrl_c_twice_while_the_table_prints_prints_it_whole(self):
+        class Interrupted(fakes.io.StringIO):
+            def write(self, text):
+                if not self.getvalue():
+                    for _ in range(2):  # each taken at once: this thread
+                        os.kill(os.getpid(), signal.SIGINT)
+                return super().write(text)
+
+        printed = Interrupted()
+        status, rows, _, _ = self.roll('db-0', 'web-0', *DISABLED, '-f',
+                                       'value', '-c', 'Server', '-c',
+                                       'Outcome', stdout=printed)
+        self.assertEqual(130, status)
+        self.assertEqual(['db-0 done', 'web-0 done'],
+                         sorted(printed.getvalue().splitlines()))
+
+    def test_a_ctrl_c_that_leaves_waits_for_a_row_being_recorded(self):
+        rollout = types.SimpleNamespace(interrupted=False, started=True,
+                                        shielded=0, deferred=False)
+        recorded = []
+        with signals.interrupts(rollout):
+            with testtools.ExpectedException(KeyboardInterrupt):
+                with signals.shielded(rollout):
+                    for _ in range(2):  # each taken at once: this thread
+                        os.kill(os.getpid(), signal.SIGINT)
+                    recorded.append('row')
+            self.assertEqual(['row'], recorded)
+            with signals.shielded(rollout, final=True):     # the table
+                os.kill(os.getpid(), signal.SIGINT)
+                recorded.append('table')
+        self.assertEqual(['row', 'table'], recorded)
+
+    def test_ctrl_c_before_any_toggle_starts_prints_every_row(self):
+        # the planning's lines said, the drive not begun: nothing started
+        real = cmds.SetServerDeployConfig.say
+
+        def say(cmd, text):
+            real(cmd, text)
+            if text.startswith('Planning '):
+                os.kill(os.getpid(), signal.SIGINT)
+
+        self.patch(cmds.SetServerDeployConfig, 'say', say)
+        status, rows, _, _ = self.roll('db-0', 'web-0', *DISABLED)
+        self.assertEqual(130, status)
+        self.assertEqual({'db-0': 'not started: interrupted',
+                          'web-0': 'not started: interrupted'},
+                         self.outcomes(rows))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
 
     def test_a_first_ctrl_c_lets_those_in_flight_end(self):
         self.interrupt(1, lambda method, path: method == 'PUT')

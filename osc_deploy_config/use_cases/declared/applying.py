@@ -19,6 +19,7 @@ from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.use_cases.declared import planning
 from osc_deploy_config.use_cases.declared import writing
 from osc_deploy_config.use_cases.fleet import rollout as rollouts
+from osc_deploy_config.use_cases.fleet import signals
 
 # How long the node sync waits for placement, unless --wait-timeout says.
 SYNC_TIMEOUT = 300
@@ -108,8 +109,9 @@ class Applied:
         rollout = rollouts.Rollout(self.clients, self.say,
                                    self.max_unavailable, self.max_failures,
                                    **options)
-        _, rows = rollouts.roll_out(rollout, refs, configs, flavor,
-                                    all_projects=True)
+        with signals.interrupts(rollout):
+            _, rows = rollouts.roll_out(rollout, refs, configs, flavor,
+                                        all_projects=True)
         self.rollouts.append((rollout, rows))
         return rows
 

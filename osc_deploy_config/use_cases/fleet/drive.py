@@ -25,6 +25,7 @@ from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.fleet import ahead
 from osc_deploy_config.use_cases.fleet import budget as budgets
 from osc_deploy_config.use_cases.fleet import polls
+from osc_deploy_config.use_cases.fleet import signals
 from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import waits
@@ -139,9 +140,8 @@ class Drive:
         return True
 
     def up(self, server_id):
-        """A toggle's server is up again (in its worker): no longer in
-        flight, its place is the cloud's to say, as read with the poll
-        that found it up (``polls``), else by a read of the drive's."""
+        """A toggle's server is up again (in its worker): its place is the
+        cloud's to say, as the poll that found it up read it (``polls``)."""
         self.polls.read_budget(server_id)
         with self.rollout.lock:     # done, but its unlock
             self.rollout.count.up(server_id)
@@ -187,26 +187,27 @@ class Drive:
 
     def ended(self, result):
         """A toggle's Result, or its server up again (worker.Up)."""
-        found_up = self.polls.found_up(result.server_id)
-        if result.server_id in self.budget.running:
-            self.budget.release(result.server_id)
-            if found_up:
-                self.fresh = True
-            else:
-                self.stale = True
-        if isinstance(result, worker.Up):
-            return
-        self.threads.pop(result.server_id, None)
-        self.gates.ended(result.server_id)
-        one = self.running.pop(result.server_id, None)
-        placed = one is not None
-        if not placed:      # prepared ahead, ended before its place
-            if result.outcome == fleet_plan.UNAVAILABLE:
-                return      # on an older read: it waits, judged at its place
-            one = next(o for o in self.waiting
-                       if o.server['id'] == result.server_id)
-            self.waiting.remove(one)
-        self.rollout.ended(one, result, placed)
+        with signals.shielded(self.rollout):   # its row, whole
+            found_up = self.polls.found_up(result.server_id)
+            if result.server_id in self.budget.running:
+                self.budget.release(result.server_id)
+                if found_up:
+                    self.fresh = True
+                else:
+                    self.stale = True
+            if isinstance(result, worker.Up):
+                return
+            self.threads.pop(result.server_id, None)
+            self.gates.ended(result.server_id)
+            one = self.running.pop(result.server_id, None)
+            placed = one is not None
+            if not placed:      # prepared ahead, ended before its place
+                if result.outcome == fleet_plan.UNAVAILABLE:
+                    return  # on an older read: it waits, judged at its place
+                one = next(o for o in self.waiting
+                           if o.server['id'] == result.server_id)
+                self.waiting.remove(one)
+            self.rollout.ended(one, result, placed)
 
     def join(self, seconds):
         """The Results of the toggles in flight (told to stop), for up to

@@ -10,19 +10,17 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""How a rollout ends: Ctrl-C taken anywhere (``interrupts``), its workers
+"""How a rollout ends: its workers
 told to stop and waited for a while when it leaves (``leave``), and what it
 did read back from the cloud (``read_back``), each a server's row
 whatever happens."""
-
-import contextlib
-import signal
 
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.domain.servers import server_configs
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.fleet import drive as drives
+from osc_deploy_config.use_cases.fleet import signals
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import recovery
 
@@ -55,9 +53,11 @@ def leave(rollout, drive):
     except KeyboardInterrupt:
         rollout.left_at_once = True
     finally:
-        for line in recovery.UNHELD.lines():
-            rollout.failures.append(line)
-            rollout.say(line)
+        with signals.shielded(rollout, final=True):
+            for line in recovery.UNHELD.lines():
+                rollout.failures.append(line)
+                rollout.say(line)
+        rollout.left_at_once = rollout.left_at_once or rollout.deferred
 
 
 def read_back(rollout, drive):
@@ -114,27 +114,3 @@ def off_target(rollout, server, node):
         outcomes.configs_text(c for c, _ in off),
         'its node\'s record' if node else 'its flavor',
         outcomes.configs_text(n for _, n in off if n) or 'none')
-
-
-@contextlib.contextmanager
-def interrupts(rollout):
-    """Meanwhile, a first Ctrl-C stops new starts (those in flight end
-    first), a second one leaves (KeyboardInterrupt): the workers are
-    told to stop and waited for a while, and a third one leaves at
-    once."""
-    def interrupt(signum, frame):
-        # no line here: the drive says it (``say_interrupted``); a
-        # handler that took the lines' lock could wait on itself
-        if rollout.interrupted:
-            raise KeyboardInterrupt()
-        rollout.interrupted = True
-
-    try:
-        previous = signal.signal(signal.SIGINT, interrupt)
-    except ValueError:      # not the main thread: no signals here
-        previous = None
-    try:
-        yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)

@@ -62,6 +62,7 @@ from osc_deploy_config.use_cases.fleet import drive as drives
 from osc_deploy_config.use_cases.fleet import ending
 from osc_deploy_config.use_cases.fleet import planning
 from osc_deploy_config.use_cases.fleet import reading as fleet_reading
+from osc_deploy_config.use_cases.fleet import signals
 from osc_deploy_config.use_cases.fleet import worker
 from osc_deploy_config.use_cases.toggle import claim as claims
 from osc_deploy_config.use_cases.toggle import outcomes
@@ -117,6 +118,9 @@ class Rollout:
         self.interrupted = False    # Ctrl-C: no new start
         self.interrupt_said = False
         self.left_at_once = False   # a second Ctrl-C
+        # ``signals``: a toggle may have started; a section Ctrl-C waits
+        # for, and a Ctrl-C that waited for it
+        self.started, self.shielded, self.deferred = False, 0, False
 
     # ------------------------------------------------------------ run
 
@@ -132,28 +136,28 @@ class Rollout:
         self.count = fleet_plan.Count(len(todo))
         drive = self.drive = drives.Drive(
             self, todo, {p.server['id']: p.server['name'] for p in planned})
-        with ending.interrupts(self):
-            try:
-                self.clear_left_locks(planned)
-                drive.go()
-            except KeyboardInterrupt:
-                self.left_at_once = True
-                drive.why_not = drive.why_not or drives.stopped_by(drive)
-            except Exception as exc:    # noqa: BLE001 - the rows first
-                self.failures.append('the rollout: %s'
-                                     % outcomes.one_line(exc))
-                drive.why_not = 'the rollout stopped: %s' % (
-                    outcomes.one_line(exc))
-            ending.leave(self, drive)
-            try:
-                if self.left_at_once:
-                    ending.not_read_back(self, 'interrupted')
-                else:
-                    ending.read_back(self, drive)
-            except KeyboardInterrupt:
-                self.left_at_once = True
+        try:
+            self.started = True
+            self.clear_left_locks(planned)
+            drive.go()
+        except KeyboardInterrupt:
+            self.left_at_once = True
+            drive.why_not = drive.why_not or drives.stopped_by(drive)
+        except Exception as exc:    # noqa: BLE001 - the rows first
+            self.failures.append('the rollout: %s' % outcomes.one_line(exc))
+            drive.why_not = 'the rollout stopped: %s' % (
+                outcomes.one_line(exc))
+        ending.leave(self, drive)
+        try:
+            if self.left_at_once:
                 ending.not_read_back(self, 'interrupted')
-        return [self.row(p, drive) for p in planned]
+            else:
+                ending.read_back(self, drive)
+        except KeyboardInterrupt:
+            self.left_at_once = True
+            ending.not_read_back(self, 'interrupted')
+        with signals.shielded(self, final=True):
+            return [self.row(p, drive) for p in planned]
 
     def clear_left_locks(self, planned):
         """Unlock the servers no toggle of this run will hold that an
@@ -271,8 +275,9 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
              all_projects=False, dry_run=False):
     """Select, plan, and (unless ``dry_run``) toggle: (COLUMNS, rows).
     The configs given, or those the flavor asks for now.  Once the
-    servers are selected, each gets a row whatever happens; planning's
-    reads end at the deadline."""
+    servers are selected, each gets a row whatever happens (Ctrl-C before
+    any toggle started: not started); planning's reads end at the
+    deadline."""
     if not configs and not flavor:
         raise exceptions.CommandError(
             'Give the configs (--deploy-config TYPE=VALUE), or --flavor to '
@@ -281,15 +286,24 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
     with rest.bounded(rollout.deadline):
         selection = fleet_reading.select(rollout.clients, refs, flavor,
                                          project, all_projects)
-    servers = selection.servers
     configs = list(configs) or fleet_plan.flavor_target(selection.flavor)
     rollout.configs = configs
     try:
+        return fleet_plan.COLUMNS, planned_and_run(rollout, selection,
+                                                   configs, dry_run)
+    except KeyboardInterrupt:   # before any toggle started
+        rollout.interrupted = True
+        return fleet_plan.COLUMNS, not_started(selection.servers,
+                                               'interrupted')
+
+
+def planned_and_run(rollout, selection, configs, dry_run):
+    """The rows of the selected servers, planned, then (unless
+    ``dry_run``) toggled."""
+    servers = selection.servers
+    try:
         with rest.bounded(rollout.deadline):
             templates = planning.templates(rollout.clients)
-    except KeyboardInterrupt:
-        rollout.interrupted = True
-        return fleet_plan.COLUMNS, not_started(servers, 'interrupted')
     except Exception as exc:    # noqa: BLE001 - the rows first
         return planning_failed(rollout, servers, exc)
     planning.refuse_missing(templates, configs)
@@ -300,23 +314,19 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
             rollout.fleet = fleet_reading.FleetReading(
                 rollout.clients, selection, templates, configs)
             planned = planning.plan(rollout, rollout.fleet, configs)
-    except KeyboardInterrupt:
-        rollout.interrupted = True
-        return fleet_plan.COLUMNS, not_started(servers, 'interrupted')
     except Exception as exc:    # noqa: BLE001 - the rows first
         return planning_failed(rollout, servers, exc)
     if dry_run:
-        return fleet_plan.COLUMNS, [planned_row(p) for p in planned]
-    return fleet_plan.COLUMNS, rollout.run(planned)
+        return [planned_row(p) for p in planned]
+    return rollout.run(planned)
 
 
 def planning_failed(rollout, servers, exc):
-    """(COLUMNS, rows) of a rollout whose planning failed: each server not
+    """The rows of a rollout whose planning failed: each server not
     started, for that reason."""
     why = outcomes.one_line(exc)
     rollout.failures.append('planning: %s' % why)
-    return fleet_plan.COLUMNS, not_started(servers,
-                                           'planning failed: %s' % why)
+    return not_started(servers, 'planning failed: %s' % why)
 
 
 def not_started(servers, why):
