@@ -25,9 +25,10 @@ socket read (a body that trickles never times out a socket read): each
 read runs in a thread of its own, waited for that long, and left behind
 past it.  A write runs in the caller's thread, within its timeouts for
 each socket operation: it is never left running after its line is said.
-The token is renewed ahead of a request that keystoneauth would renew it
-on the way of, within the request's bound, and a keystone that does not
-answer is named as keystone.
+The token is renewed ahead of any attempt it may not outlive (before
+keystoneauth would renew it on the way, unbounded), by one thread at a
+time, within the request's bound, and a keystone that does not answer is
+named as keystone.
 
 Reads are idempotent: a refused connection or a 503 (a service restarting,
 a proxy in front of it) is retried here, not by keystoneauth (which sleeps
@@ -37,7 +38,9 @@ command's bound and is no longer than a request's read timeout; a read
 that timed out, in its headers or its body, is not (a service that
 accepts and never answers would only be waited for again).  A write is
 retried only where a service says so (``retriable_writes``), never a
-create, and never after a timeout.  Retries are logged for --debug only
+create, and never after a timeout: here too, and only where the pause and
+the write's whole timeouts end before the command's bound.  Retries are
+logged for --debug only
 (``v1.cli.demote_keystoneauth_warnings``); a service that stays
 unreachable, does not answer in time, or fails a read (5xx) gets one line
 naming it and its URL.
@@ -130,7 +133,7 @@ class Api:
 
         features = (feature,) if feature else self.features
         renew_token(self.proxy, method, *self._timeout(method, path))
-        self._check_supported(features)
+        self._check_supported(features)     # may discover: renewed first
         response = self._answer(method, path, versions.need(*features),
                                 **kwargs)
         versions.check_response(response, *features)
@@ -163,6 +166,7 @@ class Api:
         pause, made = RETRY_SECONDS, 0
         while True:
             timeout, bounded_by = self._timeout(method, path)
+            renew_token(self.proxy, method, timeout, bounded_by)
             response, refused = whole_answer(
                 self.proxy, self.service_type, method, path, timeout,
                 bounded_by, self.root, microversion=microversion,
@@ -409,12 +413,16 @@ def whole_answer(proxy, service_type, method, path, bounds, bounded_by,
 def uncached(proxy, path, method, **request):
     """The proxy's request, never served from the SDK's cache: with
     ``cache:`` in clouds.yaml, the SDK answers a read from it (a poll
-    would see nothing move) and drops it at every other request; the
-    request then goes as the proxy's keystoneauth adapter sends it."""
+    would see nothing move), so a read goes as the proxy's keystoneauth
+    adapter sends it; a write goes through the proxy, which drops what
+    the cache holds of it.  (The SDK's ``skip_cache`` drops the cache at
+    every read, and races there between threads.)"""
     conn = getattr(proxy, '_get_connection', lambda: None)()
-    if getattr(conn, 'cache_enabled', False) is True:
+    if method == 'GET' and getattr(conn, 'cache_enabled', False) is True:
         from keystoneauth1 import adapter
 
+        request.setdefault('global_request_id', getattr(
+            conn, '_global_request_id', None))
         return adapter.Adapter.request(proxy, path, method, **request)
     return proxy.request(path, method, **request)
 
@@ -434,7 +442,9 @@ def renew_token(proxy, method, timeout, bounded_by):
     (``token_due``): one thread at a time, the others then finding it
     renewed; within the request's whole bound (``whole_bound``: a
     write's, not cut by the command's bound); one line naming keystone
-    where it does not answer."""
+    where it does not answer.  Not through keystoneauth's own renewal,
+    which holds its lock for as long as keystone is silent, and drops the
+    token it has first."""
     from keystoneauth1 import exceptions as ksa_exceptions
 
     auth, lasting = _auth_of(proxy), sum(timeout)
@@ -445,9 +455,12 @@ def renew_token(proxy, method, timeout, bounded_by):
 
     def renew():
         with _renewal:
+            old = auth.auth_ref
             if token_due(auth, lasting):
-                auth.invalidate()   # keystoneauth's margin is narrower
-                proxy.session.get_token()
+                new = auth.get_auth_ref(proxy.session)
+                if old is not None and new.expires <= old.expires:
+                    auth.unrenewable = True     # a token's: same expiry
+                auth.auth_ref = new
 
     try:
         done, _ = within(seconds + SLACK_SECONDS, renew)
@@ -525,8 +538,9 @@ def retry_after(response, pause):
 
 
 def why_not_again(timeouts, wait):
-    """Why a read answered 503 is not sent again after ``wait`` seconds:
-    past the command's bound, or longer than a request waits."""
+    """Why a request answered to be retried is not sent again after
+    ``wait`` seconds: past the command's bound, or longer than a request
+    waits."""
     until = current_bound()
     why = 'past the time left'
     if (until is None or time.monotonic() + wait < until) and (
@@ -541,8 +555,11 @@ def token_due(auth, lasting=0):
     may last ``lasting`` seconds: none yet, or it expires within
     keystoneauth's margin by the request's end (keystoneauth would renew
     it on the way, unbounded)."""
-    if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate'):
-        return False    # no token of keystone's (auth_type none, admin)
+    if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate') or (
+            getattr(auth, 'unrenewable', False) is True):
+        # no token of keystone's (auth_type none, admin), or one that a
+        # renewal does not extend (auth_type token)
+        return False
     ref = auth.auth_ref
     return ref is None or ref.will_expire_soon(
         TOKEN_MIN_LIFE_SECONDS + lasting)

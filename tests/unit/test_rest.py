@@ -12,6 +12,7 @@
 
 """The REST layer's retries and its one-line service errors."""
 
+import datetime
 import email.utils
 import http.server
 import json
@@ -23,6 +24,7 @@ from unittest import mock
 
 import fixtures
 from keystoneauth1 import exceptions as ksa_exceptions
+from keystoneauth1.identity import v3
 from openstack import exceptions as sdk_exceptions
 from openstack.baremetal.v1 import _proxy as baremetal_proxy
 from osc_lib import exceptions
@@ -168,16 +170,18 @@ class TestWhoAndWhen(testtools.TestCase):
     def test_a_write_renews_its_token_past_the_commands_bound(self):
         # a token due (none yet): renewed in the request's whole bound,
         # which the command's cuts for a read, never for a write
-        def renewed():
+        def renewed(session):
             time.sleep(1)
-            return 'token'
+            return _Token(3600)
 
+        auth = mock.create_autospec(v3.Password, instance=True,
+                                    auth_ref=None, auth_url='http://k:5000/v3')
+        auth.get_auth_ref.side_effect = renewed
         proxy = types.SimpleNamespace(session=types.SimpleNamespace(
-            auth=types.SimpleNamespace(auth_ref=None, invalidate=(
-                lambda: None), auth_url='http://k:5000/v3'),
-            get_token=renewed))
+            auth=auth))
         with rest.bounded(time.monotonic() - 1, 'the grace ran out'):
             rest.renew_token(proxy, 'PUT', (1, 1), 'settings')
+            auth.auth_ref = None
             exc = self.assertRaises(exceptions.CommandError,
                                     rest.renew_token, proxy, 'GET', (1, 1),
                                     'the grace ran out')
@@ -188,36 +192,39 @@ class TestWhoAndWhen(testtools.TestCase):
     def test_a_token_that_would_expire_during_a_request_is_renewed_once(
             self):
         # 123 s left: past keystoneauth's 120 s margin, not past the
-        # request's 4 s; of four threads, one renews it
-        class Ref:
-            def __init__(self, left):
-                self.left = left
-
-            def will_expire_soon(self, seconds):
-                return self.left < seconds
-
-        auth = types.SimpleNamespace(auth_ref=Ref(123), renewals=0)
-
-        def invalidate():
-            auth.auth_ref = None
-
-        def get_token():
+        # request's 4 s; of four threads, one renews it, and the token it
+        # has stays meanwhile (keystoneauth's renewal would drop it)
+        def renewed(session):
             time.sleep(0.2)
-            auth.renewals += 1
-            auth.auth_ref = Ref(3600)
+            self.assertIsNotNone(auth.auth_ref)
+            return _Token(3600)
 
-        auth.invalidate = invalidate
+        auth = mock.create_autospec(v3.Password, instance=True,
+                                    auth_ref=_Token(123))
+        auth.get_auth_ref.side_effect = renewed
         proxy = types.SimpleNamespace(session=types.SimpleNamespace(
-            auth=auth, get_token=get_token))
+            auth=auth))
         threads = [threading.Thread(target=rest.renew_token, args=(
             proxy, 'GET', (1, 3), 'settings')) for _ in range(4)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(5)
-        self.assertEqual(1, auth.renewals)
+        self.assertEqual(1, auth.get_auth_ref.call_count)
         rest.renew_token(proxy, 'GET', (1, 3), 'settings')
-        self.assertEqual(1, auth.renewals)
+        self.assertEqual(1, auth.get_auth_ref.call_count)
+        auth.invalidate.assert_not_called()
+
+    def test_a_token_a_renewal_does_not_extend_is_renewed_once(self):
+        # auth_type token: a new token keeps the old one's expiry
+        auth = mock.create_autospec(v3.Token, instance=True,
+                                    auth_ref=_Token(100))
+        auth.get_auth_ref.return_value = _Token(100)
+        proxy = types.SimpleNamespace(session=types.SimpleNamespace(
+            auth=auth))
+        for _ in range(3):
+            rest.renew_token(proxy, 'GET', (1, 3), 'settings')
+        self.assertEqual(1, auth.get_auth_ref.call_count)
 
     def test_a_retry_after_in_seconds_or_as_a_date(self):
         def answer(value):
@@ -344,3 +351,16 @@ class TestNovaWrites(testtools.TestCase):
             'conflictingRequest': {'code': 409, 'message': 'Something else'}})
         self.assertRaises(sdk_exceptions.ConflictException,
                           api.add_flavor_access, '7', 'p')
+
+
+class _Token:
+    """A token of keystoneauth's (its AccessInfo), ``left`` seconds before
+    its expiry."""
+
+    def __init__(self, left):
+        self.left = left
+        self.expires = datetime.datetime(2026, 12, 4) + datetime.timedelta(
+            seconds=left)
+
+    def will_expire_soon(self, seconds):
+        return self.left < seconds
