@@ -722,7 +722,7 @@ class TestHonestOutcomes(test_fleet.FleetTestCase):
             '/servers/%s/action' % db1['id']))
         status, rows, _, _ = self.roll('db-0', 'db-1', *test_fleet.DISABLED)
         self.assertEqual((130, 'not started: interrupted',
-                          'unchanged: left locked by an interrupted toggle '
+                          'unchanged, left locked: by an interrupted toggle '
                           '(interrupted while clearing it): openstack server '
                           'unlock %s' % db1['id']), (
             status, rows['db-0']['Outcome'], rows['db-1']['Outcome']))

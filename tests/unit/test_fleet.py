@@ -448,6 +448,24 @@ class TestInterrupted(FleetTestCase):
                 recorded.append('table')
         self.assertEqual(['row', 'table'], recorded)
 
+    def test_a_third_ctrl_c_as_the_rollout_leaves_keeps_the_rows_true(self):
+        self.interrupt(2, lambda method, path: method == 'PUT')
+        real = cmds.SetServerDeployConfig.say
+
+        def say(cmd, text):
+            if text.startswith('Leaving:'):
+                os.kill(os.getpid(), signal.SIGINT)
+            real(cmd, text)
+
+        self.patch(cmds.SetServerDeployConfig, 'say', say)
+        status, rows, said, _ = self.roll('db-0', 'db-1', *DISABLED)
+        self.assertEqual(130, status)
+        # db-0's servicing was asked for: in flight, not "not started"
+        self.assertEqual([('bm-0', 'service')],
+                         self.ironic.provision_requests)
+        self.assertRegex(rows['db-0']['Outcome'], '^(interrupted|failed): ')
+        self.assertEqual('not started: interrupted', rows['db-1']['Outcome'])
+
     def test_ctrl_c_before_any_toggle_starts_prints_every_row(self):
         # the planning's lines said, the drive not begun: nothing started
         real = cmds.SetServerDeployConfig.say

@@ -34,6 +34,8 @@ INTERRUPTED = 'interrupted'
 # toggled, but its server stays locked (the unlock failed); toggled, but
 # the read-back was cut short
 LEFT_LOCKED, NOT_READ_BACK = 'done, left locked', 'not read back'
+# it ran the configs already, but a dead lock on it was left (not cleared)
+UNCHANGED_LEFT_LOCKED = 'unchanged, left locked'
 # The outcomes of a fleet that got there.
 ARRIVED = (DONE, UNCHANGED, SKIPPED)
 COLUMNS = ('ID', 'Server', 'Host', 'From', 'To', 'How', 'Outcome',

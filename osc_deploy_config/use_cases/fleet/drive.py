@@ -59,7 +59,7 @@ class Drive:
         self.budget = budgets.Budget(rollout.max_unavailable,
                                      rollout.fleet.look, rollout.clock)
         self.names = names
-        self.done = queue.Queue()
+        self.done = worker.Reports()
         self.why_not = ''
         self.left = ''              # why the rollout left toggles in flight
         self.unread = ''            # why the last read of the cloud failed
@@ -151,14 +151,15 @@ class Drive:
         """The toggle has a place: its gate opens (``fresh``: its server
         and node as read then), or it starts."""
         rollout = self.rollout
-        self.running[one.server['id']] = one
-        self.waiting.remove(one)
-        with rollout.lock:
-            rollout.count.in_flight += 1
-        self.started += 1
-        self.blocked_since = None
-        if not self.gates.open(one.server['id'], fresh):
-            self.run(one, fresh)
+        with signals.shielded(rollout):     # in flight once, and started
+            self.running[one.server['id']] = one
+            self.waiting.remove(one)
+            with rollout.lock:
+                rollout.count.in_flight += 1
+            self.started += 1
+            self.blocked_since = None
+            if not self.gates.open(one.server['id'], fresh):
+                self.run(one, fresh)
         rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
 
     def run(self, one, fresh):
@@ -209,20 +210,6 @@ class Drive:
                 self.waiting.remove(one)
             self.rollout.ended(one, result, placed)
 
-    def join(self, seconds):
-        """The Results of the toggles in flight (told to stop), for up to
-        ``seconds``: those still running then are left."""
-        until = time.monotonic() + seconds
-        while self.threads:
-            left = until - time.monotonic()
-            if left <= 0:
-                return
-            try:
-                result = self.done.get(timeout=min(1, left))
-            except queue.Empty:
-                continue
-            self.ended(result)
-
     def worth_waiting(self):
         """With nothing running: whether a server still waiting may yet
         start (a server that spends the budget is under way back, or the
@@ -246,6 +233,23 @@ class Drive:
                      'service does not answer?): rerun to finish it'
                      % (GRACE_SECONDS - JOIN_SECONDS))
         return True
+
+
+def join(drive, seconds):
+    """The Results of the drive's toggles in flight (told to stop), for up to
+    ``seconds``: those still running then are left."""
+    until = time.monotonic() + seconds
+    while drive.threads:
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            result = drive.done.get(timeout=min(1, left))
+        except queue.Empty:
+            if not any(t.is_alive() for t in drive.threads.values()):
+                return      # each reported (``Reports``)
+            continue
+        drive.ended(result)
 
 
 def stopped_by(drive):

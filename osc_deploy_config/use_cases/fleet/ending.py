@@ -31,6 +31,33 @@ def grace_ran_out():
             % drives.GRACE_SECONDS)
 
 
+def carry_out(rollout, drive, planned):
+    """The drive, then its leaving and its read-back (``leave``,
+    ``read_back``); a Ctrl-C that leaves anywhere in them leaves at once,
+    nothing more read back."""
+    try:
+        try:
+            rollout.clear_left_locks(planned)
+            drive.go()
+        except KeyboardInterrupt:
+            rollout.left_at_once = True
+            drive.why_not = drive.why_not or drives.stopped_by(drive)
+        except Exception as exc:    # noqa: BLE001 - the rows first
+            rollout.failures.append('the rollout: %s'
+                                    % outcomes.one_line(exc))
+            drive.why_not = 'the rollout stopped: %s' % (
+                outcomes.one_line(exc))
+        leave(rollout, drive)
+        if rollout.left_at_once:
+            not_read_back(rollout, 'interrupted')
+        else:
+            read_back(rollout, drive)
+    except KeyboardInterrupt:
+        rollout.left_at_once = True
+        with signals.shielded(rollout, final=True):
+            not_read_back(rollout, 'interrupted')
+
+
 def leave(rollout, drive):
     """With toggles still in flight: tell their workers to stop, wait
     for them a while (``drive.JOIN_SECONDS``), and say how to hold a
@@ -38,18 +65,18 @@ def leave(rollout, drive):
     drive.gates.close(drive.why_not)
     if not drive.running:
         try:    # those prepared ahead, told not to start: their unlocks
-            drive.join(drives.JOIN_SECONDS)
+            drives.join(drive, drives.JOIN_SECONDS)
         except KeyboardInterrupt:
             rollout.left_at_once = True
         return
     rollout.leaving.set()
-    rollout.say('Leaving: %d toggle(s) in flight are told to stop, and '
-                'waited for up to %d s%s.' % (
-                    len(drive.running), drives.JOIN_SECONDS,
-                    ' (Ctrl-C again to leave now)' if rollout.interrupted
-                    else ''))
     try:
-        drive.join(drives.JOIN_SECONDS)
+        rollout.say('Leaving: %d toggle(s) in flight are told to stop, and '
+                    'waited for up to %d s%s.' % (
+                        len(drive.running), drives.JOIN_SECONDS,
+                        ' (Ctrl-C again to leave now)' if rollout.interrupted
+                        else ''))
+        drives.join(drive, drives.JOIN_SECONDS)
     except KeyboardInterrupt:
         rollout.left_at_once = True
     finally:

@@ -121,6 +121,7 @@ class Rollout:
         # ``signals``: a toggle may have started; a section Ctrl-C waits
         # for, and a Ctrl-C that waited for it
         self.started, self.shielded, self.deferred = False, 0, False
+        self.planned = []
 
     # ------------------------------------------------------------ run
 
@@ -136,28 +137,15 @@ class Rollout:
         self.count = fleet_plan.Count(len(todo))
         drive = self.drive = drives.Drive(
             self, todo, {p.server['id']: p.server['name'] for p in planned})
-        try:
-            self.started = True
-            self.clear_left_locks(planned)
-            drive.go()
-        except KeyboardInterrupt:
-            self.left_at_once = True
-            drive.why_not = drive.why_not or drives.stopped_by(drive)
-        except Exception as exc:    # noqa: BLE001 - the rows first
-            self.failures.append('the rollout: %s' % outcomes.one_line(exc))
-            drive.why_not = 'the rollout stopped: %s' % (
-                outcomes.one_line(exc))
-        ending.leave(self, drive)
-        try:
-            if self.left_at_once:
-                ending.not_read_back(self, 'interrupted')
-            else:
-                ending.read_back(self, drive)
-        except KeyboardInterrupt:
-            self.left_at_once = True
-            ending.not_read_back(self, 'interrupted')
-        with signals.shielded(self, final=True):
-            return [self.row(p, drive) for p in planned]
+        self.planned, self.started = planned, True
+        ending.carry_out(self, drive, planned)
+        return self.rows()
+
+    def rows(self):
+        """The row of each planned server, from what the rollout did;
+        from here on, no Ctrl-C cuts them or their table."""
+        signals.hold_off(self)
+        return [self.row(p, self.drive) for p in self.planned]
 
     def clear_left_locks(self, planned):
         """Unlock the servers no toggle of this run will hold that an
@@ -239,10 +227,15 @@ class Rollout:
             return fleet_plan.row(one, one.verdict, one.why)
         if not one.to_toggle:
             left = self.left_locked.get(one.server['id'])
-            return fleet_plan.row(one, fleet_plan.UNCHANGED, left and (
-                'left locked by an interrupted toggle (%s): openstack '
-                'server unlock %s' % (left, one.server['id'])))
-        found = self.results.get(one.server['id'])
+            if not left:
+                return fleet_plan.row(one, fleet_plan.UNCHANGED)
+            return fleet_plan.row(
+                one, fleet_plan.UNCHANGED_LEFT_LOCKED, 'by an interrupted '
+                'toggle (%s): openstack server unlock %s' % (
+                    left, one.server['id']))
+        found = self.results.get(one.server['id']) or (
+            drive.done.reported.get(one.server['id'])
+            if one.server['id'] in drive.running else None)
         if found:
             return fleet_plan.row(one, found.outcome, found.why,
                                   found.seconds)
@@ -291,8 +284,10 @@ def roll_out(rollout, refs=(), configs=(), flavor=None, project=None,
     try:
         return fleet_plan.COLUMNS, planned_and_run(rollout, selection,
                                                    configs, dry_run)
-    except KeyboardInterrupt:   # before any toggle started
+    except KeyboardInterrupt:
         rollout.interrupted = True
+        if rollout.started:     # a toggle may have: its row says
+            return fleet_plan.COLUMNS, rollout.rows()
         return fleet_plan.COLUMNS, not_started(selection.servers,
                                                'interrupted')
 
@@ -345,7 +340,9 @@ def unchanged(prepared):
     """The Result of a toggle whose server runs the configs already (a
     dead lock on it left past the deadline said)."""
     claim = prepared.claim
-    return worker.Result(
-        prepared.server['id'], fleet_plan.UNCHANGED,
-        'left locked by an interrupted toggle past --wait-timeout: a rerun '
-        'unlocks it' if claim and claim.left_locked else '')
+    if claim and claim.left_locked:
+        return worker.Result(
+            prepared.server['id'], fleet_plan.UNCHANGED_LEFT_LOCKED,
+            'by an interrupted toggle, past --wait-timeout: a rerun unlocks '
+            'it')
+    return worker.Result(prepared.server['id'], fleet_plan.UNCHANGED)

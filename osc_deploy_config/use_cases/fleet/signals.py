@@ -61,3 +61,9 @@ def shielded(rollout, final=False):
     if rollout.deferred and not rollout.shielded and not final:
         rollout.deferred = False
         raise KeyboardInterrupt()
+
+
+def hold_off(rollout):
+    """From now on, a Ctrl-C that would leave waits for ever: the rows and
+    the table come whole, and the command ends as interrupted anyway."""
+    rollout.shielded += 1

@@ -15,6 +15,7 @@
 for nothing else."""
 
 import dataclasses
+import queue
 import time
 
 from osc_deploy_config.domain.fleet import fleet_plan
@@ -45,6 +46,21 @@ class Up:
     follows)."""
 
     server_id: str
+
+
+class Reports(queue.Queue):
+    """The Results the workers put, for the drive to take in order; each
+    also kept by server ID (``reported``): one that a Ctrl-C took from
+    the queue before the drive saw it still gives its row."""
+
+    def __init__(self):
+        super().__init__()
+        self.reported = {}
+
+    def put(self, item, *args, **kwargs):
+        if isinstance(item, Result):
+            self.reported[item.server_id] = item
+        super().put(item, *args, **kwargs)
 
 
 def work(toggle_one, one, fresh, done):
