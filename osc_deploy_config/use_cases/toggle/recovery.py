@@ -44,6 +44,7 @@ from osc_lib import exceptions
 from osc_deploy_config.domain.hardware import effects
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.domain.toggle import toggle_states
+from osc_deploy_config.services import rest
 from osc_deploy_config.use_cases.toggle import outcomes
 from osc_deploy_config.use_cases.toggle import waits
 
@@ -260,10 +261,13 @@ class Recovery:
 
     def hold(self, node, reason):
         """Put the node in maintenance, for ``reason`` (a write the
-        conductor's lock refuses is retried by the client); one line when
-        it cannot be."""
+        conductor's lock refuses, as it does right after an abort, is
+        retried: past the command's bound too, as the node is not safe
+        until it is held; a rollout that leaves meanwhile says how to hold
+        it); one line when it cannot be."""
         try:
-            self.ironic.set_maintenance(node['uuid'], True, reason)
+            with rest.bounded(None):
+                self.ironic.set_maintenance(node['uuid'], True, reason)
         except Exception as exc:    # noqa: BLE001 - said, with the command
             raise exceptions.CommandError(
                 'Node %s could not be put back in maintenance after a failed '
