@@ -13,6 +13,7 @@
 """The declared file: read with line and column, written in a stable
 order, and its difference from the cloud (domain.declared)."""
 
+import types
 from unittest import mock
 
 import fixtures
@@ -325,6 +326,18 @@ class TestAgainstTheCloud(fakes.TestCommand):
         with open(path, 'w') as f:
             f.write(text)
         return planning.plan(self.clients, path, prune)
+
+    def test_no_rollout_starts_once_one_was_interrupted(self):
+        from osc_deploy_config.use_cases.declared import applying
+
+        said = []
+        applied = applying.Applied(self.clients, said.append, True, 1, 0)
+        interrupted = types.SimpleNamespace(interrupted=True)
+        applied.rollouts.append((interrupted, []))
+        self.assertEqual([], applied.one_rollout(flavor='bm.gold'))
+        self.assertEqual(['Not rolled out (interrupted): flavor bm.gold'],
+                         said)
+        self.assertEqual([], self.nova.requests + self.ironic.requests)
 
     def test_a_template_per_class_added_makes_the_flavors_trait_drift(self):
         found = self.plan(PER_CLASS).changes

@@ -102,6 +102,12 @@ class Applied:
         return rows
 
     def one_rollout(self, refs=(), configs=(), flavor=None):
+        """One flavor's or image's rollout: its rows; none once an earlier
+        one was interrupted (Ctrl-C), said."""
+        if any(r.interrupted for r, _ in self.rollouts):
+            self.say('Not rolled out (interrupted): %s' % (
+                'flavor %s' % flavor if flavor else ', '.join(refs)))
+            return []
         options = {'allowed_steps': self.allowed_steps,
                    'retry_failed': self.retry_failed}
         if self.wait_seconds is not None:
