@@ -175,7 +175,6 @@ class TestRetries(FaultTestCase):
                              r'timed out giving its whole answer within 4 s '
                              r'\(deploy_config_request_seconds\)$')
 
-
     def test_a_silent_keystone_at_renewal_ends_a_rollout_in_one_line(self):
         """Every token the proxy passes expires in 123 s: beyond
         keystoneauth's margin (120 s), within ours (120 s and the 4 s a

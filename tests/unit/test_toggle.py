@@ -408,7 +408,6 @@ class TestVirtual(ToggleTestCase):
         self.assertEqual(('unlock', False), (
             self.nova.locks(self.server)[-1], self.shown()['locked']))
 
-
     def test_no_takeover_of_such_a_lock_starts_past_the_deadline(self):
         # a rollout's toggle that finds the server there past its
         # deadline leaves the dead lock to the rerun
@@ -424,6 +423,7 @@ class TestVirtual(ToggleTestCase):
         self.assertIn('  server web-1 stays locked by an interrupted toggle '
                       '(--wait-timeout reached): a rerun unlocks it',
                       self.said)
+
     def test_a_lock_is_taken_over_only_if_it_is_still_left(self):
         # read when planned: a killed toggle's lock; read again before the
         # takeover: another toggle, alive, holds the server now
