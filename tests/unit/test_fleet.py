@@ -449,11 +449,13 @@ class TestInterrupted(FleetTestCase):
         self.assertEqual(['row', 'table'], recorded)
 
     def test_a_third_ctrl_c_as_the_rollout_leaves_keeps_the_rows_true(self):
+        self.ironic.servicing_reads = 10 ** 6     # in flight as it leaves
         self.interrupt(2, lambda method, path: method == 'PUT')
-        real = cmds.SetServerDeployConfig.say
+        real, leaving = cmds.SetServerDeployConfig.say, []
 
         def say(cmd, text):
             if text.startswith('Leaving:'):
+                leaving.append(text)
                 os.kill(os.getpid(), signal.SIGINT)
             real(cmd, text)
 
@@ -461,6 +463,7 @@ class TestInterrupted(FleetTestCase):
         status, rows, said, _ = self.roll('db-0', 'db-1', *DISABLED)
         self.assertEqual(130, status)
         # db-0's servicing was asked for: in flight, not "not started"
+        self.assertEqual(1, len(leaving))
         self.assertEqual([('bm-0', 'service')],
                          self.ironic.provision_requests)
         self.assertRegex(rows['db-0']['Outcome'], '^(interrupted|failed): ')

@@ -145,6 +145,8 @@ class Rollout:
         """The row of each planned server, from what the rollout did;
         from here on, no Ctrl-C cuts them or their table."""
         signals.hold_off(self)
+        if self.interrupted and not self.drive.why_not:     # before its go
+            self.drive.why_not = 'interrupted'
         return [self.row(p, self.drive) for p in self.planned]
 
     def clear_left_locks(self, planned):
