@@ -189,13 +189,8 @@ class Clients:
         """The role names the credentials' token carries (keystone's
         implied roles included: admin implies manager, member, reader).
         Read from the token OSC holds: no request."""
-        conn = self.connection
-        try:
-            access = conn.session.auth.get_access(conn.session)
-        except Exception as exc:    # noqa: BLE001 - then not known
-            LOG.debug('no roles read from the token: %s', exc)
-            return set()
-        return set(access.role_names or ())
+        access = self.token()
+        return set(access.role_names or ()) if access else set()
 
     def is_admin(self):
         """Whether the token has the admin role: what nova's admin API, a
@@ -204,11 +199,21 @@ class Clients:
 
     def own_project_name(self):
         """The name of the project the token is scoped to (no request)."""
+        access = self.token()
+        return access.project_name if access else None
+
+    def token(self):
+        """The token the session holds (keystoneauth's AccessInfo), as it
+        is: a renewal due is the next request's (``rest.renew_token``,
+        bounded), never made here; got where there is none yet; None where
+        it cannot be."""
         conn = self.connection
+        auth = conn.session.auth
         try:
-            return conn.session.auth.get_access(conn.session).project_name
+            return getattr(auth, 'auth_ref', None) or auth.get_access(
+                conn.session)
         except Exception as exc:    # noqa: BLE001 - then not known
-            LOG.debug('no project name read from the token: %s', exc)
+            LOG.debug('no token read: %s', exc)
             return None
 
     def own_project(self):

@@ -132,8 +132,7 @@ class Api:
         from openstack import exceptions
 
         features = (feature,) if feature else self.features
-        renew_token(self.proxy, method, *self._timeout(method, path))
-        self._check_supported(features)     # may discover: renewed first
+        self._check_supported(features, method, path)
         response = self._answer(method, path, versions.need(*features),
                                 **kwargs)
         versions.check_response(response, *features)
@@ -199,7 +198,7 @@ class Api:
         """(HTTP status, text) of a request whose answer is the point: never
         retried, refusals never raised (a service unreached, one line, as
         ``whole_answer`` says it)."""
-        self._check_supported(self.features)
+        self._check_supported(self.features, method, path)
         timeout, bounded_by = self._timeout(method, path)
         renew_token(self.proxy, method, timeout, bounded_by)
         answer, refused = whole_answer(
@@ -220,11 +219,14 @@ class Api:
         """Refuse, as ``require``, a service too old for one feature."""
         self._check_supported((feature,))
 
-    def _check_supported(self, features):
+    def _check_supported(self, features, method='GET', path='/'):
         """Refuse, before sending, a call the service's discovered range
-        cannot take (once per set of features)."""
+        cannot take (once per set of features); the token renewed first,
+        within the bound of the request (``method``, ``path``)."""
         if not self.range_known or features in self._supported:
             return
+        # the discovery renews the token on its way, unbounded: first ours
+        renew_token(self.proxy, method, *self._timeout(method, path))
         try:
             endpoint = self.proxy.get_endpoint_data()
         except Exception:   # noqa: BLE001 - the request will tell
@@ -455,12 +457,8 @@ def renew_token(proxy, method, timeout, bounded_by):
 
     def renew():
         with _renewal:
-            old = auth.auth_ref
             if token_due(auth, lasting):
-                new = auth.get_auth_ref(proxy.session)
-                if old is not None and new.expires <= old.expires:
-                    auth.unrenewable = True     # a token's: same expiry
-                auth.auth_ref = new
+                auth.auth_ref = auth.get_auth_ref(proxy.session)
 
     try:
         done, _ = within(seconds + SLACK_SECONDS, renew)
@@ -555,14 +553,26 @@ def token_due(auth, lasting=0):
     may last ``lasting`` seconds: none yet, or it expires within
     keystoneauth's margin by the request's end (keystoneauth would renew
     it on the way, unbounded)."""
-    if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate') or (
-            getattr(auth, 'unrenewable', False) is True):
-        # no token of keystone's (auth_type none, admin), or one that a
-        # renewal does not extend (auth_type token)
+    if not hasattr(auth, 'auth_ref') or not hasattr(auth, 'invalidate'):
+        return False    # no token of keystone's (auth_type none, admin)
+    if renews_to_the_same_expiry(auth):
+        # a token's renewal keeps its expiry: none, ours or keystoneauth's
+        # (which would renew it at every request of its last two minutes)
+        auth.reauthenticate = False
         return False
     ref = auth.auth_ref
     return ref is None or ref.will_expire_soon(
         TOKEN_MIN_LIFE_SECONDS + lasting)
+
+
+def renews_to_the_same_expiry(auth):
+    """Whether the session authenticates with a token (auth_type token,
+    v3token): a token it issues again expires when that one does."""
+    from keystoneauth1.identity import v2
+    from keystoneauth1.identity import v3
+    from keystoneauth1.identity.generic import token as generic_token
+
+    return isinstance(auth, (generic_token.Token, v3.Token, v2.Token))
 
 
 def _auth_of(proxy):

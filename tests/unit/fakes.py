@@ -1304,7 +1304,8 @@ class TestCommand(base.TestCommand):
         AccessInfo, read without a request)."""
         self.conn.session.auth = mock.Mock(spec=['get_access'])
         self.conn.session.auth.get_access.return_value = mock.Mock(
-            spec=['role_names'], role_names=list(roles))
+            spec=['role_names', 'project_name'], role_names=list(roles),
+            project_name=None)
 
     def without_system_role(self):
         """Credentials bound to a project whose user has no role on the

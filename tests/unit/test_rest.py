@@ -215,16 +215,16 @@ class TestWhoAndWhen(testtools.TestCase):
         self.assertEqual(1, auth.get_auth_ref.call_count)
         auth.invalidate.assert_not_called()
 
-    def test_a_token_a_renewal_does_not_extend_is_renewed_once(self):
-        # auth_type token: a new token keeps the old one's expiry
+    def test_a_token_a_renewal_does_not_extend_is_never_renewed(self):
+        # auth_type token: a token issued again keeps the old one's
+        # expiry; neither we nor keystoneauth renew it near its end
         auth = mock.create_autospec(v3.Token, instance=True,
-                                    auth_ref=_Token(100))
-        auth.get_auth_ref.return_value = _Token(100)
+                                    auth_ref=_Token(100), reauthenticate=True)
         proxy = types.SimpleNamespace(session=types.SimpleNamespace(
             auth=auth))
-        for _ in range(3):
-            rest.renew_token(proxy, 'GET', (1, 3), 'settings')
-        self.assertEqual(1, auth.get_auth_ref.call_count)
+        rest.renew_token(proxy, 'GET', (1, 3), 'settings')
+        auth.get_auth_ref.assert_not_called()
+        self.assertFalse(auth.reauthenticate)
 
     def test_a_retry_after_in_seconds_or_as_a_date(self):
         def answer(value):
