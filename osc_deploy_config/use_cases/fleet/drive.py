@@ -163,7 +163,9 @@ class Drive:
         rollout.said(one.server['name'], 'started: %s' % one.outcome.detail)
 
     def run(self, one, fresh):
-        """The toggle's worker, started."""
+        """The toggle's worker, started (what an earlier one reported, on
+        an older read, no longer stands)."""
+        self.done.reported.pop(one.server['id'], None)
         # a daemon (its requests time out): one left cannot keep the process
         thread = threading.Thread(target=worker.work, args=(
             self.rollout.toggle_one, one, fresh, self.done), daemon=True,
@@ -250,6 +252,15 @@ def join(drive, seconds):
                 return      # each reported (``Reports``)
             continue
         drive.ended(result)
+
+
+def drain(drive):
+    """Take in the Results the workers put that the drive has not."""
+    while True:
+        try:
+            drive.ended(drive.done.get_nowait())
+        except queue.Empty:
+            return
 
 
 def stopped_by(drive):

@@ -32,9 +32,9 @@ def grace_ran_out():
 
 
 def carry_out(rollout, drive, planned):
-    """The drive, then its leaving and its read-back (``leave``,
-    ``read_back``); a Ctrl-C that leaves anywhere in them leaves at once,
-    nothing more read back."""
+    """The drive, then its leaving (``leave``, whatever happens) and its
+    read-back (``read_back``); a Ctrl-C that leaves anywhere in them
+    leaves at once, nothing more read back."""
     try:
         try:
             rollout.clear_left_locks(planned)
@@ -47,7 +47,8 @@ def carry_out(rollout, drive, planned):
                                     % outcomes.one_line(exc))
             drive.why_not = 'the rollout stopped: %s' % (
                 outcomes.one_line(exc))
-        leave(rollout, drive)
+        finally:
+            leave(rollout, drive)
         if rollout.left_at_once:
             not_read_back(rollout, 'interrupted')
         else:
@@ -59,28 +60,27 @@ def carry_out(rollout, drive, planned):
 
 
 def leave(rollout, drive):
-    """With toggles still in flight: tell their workers to stop, wait
-    for them a while (``drive.JOIN_SECONDS``), and say how to hold a
-    node one of them left out of maintenance mid-recovery."""
-    drive.gates.close(drive.why_not)
-    if not drive.running:
-        try:    # those prepared ahead, told not to start: their unlocks
-            drives.join(drive, drives.JOIN_SECONDS)
-        except KeyboardInterrupt:
-            rollout.left_at_once = True
-        return
-    rollout.leaving.set()
+    """Tell the toggles still in flight to stop, wait for them a while
+    (``drive.JOIN_SECONDS``), take in what they reported, and say how to
+    hold a node one of them left in the middle of a recovery; a Ctrl-C
+    meanwhile stops the wait."""
     try:
-        rollout.say('Leaving: %d toggle(s) in flight are told to stop, and '
-                    'waited for up to %d s%s.' % (
-                        len(drive.running), drives.JOIN_SECONDS,
-                        ' (Ctrl-C again to leave now)' if rollout.interrupted
-                        else ''))
+        drive.gates.close(drive.why_not)
+        if drive.running:
+            rollout.leaving.set()
+            rollout.say('Leaving: %d toggle(s) in flight are told to stop, '
+                        'and waited for up to %d s%s.' % (
+                            len(drive.running), drives.JOIN_SECONDS,
+                            ' (Ctrl-C again to leave now)'
+                            if rollout.interrupted else ''))
+        # those prepared ahead, told not to start, unlock too
         drives.join(drive, drives.JOIN_SECONDS)
     except KeyboardInterrupt:
         rollout.left_at_once = True
     finally:
         with signals.shielded(rollout, final=True):
+            rollout.leaving.set()
+            drives.drain(drive)
             for line in recovery.UNHELD.lines():
                 rollout.failures.append(line)
                 rollout.say(line)

@@ -235,9 +235,8 @@ class Rollout:
                 one, fleet_plan.UNCHANGED_LEFT_LOCKED, 'by an interrupted '
                 'toggle (%s): openstack server unlock %s' % (
                     left, one.server['id']))
-        found = self.results.get(one.server['id']) or (
-            drive.done.reported.get(one.server['id'])
-            if one.server['id'] in drive.running else None)
+        found = self.results.get(one.server['id']) or unseen(
+            drive, one.server['id'])
         if found:
             return fleet_plan.row(one, found.outcome, found.why,
                                   found.seconds)
@@ -348,3 +347,15 @@ def unchanged(prepared):
             'by an interrupted toggle, past --wait-timeout: a rerun unlocks '
             'it')
     return worker.Result(prepared.server['id'], fleet_plan.UNCHANGED)
+
+
+def unseen(drive, server_id):
+    """The Result a toggle in flight reported that the drive never took
+    in (a Ctrl-C took it off the queue), or None: not read back, where
+    it says done."""
+    found = drive.done.reported.get(server_id) \
+        if server_id in drive.running else None
+    if found and found.outcome == fleet_plan.DONE:
+        return worker.Result(server_id, fleet_plan.NOT_READ_BACK,
+                             'interrupted', found.seconds)
+    return found
