@@ -42,6 +42,8 @@ def system_scoped(conn, timeouts=None):
     import openstack
     from openstack import exceptions as sdk_exceptions
 
+    from osc_deploy_config.services import rest
+
     cfg = conn.config.config
     auth = dict(cfg.get('auth') or {})
     if auth.get('system_scope'):
@@ -61,7 +63,9 @@ def system_scoped(conn, timeouts=None):
     # own Connection.connect_as does: one request less.
     system.config._discovery_cache = conn.session._discovery_cache
     try:
-        system.authorize()
+        # within a request's bound, keystone named, as a token's renewal
+        rest.issued(system.authorize, system, 'POST', rest.request_bounds(
+            timeouts or rest.DEFAULT_TIMEOUTS, 'identity', 'POST', '/'))
     except (ksa_exceptions.Unauthorized, ksa_exceptions.Forbidden,
             sdk_exceptions.SDKException) as exc:
         LOG.debug('no system-scoped token for these credentials: %s', exc)
@@ -99,8 +103,14 @@ def proxy_of(conn, service_type, timeouts):
     except sdk_exceptions.NotSupported:
         raise rest.unreachable(service_type, endpoint_of(conn, service_type),
                                'its version discovery failed') from None
-    except (ksa_exceptions.ConnectTimeout,
-            ksa_exceptions.ConnectionError) as exc:
+    except ksa_exceptions.ConnectTimeout as exc:
+        # keystoneauth's renewal on the way, or the discovery's read
+        service = rest.named(conn, service_type, str(exc))
+        raise rest.timed_out(service, *(
+            ('POST', '/auth/tokens') if service == 'identity' else
+            ('GET', '/')), str(exc), rest.timed_out_at(exc), bounds,
+            bounded_by) from None
+    except ksa_exceptions.ConnectionError as exc:
         raise rest.unreachable(rest.named(conn, service_type, str(exc)),
                                str(exc), rest.reason_of(exc)) from None
     if not done:

@@ -395,7 +395,7 @@ def whole_answer(proxy, service_type, method, path, bounds, bounded_by,
                 uncached(proxy, path, method, **request)))
     except ksa_exceptions.ConnectTimeout as exc:
         raise timed_out(named(proxy, service_type, str(exc)), method, path,
-                        str(exc), _timed_out_at(exc), bounds,
+                        str(exc), timed_out_at(exc), bounds,
                         bounded_by) from None
     except ksa_exceptions.ConnectionError as exc:
         service = named(proxy, service_type, str(exc))
@@ -442,30 +442,37 @@ def whole_bound(method, bounds):
 def renew_token(proxy, method, timeout, bounded_by):
     """Renew the session's token before a request it may not outlive
     (``token_due``): one thread at a time, the others then finding it
-    renewed; within the request's whole bound (``whole_bound``: a
-    write's, not cut by the command's bound); one line naming keystone
-    where it does not answer.  Not through keystoneauth's own renewal,
-    which holds its lock for as long as keystone is silent, and drops the
-    token it has first."""
-    from keystoneauth1 import exceptions as ksa_exceptions
-
+    renewed; within the request's whole bound (``issued``).  Not through
+    keystoneauth's own renewal, which holds its lock for as long as
+    keystone is silent, and drops the token it has first."""
     auth, lasting = _auth_of(proxy), sum(timeout)
     if not token_due(auth, lasting):
         return
-    seconds = whole_bound(method, timeout)
-    keystone = getattr(auth, 'auth_url', None) or ''
 
     def renew():
         with _renewal:
             if token_due(auth, lasting):
                 auth.auth_ref = auth.get_auth_ref(proxy.session)
 
+    issued(renew, proxy, method, (timeout, bounded_by))
+
+
+def issued(call, proxy, method, bounds):
+    """``call()``, which asks keystone for a token, within a request's
+    whole bound (``whole_bound``: a write's, not cut by the command's
+    bound; ``bounds``: ``request_bounds``); one line naming keystone
+    where it does not answer."""
+    from keystoneauth1 import exceptions as ksa_exceptions
+
+    timeout, bounded_by = bounds
+    seconds = whole_bound(method, timeout)
+    keystone = getattr(_auth_of(proxy), 'auth_url', None) or ''
     try:
-        done, _ = within(seconds + SLACK_SECONDS, renew)
+        done, _ = within(seconds + SLACK_SECONDS, call)
     except ksa_exceptions.ConnectTimeout as exc:
         # the session's own timeout (``clients.bound_session``)
         raise timed_out('identity', 'POST', '/auth/tokens', str(exc),
-                        _timed_out_at(exc), timeout, bounded_by) from None
+                        timed_out_at(exc), timeout, bounded_by) from None
     except ksa_exceptions.ConnectionError as exc:
         raise unreachable('identity', keystone or str(exc),
                           reason_of(exc)) from None
@@ -672,7 +679,7 @@ def seconds_text(value):
     return ('%.1f' % value).rstrip('0').rstrip('.')
 
 
-def _timed_out_at(exc):
+def timed_out_at(exc):
     """'connect' or 'read': which of a request's timeouts keystoneauth's
     ConnectTimeout was (it says neither; requests' own error does)."""
     import requests

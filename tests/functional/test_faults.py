@@ -201,8 +201,10 @@ class TestRetries(FaultTestCase):
                 cloud='faulty', parse=False, fail_ok=True,
                 clouds_yaml=self.through_keystone(proxy))
             took = time.monotonic() - started
-            self.assertEqual(3, proxy.count('POST', '/auth/tokens'))
+            # OSC's token, the session's; then at least one renewal
+            self.assertLessEqual(3, proxy.count('POST', '/auth/tokens'))
         self.assertLess(took, 20, done.stderr)
+        # where the renewal was cut: planning's row, or the one line
         self.assert_one_line(done, r'The identity service \(keystone\) at '
                              r'%s did not answer POST /v3/auth/tokens: it '
                              r'timed out answering within 3 s '
