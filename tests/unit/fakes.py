@@ -1247,6 +1247,9 @@ class TestCommand(base.TestCommand):
         # the toggle records this machine's boots: in the test's own place
         self.useFixture(fixtures.EnvironmentVariable(
             'XDG_STATE_HOME', self.useFixture(fixtures.TempDir()).path))
+        # a write the fakes refuse with 409 is retried: without the pauses
+        self.useFixture(fixtures.MockPatch(
+            'osc_deploy_config.services.rest.RETRY_SECONDS', 0.001))
         self.fake_stderr = io.StringIO()
         self.app.stderr = self.fake_stderr
         self.ironic = FakeIronic()
