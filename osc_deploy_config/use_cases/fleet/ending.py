@@ -10,10 +10,10 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""How a rollout ends: its workers
-told to stop and waited for a while when it leaves (``leave``), and what it
-did read back from the cloud (``read_back``), each a server's row
-whatever happens."""
+"""How a rollout ends (``carry_out``): its workers told to stop and
+waited for a while when it leaves (``leave``), and what it did read back
+from the cloud (``read_back``), each a server's row whatever happens;
+Ctrl-C is ``signals``'."""
 
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.domain.servers import server_configs

@@ -118,8 +118,8 @@ class Rollout:
         self.interrupted = False    # Ctrl-C: no new start
         self.interrupt_said = False
         self.left_at_once = False   # a second Ctrl-C
-        # ``signals``: a toggle may have started; a section Ctrl-C waits
-        # for, and a Ctrl-C that waited for it
+        # for ``signals``: whether a toggle may have started; the sections
+        # a Ctrl-C waits for (a count); whether one waits
         self.started, self.shielded, self.deferred = False, 0, False
         self.planned = []
 
