@@ -13,6 +13,7 @@
 """Configs as code: ``openstack deploy-config export | diff | apply``,
 over one YAML file of the declared state (see doc/source/user/declared)."""
 
+import contextlib
 
 from osc_lib import exceptions
 from osc_lib.command import command
@@ -156,6 +157,7 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
 
     def take_action(self, parsed_args):
         from osc_deploy_config.use_cases.declared import applying
+        from osc_deploy_config.use_cases.fleet import signals
 
         if parsed_args.rollout and parsed_args.dry_run:
             raise exceptions.CommandError('--rollout and --dry-run: give '
@@ -170,14 +172,28 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
             self.app.client_manager.deploy_config, self.say,
             parsed_args.rollout, parsed_args.max_unavailable,
             parsed_args.max_failures, **cli.toggle_options(parsed_args))
+        if parsed_args.rollout:     # Ctrl-C as the rollouts take it
+            self.signals.enter_context(signals.interrupts(
+                self.applied.current))
         return self.applied.apply(parsed_args.file, parsed_args.prune,
                                   parsed_args.dry_run)
+
+    def produce_output(self, parsed_args, column_names, data):
+        """The table; with --rollout, a Ctrl-C meanwhile waits for its
+        end (the exit status says it)."""
+        from osc_deploy_config.use_cases.fleet import signals
+
+        if self.applied is None or not self.applied.rollouts:
+            return super().produce_output(parsed_args, column_names, data)
+        with signals.shielded(self.applied.current, final=True):
+            return super().produce_output(parsed_args, column_names, data)
 
     def run(self, parsed_args):
         """With --rollout, the rollout's exit status: 130 after Ctrl-C, 1
         unless every outdated server got there."""
         self.applied = None
-        code = super().run(parsed_args)
+        with contextlib.ExitStack() as self.signals:
+            code = super().run(parsed_args)
         if self.applied is not None and self.applied.failed_rollout():
             raise exceptions.CommandError(self.applied.failed_rollout())
         return code

@@ -469,6 +469,23 @@ class TestInterrupted(FleetTestCase):
         self.assertRegex(rows['db-0']['Outcome'], '^(interrupted|failed): ')
         self.assertEqual('not started: interrupted', rows['db-1']['Outcome'])
 
+    def test_rollouts_in_turn_take_ctrl_c_as_the_one_under_way(self):
+        # apply --rollout: before the first, at once; between two, it
+        # marks the last (held off: its rows made) and waits
+        current = signals.Current()
+        with signals.interrupts(current):
+            with testtools.ExpectedException(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0)
+            rollout = types.SimpleNamespace(interrupted=False, started=True,
+                                            shielded=0, deferred=False)
+            current.rollout = rollout
+            signals.hold_off(current)
+            for _ in range(2):
+                os.kill(os.getpid(), signal.SIGINT)
+        self.assertEqual((True, True, 1), (
+            rollout.interrupted, rollout.deferred, rollout.shielded))
+
     def test_ctrl_c_before_any_toggle_starts_prints_every_row(self):
         # the planning's lines said, the drive not begun: nothing started
         real = cmds.SetServerDeployConfig.say

@@ -42,6 +42,9 @@ class Applied:
         self.allowed_steps = allowed_steps
         self.wait_seconds = wait_seconds
         self.rollouts = []      # (fleet Rollout, its rows)
+        # the one under way, for Ctrl-C (``signals.interrupts``, which the
+        # command holds from the start to its table's end)
+        self.current = signals.Current()
 
     def apply(self, path, prune=False, dry_run=False):
         """(columns, rows): what was written (``dry_run``: would be), or
@@ -115,9 +118,9 @@ class Applied:
         rollout = rollouts.Rollout(self.clients, self.say,
                                    self.max_unavailable, self.max_failures,
                                    **options)
-        with signals.interrupts(rollout):
-            _, rows = rollouts.roll_out(rollout, refs, configs, flavor,
-                                        all_projects=True)
+        self.current.rollout = rollout
+        _, rows = rollouts.roll_out(rollout, refs, configs, flavor,
+                                    all_projects=True)
         self.rollouts.append((rollout, rows))
         return rows
 

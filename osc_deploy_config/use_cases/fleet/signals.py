@@ -19,6 +19,7 @@ printed, and each is the truth."""
 
 import contextlib
 import signal
+import types
 
 
 @contextlib.contextmanager
@@ -67,3 +68,23 @@ def hold_off(rollout):
     """From now on, a Ctrl-C that would leave waits for ever: the rows and
     the table come whole, and the command ends as interrupted anyway."""
     rollout.shielded += 1
+
+
+class Current:
+    """The rollout under way of several run in turn (``apply --rollout``),
+    as ``interrupts`` reads and marks it (``rollout``: set each in turn):
+    before the first, Ctrl-C stops at once; between two, and while the
+    table prints, it marks the last one, held off, and waits."""
+
+    def __init__(self):
+        object.__setattr__(self, 'rollout', types.SimpleNamespace(
+            interrupted=False, started=False, shielded=0, deferred=False))
+
+    def __getattr__(self, name):
+        return getattr(self.rollout, name)
+
+    def __setattr__(self, name, value):
+        if name == 'rollout':
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.rollout, name, value)
