@@ -789,17 +789,14 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         # takes past the grace: the rollout leaves with the line that holds
         # the node, and the worker, back from its write, lifts nothing
         self.ironic.service_error = 'BIOS refused'
-        node = self.nodes['bm-0']
-        real, marked = self.ironic.handle, threading.Event()
+        node, marked = self.nodes['bm-0'], threading.Event()
 
-        def mark_hangs(path, method, **kwargs):
-            if method == 'PATCH' and b'recovering' in json.dumps(
-                    kwargs.get('json')).encode():
+        def mark_hangs(path, method, body):
+            if method == 'PATCH' and 'recovering' in json.dumps(body):
                 SLEEP(5)
                 marked.set()
-            return real(path, method, **kwargs)
 
-        self.ironic.proxy.request.side_effect = mark_hangs
+        fakes.intercept(self.ironic, mark_hangs)
         took, status, rows, said, line = self.timed(
             'db-0', *test_fleet.DISABLED, '--wait-timeout', '1')
         self.assertLess(took, 1 + 3 + 1)
@@ -821,14 +818,12 @@ class TestAlwaysEndsInTime(test_fleet.FleetTestCase):
         self.useFixture(fixtures.MockPatch(
             'osc_deploy_config.use_cases.toggle.waits.ABORT_SECONDS', 60))
         node = self.nodes['bm-0']
-        real = self.ironic.handle
 
-        def hold_hangs(path, method, **kwargs):
+        def hold_hangs(path, method, body):
             if method == 'PUT' and path.endswith('/maintenance'):
                 SLEEP(3)
-            return real(path, method, **kwargs)
 
-        self.ironic.proxy.request.side_effect = hold_hangs
+        fakes.intercept(self.ironic, hold_hangs)
         took, status, rows, said, line = self.timed(
             'db-0', *test_fleet.DISABLED, '--wait-timeout', '1')
         self.assertLess(took, 1 + 3 + 1)
