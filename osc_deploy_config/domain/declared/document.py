@@ -10,15 +10,18 @@
 #   License for the specific language governing permissions and limitations
 #   under the License.
 
-"""The declared file: read (each object with the line and column it
-starts at), checked against the schema and the rules that need only the
-file, and written in a stable order (keys in a fixed order, names and
-lists sorted) so that a file kept in git shows clean diffs.  The cloud's
-state is read into the same model (``from_cloud``), so that ``export``
-writes what ``apply`` reads back unchanged.
+"""The declared file: read (plain scalars as JSON reads them, each object
+with the line and column it starts at), checked against the schema and
+the rules that need only the file, and written in a stable order (keys in
+a fixed order, names and lists sorted) so that a file kept in git shows
+clean diffs.  The cloud's state is read into the same model
+(``from_cloud``), so that ``export`` writes what ``apply`` reads back
+unchanged.
 """
 
 import collections
+import json
+import re
 
 from osc_lib import exceptions
 import yaml
@@ -53,18 +56,18 @@ def parse(text, filename):
                                'starts with "version: %d"' % schema.VERSION)
         schema.check(node, filename)
         _bios_as_written(node)
-        _refuse_yaml_booleans(node, filename)
         data = schema.value(node)
     except yaml.MarkedYAMLError as exc:
-        # syntax, and what SafeLoader cannot construct (a merge key
-        # "<<", an unknown tag): one line, at the place
+        # syntax, what the loader refuses (anchors, tags, depth) and a
+        # merge key "<<", which it cannot construct: one line, at the place
         mark = exc.problem_mark or exc.context_mark
         if 'yaml.org,2002:merge' in str(exc.problem):
             exc.problem = 'merge keys ("<<") are not taken in a declared ' \
                 'state: spell each object out'
         raise schema.error(filename, mark or (1, 1), 'YAML%s: %s' % (
-            '' if isinstance(exc, yaml.constructor.ConstructorError) else
-            ' syntax', ' '.join((exc.problem or exc.context or str(
+            ' syntax' if isinstance(exc, (yaml.scanner.ScannerError,
+                                          yaml.parser.ParserError)) else
+            '', ' '.join((exc.problem or exc.context or str(
                 exc)).split()))) from None
     except yaml.YAMLError as exc:
         raise schema.FileError('%s: YAML syntax: %s' % (
@@ -80,46 +83,80 @@ def parse(text, filename):
     return declared
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader without anchors and aliases: a declared state spells
-    each object out (and a few aliases must not expand into millions)."""
+class _JsonResolver(yaml.resolver.BaseResolver):
+    """Plain scalars read as JSON reads them (YAML 1.2's JSON schema):
+    ironic takes JSON values, and YAML 1.1 would read ``010`` as 8,
+    ``1:30`` as 90, ``Off`` as false and ``2024-01-01`` as a date (which
+    no JSON holds).  Anything else is a string."""
+
+
+_JsonResolver.add_implicit_resolver(
+    'tag:yaml.org,2002:bool', re.compile(r'^(?:true|false)$'), list('tf'))
+_JsonResolver.add_implicit_resolver(
+    'tag:yaml.org,2002:int', re.compile(r'^-?(?:0|[1-9][0-9]*)$'),
+    list('-0123456789'))
+_JsonResolver.add_implicit_resolver(
+    'tag:yaml.org,2002:float', re.compile(
+        r'^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$'),
+    list('-0123456789'))
+# Beyond JSON's "null": the empty value (``key:``), so that the schema
+# still says "not empty" of it, and "~", which every YAML reader takes for
+# null: read as the string "~", it would reach ironic as a value its
+# writer did not mean.
+_JsonResolver.add_implicit_resolver(
+    'tag:yaml.org,2002:null', re.compile(r'^(?:null|~|)$'), ['n', '~', ''])
+# "<<" stays YAML's merge key, refused with its hint: a YAML 1.1 reader
+# would merge it.
+_JsonResolver.add_implicit_resolver(
+    'tag:yaml.org,2002:merge', re.compile(r'^<<$'), ['<'])
+
+# The deepest a list or mapping nests; a declared state's steps nest a
+# few levels, and far deeper ones would exhaust Python's stack.
+DEEPEST = 64
+# The explicit tags taken: a string's, a list's, a mapping's.  JSON's
+# other values are written plain: ``!!int 010`` would be 8 again, ``!!int
+# x`` no YAML error, and ``!!timestamp`` no JSON value.
+_TAGS_TAKEN = {None} | {'tag:yaml.org,2002:%s' % kind for kind in (
+    'str', 'seq', 'map')}
+
+
+class _Loader(_JsonResolver, yaml.SafeLoader):
+    """SafeLoader reading JSON's values, without anchors and aliases (a
+    declared state spells each object out, and a few aliases must not
+    expand into millions) and nested at most DEEPEST deep."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.depth = 0
 
     def compose_node(self, parent, index):
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent) or getattr(
                 event, 'anchor', None):
-            raise yaml.composer.ComposerError(
-                None, None, 'anchors and aliases ("&", "*") are not '
-                'taken in a declared state: spell each object out',
-                event.start_mark)
-        return super().compose_node(parent, index)
+            self.refuse(event, 'anchors and aliases ("&", "*") are not '
+                        'taken in a declared state: spell each object out')
+        if getattr(event, 'tag', None) not in _TAGS_TAKEN:
+            self.refuse(event, 'tag %s is not taken in a declared state: '
+                        'write numbers, true, false and null plain, and '
+                        'quote a string' % event.tag.replace(
+                            'tag:yaml.org,2002:', '!!'))
+        if self.depth == DEEPEST:
+            self.refuse(event, 'nested too deep: a declared state nests '
+                        'lists and mappings at most %d deep' % DEEPEST)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
-
-def _refuse_yaml_booleans(node, filename):
-    """A step's BIOS setting value that YAML 1.1 reads as a boolean
-    though written as a word (``Off``, ``on``, ``No``): ironic takes the
-    word, so it is to be quoted (``true``/``false`` stay booleans)."""
-    for config_values in _children(node, 'configs'):
-        for body in _children(config_values):
-            for template in [body] + list(_children(
-                    _child(body, 'resource_classes'))):
-                for step in _items(_child(template, 'steps')):
-                    settings = _child(_child(step, 'args'), 'settings')
-                    for setting in _items(settings):
-                        found = _child(setting, 'value')
-                        if isinstance(found, yaml.ScalarNode) and \
-                                found.tag == 'tag:yaml.org,2002:bool' and \
-                                found.value not in ('true', 'false'):
-                            raise schema.error(
-                                filename, schema.node_mark(found),
-                                'BIOS setting value %s is read by YAML as '
-                                'a boolean: quote it ("%s")' % (
-                                    found.value, found.value))
+    def refuse(self, event, problem):
+        raise yaml.composer.ComposerError(None, None, problem,
+                                          event.start_mark)
 
 
 def _bios_as_written(node):
-    """BIOS values as written: ironic takes strings, and YAML 1.1 would
-    read ``Off``, ``On`` or ``No`` as booleans and ``0`` as a number."""
+    """BIOS values as written: ironic takes strings, and YAML would read
+    ``true`` as a boolean and ``0`` as a number."""
     for config_values in _children(node, 'configs'):
         for body in _children(config_values):
             for template in [body] + list(_children(
@@ -135,11 +172,6 @@ def _child(node, key):
             if key_node.value == key:
                 return value
     return None
-
-
-def _items(node):
-    """The items of a sequence node ([] for any other node)."""
-    return node.value if isinstance(node, yaml.SequenceNode) else []
 
 
 def _children(node, key=None, pairs=False):
@@ -427,9 +459,11 @@ def refuse_doubled_project_names(templates, project_names):
 # ------------------------------------------------------------ writing
 
 
-def render(declared):
-    """The file's text: version first, then each section in a fixed order,
-    names and lists sorted."""
+def render(declared, output='yaml'):
+    """The file's text (``output``: yaml, or json, which is YAML too):
+    version first, then each section in a fixed order, names and lists
+    sorted, and a string any YAML reader would take for another type
+    quoted."""
     configs = {}
     for (config, rc), template in sorted(
             declared.templates.items(),
@@ -450,8 +484,37 @@ def render(declared):
             'images': _sorted(declared.images),
             'projects': {n: sorted(c) for n, c in sorted(
                 declared.projects.items())}}
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False,
-                          allow_unicode=True)
+    if output == 'json':
+        return json.dumps(data, indent=2, ensure_ascii=False) + '\n'
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False,
+                     default_flow_style=False, allow_unicode=True)
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper quoting each string that a YAML reader, of 1.1 or of
+    1.2's core or JSON schema, would read as another type."""
+
+
+# What YAML 1.2's core schema reads as no string (JSON's schema reads a
+# part of it), and YAML 1.1's "y" and "n", which PyYAML's reading of 1.1
+# leaves out: SafeDumper's resolver quotes the rest of YAML 1.1's.
+_NOT_A_STRING = re.compile(r'''^(?:null|Null|NULL|~
+    |true|True|TRUE|false|False|FALSE|y|Y|n|N
+    |[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+
+    |[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$''', re.X)
+
+
+def _quoted_when_read_otherwise(dumper, text):
+    """A string, plain unless a YAML reader would take it for another
+    type (the emitter picks double quotes where single ones cannot
+    hold it)."""
+    return dumper.represent_scalar(
+        'tag:yaml.org,2002:str', text,
+        style="'" if _NOT_A_STRING.match(text) else None)
+
+
+_Dumper.add_representer(str, _quoted_when_read_otherwise)
 
 
 def _sorted(owners):

@@ -20,6 +20,7 @@ The checker reads the subset of JSON Schema the schema uses (``type``,
 ``dependentSchemas``): the schema published is the one enforced.
 """
 
+import json
 import re
 
 from osc_lib import exceptions
@@ -154,8 +155,8 @@ def check(node, filename, schema=None, path='the file'):
         # 1, not true or 1.0 (equal in Python)
         if found != schema['const'] or type(found) is not type(
                 schema['const']):
-            raise error(filename, node_mark(node), '%s must be %r' % (
-                path, schema['const']))
+            raise error(filename, node_mark(node), '%s must be %s, not %s'
+                        % (path, json.dumps(schema['const']), _shown(node)))
         return
     kinds = schema.get('type')
     if kinds is not None:
@@ -194,7 +195,20 @@ def _check_type(node, filename, kinds, path):
 
 _READ_AS = {'tag:yaml.org,2002:bool': 'a boolean',
             'tag:yaml.org,2002:int': 'a number',
-            'tag:yaml.org,2002:float': 'a number'}
+            'tag:yaml.org,2002:float': 'a number',
+            'tag:yaml.org,2002:null': 'null'}
+
+
+def _key_error(key_node, filename, path):
+    """The error of a key YAML reads as no string (a JSON object's keys
+    are strings), with the quotes that make it one."""
+    if isinstance(key_node, yaml.ScalarNode) and key_node.value:
+        return error(filename, node_mark(key_node), 'key %s of %s is read '
+                     'by YAML as %s: quote it ("%s")' % (
+                         key_node.value, path, _READ_AS[key_node.tag],
+                         key_node.value))
+    return error(filename, node_mark(key_node), 'wrong type: a key of %s '
+                 'must be a string, not %s' % (path, _found(key_node)))
 
 
 def _check_mapping(node, filename, schema, path):
@@ -204,9 +218,7 @@ def _check_mapping(node, filename, schema, path):
     for key_node, value_node in node.value:
         key = value(key_node)
         if not isinstance(key, str):
-            raise error(filename, node_mark(key_node),
-                        'wrong type: a key of %s must be a string, not %s'
-                        % (path, _found(key_node)))
+            raise _key_error(key_node, filename, path)
         if key in seen:
             raise error(filename, node_mark(key_node),
                         'duplicate name %r in %s (first at line %d)'
@@ -273,6 +285,15 @@ def _found(node):
     if node.tag == 'tag:yaml.org,2002:null':
         return 'empty'
     return '%r' % node.value
+
+
+def _shown(node):
+    """A node as JSON spells its value (a string in quotes), or as
+    ``_found`` describes it."""
+    if isinstance(node, yaml.ScalarNode) and \
+            node.tag != 'tag:yaml.org,2002:null':
+        return json.dumps(value(node))
+    return _found(node)
 
 
 def value(node):
