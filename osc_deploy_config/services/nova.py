@@ -32,13 +32,8 @@ class _Flavors:
 
     def flavors(self):
         """Every flavor, public or not, with its extra specs."""
-        found = self._pages('/flavors/detail?is_public=None', 'flavors')
-        if any('extra_specs' not in f for f in found):
-            # nova leaves them out where its policy hides them
-            raise exceptions.CommandError(
-                'Nova does not show flavor extra specs to these credentials '
-                '(a system-scoped token?): use a project-scoped admin')
-        return found
+        return _with_specs(*self._pages('/flavors/detail?is_public=None',
+                                        'flavors'))
 
     def find_flavor(self, name_or_id):
         """One flavor by ID or unique name, from one listing."""
@@ -52,6 +47,11 @@ class _Flavors:
             raise exceptions.CommandError(
                 'More than one flavor is named %s: use its ID' % name_or_id)
         return named[0]
+
+    def flavor_with_specs(self, name_or_id):
+        """One flavor (``flavor``), refused in one line where nova hides
+        its extra specs."""
+        return _with_specs(self.flavor(name_or_id))[0]
 
     def flavor(self, name_or_id, by_name_filter=False):
         """One flavor, with its extra specs, at the cost of its own reads:
@@ -273,3 +273,12 @@ class Nova(_Flavors, _Servers, rest.Api):
             return None
         maximum = getattr(found, 'max_microversion', None)
         return tuple(maximum[:2]) if isinstance(maximum, tuple) else None
+
+
+def _with_specs(*flavors):
+    """The flavors, refused where nova's policy hides their extra specs."""
+    if any('extra_specs' not in f for f in flavors):
+        raise exceptions.CommandError(
+            'Nova does not show flavor extra specs to these credentials '
+            '(a system-scoped token?): use a project-scoped admin')
+    return list(flavors)

@@ -51,8 +51,8 @@ class Flavors:
         self.nova = clients.nova()
 
     def find(self, ref):
-        """One flavor, from one listing."""
-        flavor = self.nova.find_flavor(ref)
+        """One flavor: by ID in one read, else by its unique name."""
+        flavor = self.nova.flavor_with_specs(ref)
         return Owned(flavor['id'], flavor['name'], flavor['extra_specs'],
                      flavor)
 
@@ -71,11 +71,15 @@ class Flavors:
                                 key=lambda f: f['name'])]
 
     def write(self, owned, change):
-        """Set first, then unset (nova has no call for both)."""
-        if change.set:
-            self.nova.set_extra_specs(owned.id, change.set)
+        """Unset first, then set in one request (nova has no call for
+        both): at no point does the flavor require two templates of one
+        config type (ironic would run both), and where it requires none
+        meanwhile, a boot gets no template and the next read shows the
+        drift."""
         for key in change.unset:
             self.nova.delete_extra_spec(owned.id, key)
+        if change.set:
+            self.nova.set_extra_specs(owned.id, change.set)
 
     def settle(self, owned, wanted, templates_by_config, provide):
         """Read the flavor back: repair what a concurrent change of it left
