@@ -20,6 +20,7 @@ project-scoped one otherwise (older clouds, with ironic's legacy policy,
 accept that).
 """
 
+import contextlib
 import logging
 
 LOG = logging.getLogger(__name__)
@@ -145,6 +146,9 @@ class Clients:
         self._baremetal = None
         self._timeouts = None
         self.baremetal_scope = None
+        # {node: its detailed BIOS settings}, kept while a command that
+        # changes no BIOS reads them more than once (registries_remembered)
+        self.registries = None
 
     @property
     def connection(self):
@@ -172,6 +176,20 @@ class Clients:
     def _bounded(self, api):
         api.timeouts = self.timeouts
         return api
+
+    @contextlib.contextmanager
+    def registries_remembered(self):
+        """Meanwhile, each node's BIOS registry is read once (by the APIs
+        made meanwhile): for what changes no BIOS setting and reads the
+        registries for several templates (``apply`` before its rollout)."""
+        if self.registries is not None:
+            yield       # within an outer one
+            return
+        self.registries = {}
+        try:
+            yield
+        finally:
+            self.registries = None
 
     def nova(self, *features):
         """Nova at the version flavor listings with extra specs need, or
@@ -285,8 +303,10 @@ class Clients:
         from osc_deploy_config.services import versions
 
         proxy = self._baremetal_proxy()
-        return self._bounded(ironic.Ironic(proxy, *(features or (
-            versions.DEPLOY_TEMPLATES,)), scope=self.baremetal_scope))
+        api = ironic.Ironic(proxy, *(features or (
+            versions.DEPLOY_TEMPLATES,)), scope=self.baremetal_scope)
+        api.registries = self.registries
+        return self._bounded(api)
 
     def _baremetal_proxy(self):
         if self._baremetal is None:

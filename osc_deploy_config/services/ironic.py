@@ -21,6 +21,7 @@ tokens only: a refusal (403) says in one line what is missing, knowing the
 scope the wrapper was given (``clients.Clients.ironic``).
 """
 
+import copy
 import urllib.parse
 
 from osc_lib import exceptions
@@ -230,6 +231,7 @@ class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
     def __init__(self, proxy, *features, scope='system'):
         super().__init__(proxy, *features)
         self.scope = scope
+        self.registries = None      # Clients.remember_registries
 
     def refuse(self, method, path, response):
         """A 403 in one line: what was refused, and what is missing."""
@@ -336,9 +338,15 @@ class Ironic(Range, Runbooks, NodeHistory, Leases, rest.Api):
 
     def bios_registry(self, node):
         """The node's BIOS settings with the registry fields ironic keeps
-        of each (``attribute_type``, ``allowable_values``, ...)."""
-        return self._request('GET', '/nodes/%s/bios?detail=True' % node,
-                             versions.NODE_BIOS_REGISTRY)['bios']
+        of each (``attribute_type``, ``allowable_values``, ...); read once
+        where the registries are remembered."""
+        if self.registries is not None and node in self.registries:
+            return copy.deepcopy(self.registries[node])
+        found = self._request('GET', '/nodes/%s/bios?detail=True' % node,
+                              versions.NODE_BIOS_REGISTRY)['bios']
+        if self.registries is not None:
+            self.registries[node] = copy.deepcopy(found)
+        return found
 
     def bios_registries(self, nodes):
         """{node: its detailed BIOS settings} of these nodes (UUIDs or
