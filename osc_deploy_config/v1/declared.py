@@ -13,6 +13,7 @@
 """Configs as code: ``openstack deploy-config export | diff | apply``,
 over one YAML file of the declared state (see doc/source/user/declared)."""
 
+import argparse
 import contextlib
 
 from osc_lib import exceptions
@@ -21,22 +22,49 @@ from osc_lib.command import command
 from osc_deploy_config.v1 import cli
 
 
+class _OneFile(argparse.Action):
+    """``-f`` given once: a second one is refused (its objects would not
+    be merged, and with ``--prune`` what only the first declares would
+    go)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error('%s is given twice (%s, %s): give one file, the '
+                         'whole declared state' % (
+                             option_string, getattr(namespace, self.dest),
+                             values))
+        setattr(namespace, self.dest, values)
+
+
 def _file_option(parser, required=True):
-    """``-f FILE`` (as ``kubectl``), taking ``-f`` from cliff's
-    ``--format``, which keeps its long form."""
+    """``-f FILE`` (as ``kubectl``; ``-`` reads standard input), taking
+    ``-f`` from cliff's ``--format``, which keeps its long form."""
     taken = parser._option_string_actions.pop('-f', None)
     if taken is not None:
         taken.option_strings.remove('-f')
     parser.add_argument('-f', '--file', metavar='<file>', dest='file',
-                        required=required,
+                        required=required, action=_OneFile,
                         help='The declared state (YAML; see the format in '
-                             'the user guide).')
+                             'the user guide); - reads it from standard '
+                             'input. Given once.')
     parser.add_argument('--prune', action='store_true',
                         help='Also delete the templates and withdraw the '
                              'grants of this plugin that the file no longer '
                              'lists (flavors and images the file does not '
                              'list are left alone).')
+    parser.add_argument('--prune-all', action='store_true',
+                        help='With --prune: allow it to delete every '
+                             'template or withdraw every grant of this '
+                             'plugin (refused otherwise, as a file emptied '
+                             'by mistake).')
     return parser
+
+
+def _pruning(parsed_args):
+    """(prune, prune_all) of the options, refused apart."""
+    if parsed_args.prune_all and not parsed_args.prune:
+        raise exceptions.CommandError('--prune-all goes with --prune')
+    return parsed_args.prune, parsed_args.prune_all
 
 
 class ExportDeclared(cli.OneLineErrors, command.Command):
@@ -48,20 +76,26 @@ class ExportDeclared(cli.OneLineErrors, command.Command):
     _epilog = """Examples::
 
   openstack deploy-config export > deploy-config.yaml
-  openstack deploy-config export --file deploy-config.yaml
+  openstack deploy-config export -f deploy-config.yaml
+  openstack deploy-config export -o json
 """
 
     def get_parser(self, prog_name):
         parser = cli.keep_epilog_lines(super().get_parser(prog_name))
-        parser.add_argument('--file', metavar='<file>',
+        parser.add_argument('-f', '--file', metavar='<file>',
                             help='Write it to this file (default: standard '
                                  'output).')
+        parser.add_argument('-o', '--output', choices=('yaml', 'json'),
+                            default='yaml',
+                            help='yaml (default) or json, which the other '
+                                 'commands read as well (JSON is YAML).')
         return parser
 
     def take_action(self, parsed_args):
         from osc_deploy_config.use_cases.declared import reading
 
-        text = reading.export(self.app.client_manager.deploy_config)
+        text = reading.export(self.app.client_manager.deploy_config,
+                              parsed_args.output)
         if not parsed_args.file:
             self.app.stdout.write(text)
             return
@@ -85,6 +119,11 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
   openstack deploy-config diff -f deploy-config.yaml --prune --format json
 """
 
+    # Authenticated by run (_authenticate), where a failure exits 2: the
+    # shell's own authentication, before run, exits 1 (cliff's
+    # App.run_subcommand).
+    auth_required = False
+
     def get_parser(self, prog_name):
         return _file_option(cli.keep_epilog_lines(
             super().get_parser(prog_name)))
@@ -94,7 +133,7 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         from osc_deploy_config.use_cases.declared import planning
 
         plan = planning.plan(self.app.client_manager.deploy_config,
-                             parsed_args.file, parsed_args.prune)
+                             parsed_args.file, *_pruning(parsed_args))
         self.changed = bool(plan.changes)
         if not plan.changes:
             self.say('No changes: the cloud is equal to %s'
@@ -105,14 +144,24 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         """Exit 0 (no change), 1 (changes) or 2 (an error)."""
         self.changed = False
         try:
+            self._authenticate()
             super().run(parsed_args)
         except Exception as exc:    # noqa: BLE001 - exit 2, as kubectl
             # the traceback too with --debug, as cliff shows it
             debug = getattr(getattr(self.app, 'options', None), 'debug',
                             False)
-            self.app.LOG.error(exc, exc_info=bool(debug))
+            # in one line (each missing auth setting has a line of its own)
+            self.app.LOG.error('; '.join(str(exc).splitlines()),
+                               exc_info=bool(debug))
             return 2
         return 1 if self.changed else 0
+
+    def _authenticate(self):
+        """Authenticate as the shell does before a command that needs it:
+        its hook (osc-lib's prepare_to_run_command) checks the cloud's
+        settings, loads the auth plugin and gets the token."""
+        self.auth_required = True
+        self.app.prepare_to_run_command(self)
 
 
 class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
@@ -139,6 +188,11 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         parser.add_argument('--dry-run', action='store_true',
                             help='Check everything and say what would be '
                                  'written; write nothing.')
+        parser.add_argument(
+            '--break-lock', action='store_true',
+            help='Take the lock that one apply at a time holds even where '
+                 'another holds it: only when that one was killed (its '
+                 'holder and age are in the refusal).')
         parser.add_argument(
             '--rollout', action='store_true',
             help='Then roll the outdated servers out, as openstack server '
@@ -175,8 +229,9 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         if parsed_args.rollout:     # Ctrl-C as the rollouts take it
             self.signals.enter_context(signals.interrupts(
                 self.applied.current))
-        return self.applied.apply(parsed_args.file, parsed_args.prune,
-                                  parsed_args.dry_run)
+        return self.applied.apply(parsed_args.file, *_pruning(parsed_args),
+                                  dry_run=parsed_args.dry_run,
+                                  break_lock=parsed_args.break_lock)
 
     def produce_output(self, parsed_args, column_names, data):
         """The table; with --rollout, a Ctrl-C meanwhile waits for its

@@ -199,3 +199,17 @@ class TestDeclared(base.FunctionalTestCase):
         self.assertNotIn('_A', ' '.join(
             r for r in done.stdout.splitlines() if 'create' in r))
         self.assertEqual(0, self.cli('diff', '-f', path).returncode)
+
+    def test_diff_exits_2_on_a_wrong_password(self):
+        """~1 s: keystone refuses the password: exit 2 (an error, not the
+        1 of drift), in one line."""
+        with open(self.clouds_yaml) as f:
+            auth = yaml.safe_load(f)['clouds'][base.ADMIN]['auth']
+        clouds = self.clouds_with('wrong-password', base.ADMIN, auth=dict(
+            auth, password='not-' + auth['password']))
+        done = self.cli('diff', '-f', self.file('mine.yaml', self.declared()),
+                        clouds_yaml=clouds, cloud='wrong-password')
+        self.assertEqual(2, done.returncode, done.stderr)
+        self.assertEqual(1, len(done.stderr.splitlines()), done.stderr)
+        self.assertIn('(HTTP 401)', done.stderr)
+        self.assertNotIn('Traceback', done.stderr)

@@ -210,7 +210,7 @@ class TestDiff(testtools.TestCase):
             .replace('bm.gold: {hyperthreading: disabled}', 'bm.gold: {}')
             .replace('[hyperthreading=disabled]', '[]'), 'f.yaml')
         found = changes.diff(dropped, self.current, prune=True)
-        server = {'name': 'web-1', 'flavor': {'extra_specs': {
+        server = {'id': 's-1', 'name': 'web-1', 'flavor': {'extra_specs': {
             'trait:CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED':
                 'required'}}}
         exc = self.assertRaises(
@@ -237,16 +237,26 @@ class TestDiff(testtools.TestCase):
                       'node-1', str(exc))
 
     def test_prune_refuses_a_template_an_image_booted_server_runs(self):
+        """Judged from what ironic deployed the instance with (its node's
+        instance_info/traits), not from the image's properties now: the
+        image was moved to another config, or glance hides it."""
         dropped = self.dropped_disabled()
         found = changes.diff(dropped, self.current, prune=True)
-        server = {'name': 'web-2', 'flavor': {'extra_specs': {}},
+        server = {'id': 's-2', 'name': 'web-2', 'flavor': {'extra_specs': {}},
                   'image': {'id': 'img-1'}}
-        holders = changes.Holders({}, {'img-1': {
+        holders = changes.Holders({}, {'s-2': {
             'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'}}, [])
         exc = self.assertRaises(
             exceptions.CommandError, changes.refuse_pruning_asked, found,
             dropped, self.current, [server], holders)
         self.assertIn('server web-2 was deployed with it', str(exc))
+        # an instance no server listing shows is named by its ID
+        exc = self.assertRaises(
+            exceptions.CommandError, changes.refuse_pruning_asked, found,
+            dropped, self.current, [], holders)
+        self.assertIn('server s-2 was deployed with it', str(exc))
+        changes.refuse_pruning_asked(found, dropped, self.current, [server],
+                                     changes.Holders({}, {'s-2': set()}, []))
 
     def test_a_template_per_class_is_held_by_the_flavors_of_its_class(self):
         dropped = document.parse(GOOD.replace(
@@ -268,11 +278,10 @@ class TestDiff(testtools.TestCase):
         edited = document.parse(GOOD.replace(
             'bm.gold: {hyperthreading: disabled}',
             'bm.gold: {hyperthreading: enabled}'), 'f.yaml')
-        found = changes.diff(edited, self.current)
-        server = {'name': 'web-1', 'flavor': {
+        server = {'id': 's-1', 'name': 'web-1', 'flavor': {
             'original_name': 'bm.gold',
             'extra_specs': {'deploy-config:hyperthreading': 'disabled'}}}
-        outdated = changes.outdated_servers(found, [server], edited, {})
+        outdated = changes.outdated_servers([server], edited, {})
         self.assertEqual([('web-1', 'flavor', 'bm.gold',
                            ['hyperthreading=enabled'])], outdated)
         self.assertEqual(
@@ -321,11 +330,11 @@ class TestAgainstTheCloud(fakes.TestCommand):
                            'trait:' + OFF_T: 'required'}))
         self.clients = self.app.client_manager.deploy_config
 
-    def plan(self, text, prune=False):
+    def plan(self, text, prune=False, prune_all=False):
         path = self.useFixture(fixtures.TempDir()).join('f.yaml')
         with open(path, 'w') as f:
             f.write(text)
-        return planning.plan(self.clients, path, prune)
+        return planning.plan(self.clients, path, prune, prune_all)
 
     def test_no_rollout_starts_once_one_was_interrupted(self):
         from osc_deploy_config.use_cases.declared import applying
@@ -443,7 +452,8 @@ class TestAgainstTheCloud(fakes.TestCommand):
                                                 'disabled'}}
         exc = self.assertRaises(
             exceptions.CommandError, self.plan,
-            'version: 1\nflavors:\n  bm.gold: {}\n', prune=True)
+            'version: 1\nflavors:\n  bm.gold: {}\n', prune=True,
+            prune_all=True)
         self.assertIn('on node node-1', str(exc))
 
     def test_a_template_being_deleted_is_finished_first(self):
@@ -485,7 +495,7 @@ class TestGrantedTemplates(testtools.TestCase):
 
     def test_a_template_whose_grants_the_file_withdraws_may_change(self):
         found = changes.diff(self.changed, self.current)
-        withdrawn = changes.withdrawn_grants(found, {'p1': 'demo'})
+        withdrawn = changes.withdrawn_grants(found, {'demo': ['p1']})
         self.assertEqual({('p1', 'hyperthreading=disabled')}, withdrawn)
         fields = [c for c in found if c.kind == 'template']
         changes.refuse_granted_changes(
@@ -543,9 +553,11 @@ class TestCommands(fakes.TestCommand):
         self.useFixture(fixtures.MockPatchObject(
             planning, 'plan', return_value=mock.Mock(changes=[])))
         self.useFixture(fixtures.MockPatchObject(
+            planning, 'read_file', return_value=(None, 'f.yaml')))
+        self.useFixture(fixtures.MockPatchObject(
             writing, 'outdated', return_value=[]))
-        applying.Applied(mock.Mock(), lambda t: None,
-                         wait_seconds=0).apply('f.yaml')
+        applying.Applied(self.app.client_manager.deploy_config,
+                         lambda t: None, wait_seconds=0).apply('f.yaml')
         self.assertEqual(0, made.call_args[0][2])
 
     def test_diff_shows_the_traceback_with_debug(self):
@@ -553,6 +565,7 @@ class TestCommands(fakes.TestCommand):
 
         self.app.options = mock.Mock(debug=True)
         self.app.LOG = mock.Mock()
+        self.app.prepare_to_run_command = mock.Mock()  # the token: got
         cmd = declared.DiffDeclared(self.app, None)
         parsed = self.check_parser(cmd, ['-f', '/no/such/file'], [])
         self.assertEqual(2, cmd.run(parsed))

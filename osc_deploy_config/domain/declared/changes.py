@@ -30,6 +30,7 @@ from osc_lib import exceptions
 from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.grants import grants
 
 CREATE, UPDATE, DELETE = 'create', 'update', 'delete'
@@ -222,6 +223,45 @@ def _pruned_templates(declared, current):
             for field in _TEMPLATE_FIELDS]
 
 
+def interrupted_deletes(templates, declared):
+    """[Change] of the templates (``templates``: as listed) whose delete
+    was interrupted (marked, their runbooks and node traits perhaps gone
+    already: they serve nothing) and that the file does not declare: a
+    rerun finishes the delete, with or without ``--prune``."""
+    names = {t.name for t in declared.templates.values()}
+    found = []
+    for template in sorted(templates, key=lambda t: t['name']):
+        extra = template.get('extra') or {}
+        config = deploy_config.config_of(extra)
+        if extra.get(dtemplates.DELETING) and config is not None and \
+                template['name'] not in names:
+            found.append(Change(
+                TEMPLATE, template['name'], DELETE, 'steps',
+                'interrupted delete', None,
+                (config, extra.get(deploy_config.EXTRA_CLASS) or None)))
+    return found
+
+
+def refuse_pruning_everything(changes, current):
+    """One line when ``--prune`` would delete every template of this
+    plugin or withdraw every grant (a file emptied by mistake), naming
+    them: ``--prune-all`` allows it."""
+    deleted = sorted(c.name for c in changes if c.kind == TEMPLATE
+                     and c.action == DELETE and c.field == 'steps'
+                     and c.before != 'interrupted delete')
+    withdrawn = sorted('%s %s' % (c.name, c.field) for c in changes
+                       if c.kind == PROJECT and c.action == DELETE)
+    granted = sum(len(configs) for configs in current.projects.values())
+    for what, gone, total in (
+            ('delete every template of this plugin', deleted,
+             len(current.templates)),
+            ('withdraw every grant', withdrawn, granted)):
+        if total and len(gone) == total:
+            raise exceptions.CommandError(
+                '--prune would %s (%s): refused without --prune-all (a '
+                'file emptied by mistake?)' % (what, ', '.join(gone)))
+
+
 def sync_changes(pending):
     """[Change] of the templates still marked pending a node sync (an
     apply killed before its sync): apply syncs, then removes the mark."""
@@ -275,10 +315,12 @@ def refuse_renames(changes):
 
 
 # What else holds a template that ``--prune`` would delete: {flavor name:
-# placement class}, {image ID: the traits its properties require}, and
-# [(node name, placement class, {Config} its toggle record names)].
+# placement class}, {server ID: the traits ironic deployed its instance
+# with (its node's ``instance_info/traits``, which nova wrote from the
+# flavor and the image as they were at the boot)}, and [(node name,
+# placement class, {Config} its toggle record names)].
 Holders = collections.namedtuple('Holders', [
-    'flavor_classes', 'image_traits', 'toggled'])
+    'flavor_classes', 'deployed', 'toggled'])
 
 
 def refuse_pruning_asked(changes, declared, current, servers, holders=None):
@@ -286,8 +328,10 @@ def refuse_pruning_asked(changes, declared, current, servers, holders=None):
     image still asks for after this apply (the file does not list it, or
     lists it with the ask; a template per class: a flavor of that class),
     that a running server was deployed with (``servers``: as nova lists
-    them, with their flavor's extra specs; or booted from an image whose
-    properties required it), or that a toggle recorded on a node."""
+    them, with their flavor's extra specs as booted; or its node's
+    instance recorded the template's trait, whatever its image asks for
+    now, or whether glance still lists it), or that a toggle recorded on
+    a node."""
     holders = holders or Holders({}, {}, [])
     for kind, key, fields in objects(changes):
         if kind != TEMPLATE or fields[0].action != DELETE:
@@ -295,11 +339,7 @@ def refuse_pruning_asked(changes, declared, current, servers, holders=None):
         name = fields[0].name
         classes = _classes_served(key, declared, current)
         _refuse_asked(name, key[0], classes, declared, current, holders)
-        running = sorted(s['name'] for s in servers if name in
-                         config_specs.required_traits(
-                             (s.get('flavor') or {}).get('extra_specs'))
-                         or name in holders.image_traits.get(
-                             (s.get('image') or {}).get('id'), ()))
+        running = deployed_with(name, servers, holders.deployed)
         if running:
             raise exceptions.CommandError(
                 'Not pruning template %s: server %s was deployed with it '
@@ -316,6 +356,20 @@ def refuse_pruning_asked(changes, declared, current, servers, holders=None):
                 'and a rebuild or rollout applies it again; toggle the '
                 'server to another config first' % (name, key[0],
                                                      ', '.join(toggled)))
+
+
+def deployed_with(name, servers, deployed):
+    """The names of the servers (``servers``: as nova lists them) deployed
+    with the template ``name``: their flavor as booted requires it, or
+    their node's instance records it (``deployed``: as in Holders), sorted;
+    an instance no server listing shows is named by its ID."""
+    found = {s['id']: s['name'] for s in servers if name in
+             config_specs.required_traits(
+                 (s.get('flavor') or {}).get('extra_specs'))}
+    names = {s['id']: s['name'] for s in servers}
+    found.update((i, names.get(i, i)) for i, traits in deployed.items()
+                 if name in traits)
+    return sorted(found.values())
 
 
 def _classes_served(key, declared, current):
@@ -348,15 +402,12 @@ def _refuse_asked(name, config, classes, declared, current, holders):
                     config.type))
 
 
-def withdrawn_grants(changes, project_names):
+def withdrawn_grants(changes, project_ids):
     """{(project ID, TYPE=VALUE)} of the grants the changes withdraw
-    (``project_names``: {ID: name}, keystone's)."""
-    ids = {}
-    for project_id, name in project_names.items():
-        ids.setdefault(name, []).append(project_id)
+    (``project_ids``: {name: [the IDs it means]})."""
     return {(project_id, c.field) for c in changes
             if c.kind == PROJECT and c.after is None
-            for project_id in ids.get(c.name, [c.name])}
+            for project_id in project_ids.get(c.name, [c.name])}
 
 
 def refuse_granted_changes(fields, current_templates, withdrawn):
@@ -379,26 +430,28 @@ def refuse_granted_changes(fields, current_templates, withdrawn):
 # ------------------------------------------------------------ rollout
 
 
-def outdated_servers(changes, servers, declared, image_names):
+def outdated_servers(servers, declared, image_names, runs=None):
     """[(server name, owner kind, owner name, what it asks for now)] of the
-    running servers whose flavor (as booted) or image asks for other
-    configs than the file now gives that flavor or image."""
+    running servers not in line with the file, whichever apply changed
+    their flavor or image (a rollout an earlier run left is resumed): a
+    flavor (as booted) asking for other configs than the file gives it,
+    or a server on a node (``runs``: {server ID: {type: value}} it runs)
+    not running what the file gives its image (where its flavor asks for
+    none of that type)."""
     found = []
-    flavors = {c.name for c in changes if c.kind == FLAVOR
-               and c.field != TRAITS}
-    images = {c.name for c in changes if c.kind == IMAGE
-              and c.field != TRAITS}
     for server in sorted(servers, key=lambda s: s['name']):
         flavor = server.get('flavor') or {}
         name = flavor.get('original_name')
-        if name in flavors:
-            runs = {c.type: c.value for c in config_specs.configs_of(
-                flavor.get('extra_specs'))}
-            if runs != declared.flavors[name]:
-                found.append((server['name'], FLAVOR, name,
-                              _configs(declared.flavors[name])))
+        booted = {c.type: c.value for c in config_specs.configs_of(
+            flavor.get('extra_specs'))}
+        if name in declared.flavors and booted != declared.flavors[name]:
+            found.append((server['name'], FLAVOR, name,
+                          _configs(declared.flavors[name])))
         image = image_names.get((server.get('image') or {}).get('id'))
-        if image in images:
+        now = (runs or {}).get(server['id'])
+        if image in declared.images and now is not None and any(
+                now.get(t) != v for t, v in declared.images[image].items()
+                if t not in booted):
             found.append((server['name'], IMAGE, image,
                           _configs(declared.images[image])))
     return found

@@ -24,6 +24,7 @@ from osc_lib import exceptions
 from osc_lib import utils
 
 from osc_deploy_config.domain.configs import config_sets
+from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import step_safety
 from osc_deploy_config.domain.configs import templates
@@ -246,24 +247,77 @@ def unset(clients, ident, keys, config=False):
         current, keys, config))
 
 
-def delete(clients, idents):
+def delete(clients, idents, refuse_deployed=False):
     """Delete each template, with what lets ironic run its steps: the
     runbooks that carry its trait, then its trait on the nodes, the
     template last (a rerun after a failure finds it and finishes); a
-    granted template is refused.  (The deleted ones, a line per
-    failure.)"""
+    granted template is refused, and with ``refuse_deployed`` one that an
+    instance was deployed with (read right before its delete).  The
+    flavors still asking for its config are named.  (The deleted ones, a
+    line per failure.)"""
     ironic = clients.ironic(versions.DEPLOY_TEMPLATES, versions.NODE_TRAITS)
     sets = _Sets(clients, ironic)
     deleted, failures = [], []
     for ident in idents:
-        failure = sets.refuse_held(ident) or _delete_sets(
-            ironic, sets.of(ident)) or _delete_one(ironic, ident)
+        failure = sets.refuse_held(ident) or (
+            refuse_deployed and _refuse_deployed(ironic, ident)) or \
+            _delete_sets(ironic, sets.of(ident)) or _delete_one(ironic, ident)
         if failure:
             failures.append('Failed to delete deploy template %s: %s'
                             % (ident, failure))
         else:
             deleted.append(ident)
+    if deleted:
+        _name_askers(clients, sets.read(), deleted)
     return deleted, failures
+
+
+def _refuse_deployed(ironic, ident):
+    """Why a template may not go: an instance was deployed with it (its
+    node's ``instance_info/traits``: ironic applies it again at a
+    rebuild); None."""
+    try:
+        name = ironic.deploy_template(ident)['name']
+    except sdk_exceptions.NotFoundException:
+        return None     # _delete_one says it
+    nodes = sorted(
+        '%s (instance %s)' % (n.get('name') or n['uuid'], n['instance_uuid'])
+        for n in ironic.nodes(('uuid', 'name', 'instance_uuid',
+                               'instance_info'))
+        if n.get('instance_uuid') and name in (
+            (n.get('instance_info') or {}).get('traits') or ()))
+    if nodes:
+        return ('the instance on node %s was deployed with it, and ironic '
+                'applies it again at a rebuild: roll the server out to '
+                'another config first' % ', '.join(nodes))
+    return None
+
+
+def _name_askers(clients, known, deleted):
+    """Warn of the flavors that still ask for a deleted template's config
+    (derived ones included) where no other template serves it."""
+    gone = {deploy_config.config_of(t.get('extra')) for t in known.every()
+            if t['name'] in deleted or t['uuid'] in deleted} - {None}
+    served = {deploy_config.config_of(t.get('extra')) for t in
+              known.every() if t['name'] not in deleted
+              and t['uuid'] not in deleted}
+    if not gone - served:
+        return
+    try:
+        flavors = clients.nova().flavors()
+    except (exceptions.CommandError, sdk_exceptions.HttpException) as exc:
+        LOG.debug('The flavors asking for %s are not named: %s', ', '.join(
+            str(c) for c in gone - served), exc)
+        return
+    for flavor in flavors:
+        asked = [str(c) for c in config_specs.configs_of(
+            flavor.get('extra_specs')) if c in gone - served]
+        if asked:
+            LOG.warning('Flavor %s still asks for %s, which no template '
+                        'serves now (openstack flavor deploy-config unset '
+                        '%s %s)', flavor['name'], ', '.join(asked),
+                        flavor['name'], ' '.join(sorted(
+                            a.split('=')[0] for a in asked)))
 
 
 class _Sets:

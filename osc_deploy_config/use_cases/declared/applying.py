@@ -16,6 +16,7 @@ the running servers whose flavor or image now asks for other configs."""
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.fleet import fleet_plan
+from osc_deploy_config.use_cases.declared import locking
 from osc_deploy_config.use_cases.declared import planning
 from osc_deploy_config.use_cases.declared import writing
 from osc_deploy_config.use_cases.fleet import rollout as rollouts
@@ -46,19 +47,39 @@ class Applied:
         # command holds from the start to its table's end)
         self.current = signals.Current()
 
-    def apply(self, path, prune=False, dry_run=False):
+    def apply(self, path, prune=False, prune_all=False, dry_run=False,
+              break_lock=False):
         """(columns, rows): what was written (``dry_run``: would be), or
-        with ``rollout`` the rollout's rows."""
-        plan = planning.plan(self.clients, path, prune)
+        with ``rollout`` the rollout's rows.  The file is read first; then
+        (but for a dry run) the lock is taken (``locking``; ``break_lock``:
+        the one held is broken) until the end, the rollout's included."""
+        parsed = planning.read_file(path)
         if dry_run:
+            plan = planning.plan(self.clients, path, prune, prune_all,
+                                 parsed)
             return dchanges.COLUMNS, [
                 (k, n, 'would %s' % a, f, b, af) for k, n, a, f, b, af in
                 dchanges.rows(plan.changes)]
-        if not plan.changes:    # a pending sync mark is a change
-            self.say('No changes: the cloud is equal to %s' % path)
-        rows = writing.Apply(self.clients, self.say, SYNC_TIMEOUT if
-                             self.wait_seconds is None else
-                             self.wait_seconds).run(plan)
+        lock = locking.Lock(self.clients, self.say)
+        lock.take(break_lock)
+        try:
+            # each node's BIOS registry read once, until the rollout
+            with self.clients.registries_remembered():
+                plan = planning.plan(self.clients, path, prune, prune_all,
+                                     parsed)
+                if not plan.changes:    # a pending sync mark is a change
+                    self.say('No changes: the cloud is equal to %s' % path)
+                rows = writing.Apply(self.clients, self.say, SYNC_TIMEOUT if
+                                     self.wait_seconds is None else
+                                     self.wait_seconds).run(plan)
+            return self.rolled_out(plan, rows)
+        finally:
+            lock.release()
+
+    def rolled_out(self, plan, rows):
+        """The running servers not in line with the file, listed with the
+        commands that bring them in line, or (``rollout``) rolled out:
+        (columns, rows) as ``apply`` returns them."""
         outdated = writing.outdated(plan)
         commands = dchanges.rollout_commands(outdated, self.max_unavailable)
         if not self.rollout:

@@ -28,6 +28,7 @@ import collections
 import datetime
 import json
 import logging
+import sys
 
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
@@ -54,15 +55,20 @@ from osc_deploy_config.use_cases.hardware import hardware_kinds
 
 LOG = logging.getLogger(__name__)
 # A checked file and what makes the cloud equal to it.  ``servers``: the
-# running servers (read only when a flavor's or image's asks change, or a
-# template is pruned), for the pre-flight, the prune and the rollout.
+# running servers (``_check_servers``), for the pre-flight, the prune and
+# the rollout; ``runs``: {server ID: {type: value}} of those on nodes
+# (``Instances``; None: not read, the file's images ask for nothing).
 Plan = collections.namedtuple('Plan', [
-    'declared', 'cloud', 'changes', 'filename', 'servers'])
+    'declared', 'cloud', 'changes', 'filename', 'servers', 'runs'],
+    defaults=(None,))
 
 
 def load(path):
-    """The file's text; one line when it cannot be read."""
+    """The file's text (``-``: standard input's); one line when it cannot
+    be read."""
     try:
+        if path == '-':
+            return sys.stdin.read()
         with open(path, encoding='utf-8') as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
@@ -70,12 +76,28 @@ def load(path):
                                       ) from None
 
 
-def plan(clients, path, prune=False):
-    """The Plan of the file at ``path`` (``-``: nothing else), checked."""
-    declared = document.parse(load(path), path)
+def read_file(path):
+    """(Declared, the name its errors give) of the file at ``path``
+    (``-``: standard input), checked alone."""
+    name = '<stdin>' if path == '-' else path
+    return document.parse(load(path), name), name
+
+
+def plan(clients, path, prune=False, prune_all=False, parsed=None):
+    """The Plan of the file at ``path`` (``parsed``: as ``read_file`` read
+    it already), checked; ``prune_all``: ``--prune`` may delete every
+    template and withdraw every grant."""
+    declared, name = parsed or read_file(path)
+    with clients.registries_remembered():
+        return _plan(clients, declared, name, prune, prune_all)
+
+
+def _plan(clients, declared, name, prune, prune_all):
     cloud = reading.read(clients)
-    at = _Places(path, declared.marks)
+    at = _Places(name, declared.marks)
     found = dchanges.diff(declared, cloud.current, prune)
+    if prune and not prune_all:
+        dchanges.refuse_pruning_everything(found, cloud.current)
     _refuse_taken_names(cloud, found, at)
     known = _known(declared, cloud, _vocabulary(clients, declared, found,
                                                 at))
@@ -89,39 +111,103 @@ def plan(clients, path, prune=False):
         datetime.datetime.now(datetime.timezone.utc))
     _refuse_sets_being_deleted(cloud, found)
     found += dchanges.sync_changes(reading.sync_pending(cloud))
+    found += dchanges.interrupted_deletes(cloud.templates, declared)
+    _check_changes(declared, cloud, found, at)
+    servers, runs = _check_servers(clients, known, declared, cloud, found,
+                                   at)
+    _check_hardware(clients, declared, found, at)
+    _check_grants(clients, cloud, found, after, at)
+    return Plan(declared, cloud, found, name, servers, runs)
+
+
+def _check_changes(declared, cloud, found, at):
+    """No template renamed in place, nor a granted one changed (unless
+    this apply withdraws its every grant)."""
     with at(_template_path(found, 'name')):
         dchanges.refuse_renames(found)
-    withdrawn = dchanges.withdrawn_grants(found, cloud.project_names)
+    withdrawn = dchanges.withdrawn_grants(found, {
+        name: [o['id'] for o in owners] for (section, name), owners in
+        named(cloud).items() if section == 'projects'})
     for kind, key, fields in dchanges.objects(found):
         if kind == dchanges.TEMPLATE:
             with at(_path_of(key)):
                 dchanges.refuse_granted_changes(
                     fields, {t['name']: t for t in cloud.templates},
                     withdrawn)
-    servers = []
-    if any(c.kind in (dchanges.FLAVOR, dchanges.IMAGE) or (
-            c.action == dchanges.DELETE and c.kind == dchanges.TEMPLATE)
-           for c in found):
-        servers = clients.nova(versions.SERVER_FLAVOR_DETAILS).servers(
-            all_projects=True)
-        _preflight(known, declared, cloud, servers, found, at)
-    if any(c.kind == dchanges.TEMPLATE and c.action == dchanges.DELETE
-           for c in found):
+
+
+def _check_servers(clients, known, declared, cloud, found, at):
+    """The running servers and what each runs (``Instances``), read when
+    the file asks for configs (the rollout brings them in line, also
+    those an interrupted one left), or a flavor's or image's asks
+    change, or a template goes: the boot pre-flight of those whose
+    flavor or image changes, and no template deleted that one was
+    deployed with."""
+    deleting = any(c.kind == dchanges.TEMPLATE and c.action ==
+                   dchanges.DELETE for c in found)
+    if not (deleting or declared.flavors or declared.images or any(
+            c.kind in (dchanges.FLAVOR, dchanges.IMAGE) for c in found)):
+        return [], None
+    servers = clients.nova(versions.SERVER_FLAVOR_DETAILS).servers(
+        all_projects=True)
+    _preflight(known, declared, cloud, servers, found, at)
+    instances = _instances(clients, cloud) if deleting or any(
+        declared.images.values()) else None
+    if deleting:
         dchanges.refuse_pruning_asked(found, declared, cloud.current,
-                                      servers, _holders(clients, cloud))
-    _check_hardware(clients, declared, found, at)
-    _check_grants(clients, cloud, found, after, at)
-    return Plan(declared, cloud, found, path, servers)
+                                      servers, instances.holders)
+    return servers, instances and instances.runs
 
 
 def owners_of(cloud):
     """[(kind, name, specs, placement class)] of the listed flavors and
-    images (an image lands on any kind)."""
-    return [(dchanges.FLAVOR, f['name'], f.get('extra_specs') or {},
-             config_specs.resource_class_of(f.get('extra_specs')))
-            for f in cloud.flavors if f.get('name')] + [
-        (dchanges.IMAGE, i['name'], i, None) for i in cloud.images
-        if i.get('name')]
+    images that a name of a declared state means (``named``; a name that
+    means several is left alone; an image lands on any kind)."""
+    found = []
+    for (section, name), owners in named(cloud).items():
+        if section == 'projects' or len(owners) != 1 or not name:
+            continue
+        if section == 'flavors':
+            specs = owners[0].get('extra_specs') or {}
+            found.append((dchanges.FLAVOR, name, specs,
+                          config_specs.resource_class_of(specs)))
+        else:
+            found.append((dchanges.IMAGE, name, owners[0], None))
+    return sorted(found, key=lambda o: (o[0], o[1]))
+
+
+def named(cloud):
+    """{(section, name): [flavor, image or project (its ID and name)]}:
+    what a name in a declared state means, as ``export`` wrote it: of
+    the objects bearing that name, those this plugin's state speaks of
+    (asking for configs; granted some), else every one."""
+    found = {}
+    for section, listed in (('flavors', cloud.flavors),
+                            ('images', cloud.images)):
+        for owner in listed:
+            found.setdefault((section, owner.get('name')), []).append(owner)
+    for project_id, name in cloud.project_names.items():
+        found.setdefault(('projects', name), []).append(
+            {'id': project_id, 'name': name})
+    granted = {p for t in cloud.templates for p in grants.recorded(t)}
+    return {key: _spoken_of(key[0], owners, granted)
+            for key, owners in found.items()}
+
+
+def _spoken_of(section, owners, granted):
+    if section == 'projects':
+        ours = [p for p in owners if p['id'] in granted]
+    else:
+        ours = [o for o in owners if config_specs.configs_of(
+            o.get('extra_specs') if section == 'flavors' else o)]
+    return ours or owners
+
+
+def owner_id(cloud, kind, name):
+    """The ID of the flavor, image or project a file's name means."""
+    section = {dchanges.FLAVOR: 'flavors', dchanges.IMAGE: 'images',
+               dchanges.PROJECT: 'projects'}[kind]
+    return named(cloud)[section, name][0]['id']
 
 
 def _after(declared, cloud, found):
@@ -176,28 +262,39 @@ def _refuse_sets_being_deleted(cloud, found):
                     change.name, change.name))
 
 
-def _holders(clients, cloud):
-    """What else holds a template ``--prune`` would delete: the flavors'
-    classes, the traits the images require, and the configs the nodes'
-    toggle records name (one node listing)."""
-    toggled = []
+# What the nodes say of their instances: ``holders``, the changes'
+# Holders; ``runs``: {server ID: {type: value}} of the instances on nodes,
+# the configs ironic deployed each with, and over them a toggle's record.
+Instances = collections.namedtuple('Instances', ['holders', 'runs'])
+
+
+def _instances(clients, cloud):
+    """The Instances, from one node listing."""
+    toggled, deployed, runs = [], {}, {}
+    configs_of = {t['name']: deploy_config.config_of(t.get('extra'))
+                  for t in cloud.templates}
     for node in clients.ironic().nodes(
             ('uuid', 'name', 'resource_class', 'instance_uuid',
-             'properties', 'extra')):
+             'instance_info', 'properties', 'extra')):
         instance = node.get('instance_uuid')
-        configs = set(toggle_record.applied(node, instance).values()) | \
-            toggle_record.project_configs(node, instance) if instance \
-            else set()
+        if not instance:
+            continue
+        deployed[instance] = set((node.get('instance_info') or {}).get(
+            'traits') or ())
+        runs[instance] = {c.type: c.value for c in map(
+            configs_of.get, sorted(deployed[instance])) if c is not None}
+        applied = toggle_record.applied(node, instance)
+        runs[instance].update((t, c.value) for t, c in applied.items())
+        configs = set(applied.values()) | toggle_record.project_configs(
+            node, instance)
         if configs:
             rc = node.get('resource_class')
             toggled.append((node.get('name') or node['uuid'],
                             rc and deploy_config.placement_class(rc),
                             configs))
-    return dchanges.Holders(
+    return Instances(dchanges.Holders(
         {f['name']: config_specs.resource_class_of(f.get('extra_specs'))
-         for f in cloud.flavors if f.get('name')},
-        {i['id']: config_specs.required_traits(i) for i in cloud.images},
-        toggled)
+         for f in cloud.flavors if f.get('name')}, deployed, toggled), runs)
 
 
 class _Places:
@@ -244,27 +341,22 @@ def _template_path(found, field):
 
 
 def _check_owners(declared, cloud, known, at):
-    """Each flavor, image and project the file names exists, once; a
-    flavor's configs are served on its hardware (``known``: the templates
-    after this apply), without a shared step."""
-    named = {}
-    for section, listed in (('flavors', cloud.flavors),
-                            ('images', cloud.images)):
-        for owner in listed:
-            named.setdefault((section, owner.get('name')), []).append(owner)
-    for name in cloud.project_names.values():
-        named.setdefault(('projects', name), []).append(name)
+    """Each flavor, image and project the file names exists, and the name
+    means one (``named``); a flavor's configs are served on its hardware
+    (``known``: the templates after this apply), without a shared step."""
+    means = named(cloud)
     for section in ('flavors', 'images', 'projects'):
         for name in getattr(declared, section):
-            found = named.get((section, name), [])
+            found = means.get((section, name), [])
             if len(found) != 1:
                 at.fail((section, name), '%s %s %s' % (
                     section[:-1], name, 'does not exist' if not found else
-                    'is the name of %d of them: a declared state names each '
-                    'once (rename one)' % len(found)))
+                    'is the name of %d of them (%s): a declared state names '
+                    'each once (rename one)' % (len(found), ', '.join(
+                        sorted(o['id'] for o in found)))))
     for name, asks in declared.flavors.items():
         placement_class = config_specs.resource_class_of(
-            named['flavors', name][0].get('extra_specs'))
+            means['flavors', name][0].get('extra_specs'))
         configs = [deploy_config.Config(t, v) for t, v in asks.items()]
         with at(('flavors', name)):
             config_specs.refuse_unserved(configs, known, 'flavor %s' % name,
@@ -454,15 +546,14 @@ def _check_grants(clients, cloud, found, after, at):
         return
     ironic = project_grants._ironic(clients)
     runbooks = ironic.runbooks()
-    ids = {name: project_id for project_id, name in
-           cloud.project_names.items()}
     for name in projects:
         granting = [deploy_config.parse_config(c.field) for c in found
                     if c.kind == dchanges.PROJECT and c.name == name
                     and c.after is not None]
-        if granting and name in ids:
+        if granting:    # a granted name is the file's (_check_owners)
             with at(('projects', name)):
-                grants.plan(ids[name], granting, after, runbooks)
+                grants.plan(owner_id(cloud, dchanges.PROJECT, name),
+                            granting, after, runbooks)
 
 
 def template_input(want, steps_changed=True, creating=True):

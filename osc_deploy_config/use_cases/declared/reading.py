@@ -17,7 +17,11 @@ whatever their number of objects (each listing one request per page)."""
 import collections
 import logging
 
+from osc_deploy_config.domain.configs import config_specs
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import document
+from osc_deploy_config.domain.grants import grant_flavors
 from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)
@@ -49,14 +53,50 @@ def read(clients):
                                      project_names))
 
 
-def export(clients):
-    """The cloud's declared state, as the file's text: it names no IDs
-    (grants of projects keystone no longer knows are left out, with a
-    warning; a name granted in two domains is refused)."""
+def export(clients, output='yaml'):
+    """The cloud's declared state, as the file's text (``output``: yaml or
+    json): it names no IDs (grants of projects keystone no longer knows
+    are left out, with a warning; a name granted in two domains is
+    refused), and ``diff`` of it is empty (``exportable``)."""
     cloud = read(clients)
     document.refuse_doubled_project_names(cloud.templates,
                                           cloud.project_names)
-    return document.render(cloud.current)
+    return document.render(exportable(cloud), output)
+
+
+def exportable(cloud):
+    """The cloud's Declared without what a file cannot hold: the private
+    flavors the toggles and grants derived (they follow the servers, and
+    a file would drift after every toggle), and the flavors and images
+    asking for a config no template serves on their kind any more (each
+    with a warning: no file could declare them)."""
+    current = cloud.current
+    derived = {f['name'] for f in grant_flavors.derived_private(
+        cloud.flavors)}
+    known = dtemplates.by_config(
+        t for t in cloud.templates
+        if not (t.get('extra') or {}).get(dtemplates.DELETING))
+    kinds = {f['name']: config_specs.resource_class_of(f.get('extra_specs'))
+             for f in cloud.flavors if f.get('name')}
+    flavors, images = {}, {}
+    for section, kept, served in (
+            ('flavors', flavors, lambda n: known.for_class(kinds.get(n))),
+            ('images', images, lambda n: known.for_class(None))):
+        for name, asks in getattr(current, section).items():
+            if name in derived:
+                continue
+            unserved = sorted(str(deploy_config.Config(t, v)) for t, v in
+                              asks.items() if deploy_config.Config(t, v)
+                              not in served(name))
+            if unserved:
+                LOG.warning('Left out: %s %s, which asks for %s, which no '
+                            'template serves (openstack %s deploy-config '
+                            'unset %s %s)', section[:-1], name,
+                            ', '.join(unserved), section[:-1], name,
+                            ' '.join(c.split('=')[0] for c in unserved))
+                continue
+            kept[name] = asks
+    return current._replace(flavors=flavors, images=images)
 
 
 def sync_pending(cloud):

@@ -81,7 +81,7 @@ class Apply:
                                                   dchanges.IMAGE)]
         sets = [o for o in objects if o[0] == dchanges.SET]
         for _kind, key, fields in projects:
-            self.grants(key, fields, withdrawing=True)
+            self.grants(plan, key, fields, withdrawing=True)
         current = {t['name']: t for t in plan.cloud.templates}
         pending = set(reading.sync_pending(plan.cloud))
         for _kind, key, fields in made:
@@ -95,10 +95,11 @@ class Apply:
                   {(kind, key) for kind, key, _ in owners})
         for kind, key, _fields in owners:
             section = 'flavors' if kind == dchanges.FLAVOR else 'images'
-            self.owner(kind, key, getattr(plan.declared, section).get(
-                key, getattr(plan.cloud.current, section).get(key, {})))
+            self.owner(kind, key, planning.owner_id(plan.cloud, kind, key),
+                       getattr(plan.declared, section).get(key, getattr(
+                           plan.cloud.current, section).get(key, {})))
         for _kind, key, fields in projects:
-            self.grants(key, fields, withdrawing=False)
+            self.grants(plan, key, fields, withdrawing=False)
         if deleted:
             self.delete([f[0].name for _, _, f in deleted])
         gone = [f[0].name for _, _, f in sets
@@ -194,19 +195,21 @@ class Apply:
         node_tags.sync(self.clients, sorted(servings), False, False, True,
                        self.wait_timeout, self.say)
 
-    def owner(self, kind, name, asks):
+    def owner(self, kind, name, ident, asks):
         """A flavor's or an image's asks (``asks``: {type: value}), in one
         change with the traits of the templates serving them now, as
-        ``deploy-config set|unset`` make them."""
+        ``deploy-config set|unset`` make them (``ident``: the one the
+        name means, ``planning.named``)."""
         self.say('Updating %s %s' % (kind, name))
-        owner_configs.set_exact(self.clients, kind, name, [
+        owner_configs.set_exact(self.clients, kind, ident, [
             deploy_config.Config(t, v) for t, v in sorted(asks.items())],
             provide=False)     # the sets were made first (``sets``)
 
-    def grants(self, project, fields, withdrawing):
+    def grants(self, plan, project, fields, withdrawing):
         """A project's grants withdrawn (``withdrawing``: step 1, before
         any template is written) or made (step 5), as ``project
-        deploy-config unset|set`` make them."""
+        deploy-config unset|set`` make them (to the project the name
+        means, ``planning.named``)."""
         configs = [f.field for f in fields
                    if (f.after is None) == withdrawing]
         if not configs:
@@ -214,16 +217,18 @@ class Apply:
         self.say('%s project %s: %s' % (
             'Withdrawing from' if withdrawing else 'Granting to', project,
             ', '.join(configs)))
+        ident = planning.owner_id(plan.cloud, dchanges.PROJECT, project)
         if withdrawing:
-            project_grants.withdraw(self.clients, project, configs)
+            project_grants.withdraw(self.clients, ident, configs)
         else:
-            project_grants.grant(self.clients, project, configs)
+            project_grants.grant(self.clients, ident, configs)
 
     def delete(self, names):
         """The templates the file dropped, as ``deploy template delete``
         deletes them."""
         self.say('Deleting template(s) %s' % ', '.join(names))
-        _, failures = deploy_templates.delete(self.clients, names)
+        _, failures = deploy_templates.delete(self.clients, names,
+                                              refuse_deployed=True)
         if failures:
             raise exceptions.CommandError('; '.join(failures))
 
@@ -240,5 +245,5 @@ def _content(template):
 def outdated(plan):
     """The running servers a rollout brings in line, and its commands."""
     images = {i['id']: i.get('name') for i in plan.cloud.images}
-    return dchanges.outdated_servers(plan.changes, plan.servers,
-                                     plan.declared, images)
+    return dchanges.outdated_servers(plan.servers, plan.declared, images,
+                                     plan.runs)

@@ -1,0 +1,379 @@
+#   Licensed under the Apache License, Version 2.0 (the "License"); you may
+#   not use this file except in compliance with the License. You may obtain
+#   a copy of the License at
+#
+#        http://www.apache.org/licenses/LICENSE-2.0
+#
+#   Unless required by applicable law or agreed to in writing, software
+#   distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#   WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#   License for the specific language governing permissions and limitations
+#   under the License.
+
+"""Configs as code, against the fake cloud: a prune that never strands a
+server, names judged among the objects a file speaks of, and the file's
+own guards (``--prune-all``, standard input, one ``-f``)."""
+
+import io
+from unittest import mock
+
+import fixtures
+from osc_lib import exceptions
+
+from osc_deploy_config.domain.configs import deploy_config
+from osc_deploy_config.domain.configs import steps
+from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.use_cases.configs import deploy_templates
+from osc_deploy_config.use_cases.declared import locking
+from osc_deploy_config.use_cases.declared import planning
+from osc_deploy_config.use_cases.declared import reading
+from osc_deploy_config.use_cases.declared import writing
+from tests.unit import fakes
+
+OFF = deploy_config.Config('hyperthreading', 'disabled')
+ON = deploy_config.Config('hyperthreading', 'enabled')
+OFF_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_DISABLED'
+ON_T = 'CUSTOM_DEPLOY_CONFIG_HYPERTHREADING_ENABLED'
+BOTH = """\
+version: 1
+configs:
+  hyperthreading:
+    disabled:
+      bios: {LogicalProc: Disabled}
+    enabled:
+      bios: {LogicalProc: Enabled}
+images:
+  ubuntu: {hyperthreading: disabled}
+"""
+ONLY_OFF = """\
+version: 1
+configs:
+  hyperthreading:
+    disabled:
+      bios: {LogicalProc: Disabled}
+images:
+  ubuntu: {hyperthreading: disabled}
+"""
+
+
+class DeclaredCase(fakes.TestCommand):
+
+    def setUp(self):
+        super().setUp()
+        for config, name, value in ((OFF, OFF_T, 'Disabled'),
+                                    (ON, ON_T, 'Enabled')):
+            self.ironic.add_template(name, steps=[steps.bios_step(
+                [('LogicalProc', value)])], extra=deploy_config.template_extra(
+                    config, ['HW_CPU_HYPERTHREADING']))
+        self.clients = self.app.client_manager.deploy_config
+
+    def plan(self, text, prune=False, prune_all=False):
+        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
+        with open(path, 'w') as f:
+            f.write(text)
+        return planning.plan(self.clients, path, prune, prune_all)
+
+    def apply(self, plan):
+        return writing.Apply(self.clients, lambda line: None, 1).run(plan)
+
+
+class TestPruneNeverStrands(DeclaredCase):
+
+    def setUp(self):
+        super().setUp()
+        # the image moved from enabled to disabled by an earlier apply;
+        # its server, not rolled out yet, was deployed with enabled
+        self.image = self.glance.add_image(
+            'ubuntu', **{'deploy-config:hyperthreading': 'disabled',
+                         'trait:' + OFF_T: 'required'})
+        flavor = self.nova.add_flavor('bm.gold', fakes.GOLD)
+        self.server = self.nova.add_server('web-1', flavor,
+                                           image=self.image['id'])
+        self.node = self.ironic.add_node(
+            'node-1', [ON_T, OFF_T], instance_uuid=self.server['id'],
+            instance_traits=[ON_T])
+
+    def test_a_template_an_instance_was_deployed_with_is_not_pruned(self):
+        """Its image asks for another config now: the node's instance
+        says what it was deployed with."""
+        exc = self.assertRaises(exceptions.CommandError, self.plan,
+                                ONLY_OFF, prune=True)
+        self.assertIn('Not pruning template %s: server web-1 was deployed '
+                      'with it' % ON_T, str(exc))
+        self.assertEqual([], self.ironic.writes + self.nova.writes)
+
+    def test_nor_once_glance_hides_the_image(self):
+        del self.glance.images[self.image['id']]
+        exc = self.assertRaises(exceptions.CommandError, self.plan,
+                                'version: 1\nconfigs:\n  hyperthreading:\n'
+                                '    disabled:\n      bios: {LogicalProc: '
+                                'Disabled}\n', prune=True)
+        self.assertIn('server web-1 was deployed with it', str(exc))
+
+    def test_the_delete_reads_the_nodes_again_right_before(self):
+        """A server deployed between the plan and the delete keeps it."""
+        self.node['instance_info'] = {}
+        plan = self.plan(ONLY_OFF, prune=True)
+        self.assertIn((ON_T, 'delete'), [(c.name, c.action)
+                                         for c in plan.changes])
+        self.node['instance_info'] = {'traits': [ON_T]}
+        exc = self.assertRaises(exceptions.CommandError, self.apply, plan)
+        self.assertIn('Failed to delete deploy template %s: the instance on '
+                      'node node-1 (instance %s) was deployed with it' % (
+                          ON_T, self.server['id']), str(exc))
+        self.assertIn(ON_T, [t['name'] for t in
+                             self.ironic.templates.values()])
+        self.assertEqual([], [w for w in self.ironic.writes
+                              if 'deploy_templates' in w[1]])
+
+    def test_an_interrupted_delete_shows_and_a_rerun_finishes_it(self):
+        self.node['instance_info'] = {}
+        template = next(t for t in self.ironic.templates.values()
+                        if t['name'] == ON_T)
+        template['extra'][dtemplates.DELETING] = True
+        plan = self.plan(ONLY_OFF)      # without --prune too
+        self.assertEqual([('template', ON_T, 'delete', 'steps',
+                           'interrupted delete', None)],
+                         [c[:6] for c in plan.changes])
+        self.apply(plan)
+        self.assertNotIn(template['uuid'], self.ironic.templates)
+        self.assertEqual([], self.plan(ONLY_OFF).changes)
+
+
+class TestPruneGuard(DeclaredCase):
+
+    def test_a_file_that_drops_every_template_needs_prune_all(self):
+        exc = self.assertRaises(exceptions.CommandError, self.plan,
+                                'version: 1\n', prune=True)
+        self.assertEqual(
+            '--prune would delete every template of this plugin (%s, %s): '
+            'refused without --prune-all (a file emptied by mistake?)' % (
+                OFF_T, ON_T), str(exc))
+        self.assertEqual([], self.ironic.writes)
+        plan = self.plan('version: 1\n', prune=True, prune_all=True)
+        self.assertEqual({OFF_T, ON_T}, {c.name for c in plan.changes})
+        # one of them kept: no guard
+        self.plan(BOTH.replace('    enabled:\n      bios: {LogicalProc: '
+                               'Enabled}\n', '').replace(
+            'images:\n  ubuntu: {hyperthreading: disabled}\n', ''),
+            prune=True)
+
+    def test_a_file_that_withdraws_every_grant_needs_prune_all(self):
+        for template in self.ironic.templates.values():
+            fakes.grant(template, 'project-1')
+        kept = BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                            'disabled}\n', '')
+        exc = self.assertRaises(exceptions.CommandError, self.plan, kept,
+                                prune=True)
+        self.assertIn('--prune would withdraw every grant (demo '
+                      'hyperthreading=disabled, demo hyperthreading=enabled)',
+                      str(exc))
+        self.plan(kept + 'projects:\n  demo: [hyperthreading=enabled]\n',
+                  prune=True)
+
+
+class TestNamesOfTheFile(DeclaredCase):
+    """A name means, of the objects bearing it, those the plugin's state
+    speaks of: export, then diff, is empty on an ordinary cloud."""
+
+    def setUp(self):
+        super().setUp()
+        self.public = self.glance.add_image(
+            'ubuntu', **{'deploy-config:hyperthreading': 'disabled',
+                         'trait:' + OFF_T: 'required'})
+        self.private = self.glance.add_image('ubuntu', visibility='private')
+        self.keystone.projects['project-3'] = ('demo', 'domain-2')
+        for template in self.ironic.templates.values():
+            fakes.grant(template, 'project-1')
+        # a toggle's private flavor, and a flavor asking for a config whose
+        # templates were deleted since
+        self.nova.add_flavor(
+            'bm.gold+hyperthreading=enabled', dict(fakes.GOLD, **{
+                'deploy-config:hyperthreading': 'enabled',
+                'trait:' + ON_T: 'required'}),
+            description=toggle_plan.derived_description('bm.gold'),
+            public=False)
+        self.nova.add_flavor('bm.old', dict(fakes.GOLD, **{
+            'deploy-config:turbo': 'on'}))
+
+    def test_export_then_diff_is_empty(self):
+        exported = reading.export(self.clients)
+        self.assertNotIn('bm.gold+', exported)
+        self.assertNotIn('bm.old', exported)
+        self.assertIn('ubuntu', exported)
+        self.assertEqual([], self.plan(exported).changes)
+
+    def test_writes_go_to_the_object_the_name_means(self):
+        exported = reading.export(self.clients)
+        plan = self.plan(exported.replace(
+            'ubuntu:\n    hyperthreading: disabled',
+            'ubuntu:\n    hyperthreading: enabled').replace(
+            "demo:\n  - hyperthreading=disabled\n", 'demo:\n'))
+        self.apply(plan)
+        self.assertEqual('enabled', self.public[
+            'deploy-config:hyperthreading'])
+        self.assertNotIn('deploy-config:hyperthreading', self.private)
+
+    def test_a_name_meaning_two_is_refused_with_their_ids(self):
+        """Neither asks for a config: which one the file means is not
+        known."""
+        one = self.glance.add_image('debian')
+        two = self.glance.add_image('debian')
+        exc = self.assertRaises(exceptions.CommandError, self.plan,
+                                ONLY_OFF + '  debian: {}\n')
+        self.assertIn('image debian is the name of 2 of them (%s): a '
+                      'declared state names each once' % ', '.join(
+                          sorted((one['id'], two['id']))), str(exc))
+
+
+class TestFileOptions(DeclaredCase):
+
+    def test_a_dash_reads_standard_input(self):
+        with mock.patch('sys.stdin', io.StringIO('version: 1\nflavors: [\n')):
+            exc = self.assertRaises(exceptions.CommandError, planning.plan,
+                                    self.clients, '-')
+        self.assertIn('<stdin>:3:1: YAML syntax', str(exc))
+        with mock.patch('sys.stdin', io.StringIO(BOTH.replace(
+                'images:\n  ubuntu: {hyperthreading: disabled}\n', ''))):
+            self.assertEqual([], planning.plan(self.clients, '-').changes)
+
+    def test_a_second_file_is_refused_before_any_read(self):
+        from osc_deploy_config.v1 import declared
+
+        for command in (declared.ApplyDeclared, declared.DiffDeclared):
+            parser = command(self.app, None).get_parser('openstack')
+            stderr = io.StringIO()
+            with mock.patch('sys.stderr', stderr):
+                self.assertRaises(SystemExit, parser.parse_args, [
+                    '-f', 'a.yaml', '-f', 'b.yaml', '--prune'])
+            self.assertEqual(
+                'openstack: error: -f is given twice (a.yaml, '
+                'b.yaml): give one file, the whole declared state (see '
+                '--help)\n', stderr.getvalue())
+
+    def test_prune_all_goes_with_prune(self):
+        from osc_deploy_config.v1 import declared
+
+        exc = self.assertRaises(exceptions.CommandError, self.run_command,
+                                declared.ApplyDeclared,
+                                ['-f', 'a.yaml', '--prune-all'])
+        self.assertEqual('--prune-all goes with --prune', str(exc))
+
+
+class TestResumedRollout(DeclaredCase):
+    """``apply --rollout`` rolls out every server not in line with the
+    file, also those an interrupted run left: not only those whose flavor
+    or image this run changes."""
+
+    def setUp(self):
+        super().setUp()
+        self.image = self.glance.add_image(
+            'ubuntu', **{'deploy-config:hyperthreading': 'disabled',
+                         'trait:' + OFF_T: 'required'})
+        self.flavor = self.nova.add_flavor('bm.gold', dict(fakes.GOLD, **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'}))
+        self.plain = self.nova.add_flavor('bm.plain', fakes.GOLD)
+        self.text = BOTH + 'flavors:\n  bm.gold: {hyperthreading: disabled}\n'
+
+    def boot(self, name, flavor_asks, image=None, deployed=(),
+             toggled=None):
+        server = self.nova.add_server(
+            name, self.flavor if flavor_asks else self.plain,
+            image=image and image['id'])
+        if flavor_asks:     # as booted
+            server['flavor']['extra_specs'][
+                'deploy-config:hyperthreading'] = flavor_asks
+        node = self.ironic.add_node('node-' + name,
+                                    instance_uuid=server['id'],
+                                    instance_traits=deployed)
+        if toggled:
+            node['properties']['deploy_config_applied'] = {
+                'instance_uuid': server['id'],
+                'configs': {'hyperthreading': toggled}}
+        return server
+
+    def test_servers_left_outdated_are_found_with_nothing_to_change(self):
+        self.boot('flavor-left', 'enabled')
+        self.boot('flavor-done', 'disabled')
+        self.boot('image-left', None, self.image, deployed=[ON_T])
+        self.boot('image-done', None, self.image, deployed=[OFF_T])
+        self.boot('image-toggled', None, self.image, deployed=[ON_T],
+                  toggled='disabled')
+        plan = self.plan(self.text)
+        self.assertEqual([], plan.changes)
+        self.assertEqual(
+            [('flavor-left', 'flavor', 'bm.gold',
+              ['hyperthreading=disabled']),
+             ('image-left', 'image', 'ubuntu', ['hyperthreading=disabled'])],
+            writing.outdated(plan))
+
+
+class TestSingleDelete(DeclaredCase):
+
+    def test_the_flavors_still_asking_are_named(self):
+        self.nova.add_flavor('bm.gold', dict(fakes.GOLD, **{
+            'deploy-config:hyperthreading': 'enabled',
+            'trait:' + ON_T: 'required'}))
+        logged = self.useFixture(fixtures.FakeLogger())
+        deleted, failures = deploy_templates.delete(self.clients, [ON_T])
+        self.assertEqual(([ON_T], []), (deleted, failures))
+        self.assertIn('Flavor bm.gold still asks for hyperthreading=enabled, '
+                      'which no template serves now (openstack flavor '
+                      'deploy-config unset bm.gold hyperthreading)',
+                      logged.output)
+
+
+class TestOneApplyAtATime(DeclaredCase):
+
+    def applied(self, text, said=None, **options):
+        from osc_deploy_config.use_cases.declared import applying
+
+        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
+        with open(path, 'w') as f:
+            f.write(text)
+        said = [] if said is None else said
+        return applying.Applied(self.clients, said.append).apply(
+            path, **options)
+
+    def held(self):
+        return [t for t in self.ironic.templates.values()
+                if t['name'] == locking.NAME]
+
+    def test_a_second_apply_stops_in_one_line_before_any_read(self):
+        lock = locking.Lock(self.clients, print)
+        lock.take()
+        self.assertEqual(1, len(self.held()))
+        self.nova.requests.clear()
+        exc = self.assertRaises(exceptions.CommandError, self.applied,
+                                ONLY_OFF)
+        self.assertRegex(str(exc), r'^Another apply holds the lock \(taken '
+                         r'by .*, pid \d+ since 20\d\d-\d\d-\d\dT\S+Z, 0 s '
+                         r'ago\): wait for it to end; if it was killed, '
+                         r'rerun with --break-lock$')
+        self.assertEqual([], self.nova.requests)
+        lock.release()
+        self.assertEqual([], self.held())
+
+    def test_the_lock_is_released_when_the_apply_fails(self):
+        self.glance.add_image('ubuntu')
+        self.glance.add_image('ubuntu')
+        self.assertRaises(exceptions.CommandError, self.applied, ONLY_OFF)
+        self.assertEqual([], self.held())
+        self.assertIn(('POST', '/deploy_templates'), [
+            w[:2] for w in self.ironic.writes])
+
+    def test_break_lock_takes_a_lock_a_killed_apply_left(self):
+        locking.Lock(self.clients, print).take()
+        said = []
+        self.applied(BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                                  'disabled}\n', ''), said, break_lock=True)
+        self.assertTrue(said[0].startswith('Breaking the lock (taken by '))
+        self.assertEqual([], self.held())
+
+    def test_a_dry_run_and_a_bad_file_take_no_lock(self):
+        self.applied(BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                                  'disabled}\n', ''), dry_run=True)
+        self.assertRaises(exceptions.CommandError, self.applied, 'version: 2')
+        self.assertEqual([], self.ironic.writes)
