@@ -40,6 +40,10 @@ class TestDeclared(base.FunctionalTestCase):
         self.addCleanup(self.clean_up)
 
     def clean_up(self):
+        # a lock a killed apply left (and only one: these run one by one)
+        self.openstack('baremetal', 'deploy', 'template', 'delete',
+                       'CUSTOM_DEPLOY_CONFIG_APPLY_LOCK', parse=False,
+                       fail_ok=True)
         for value in ('a', 'b'):
             self.openstack('baremetal', 'deploy', 'template', 'delete',
                            'CUSTOM_DEPLOY_CONFIG_%s_%s' % (
@@ -70,10 +74,10 @@ class TestDeclared(base.FunctionalTestCase):
             service)[len(self.endpoint_root(service)):]
             for service, proxy in proxies.items()}
 
-    def cli(self, *args, clouds_yaml=None, cloud=base.ADMIN):
+    def cli(self, *args, clouds_yaml=None, cloud=base.ADMIN, stdin=''):
         return self.openstack('deploy-config', *args, parse=False,
                               fail_ok=True, clouds_yaml=clouds_yaml,
-                              cloud=cloud)
+                              cloud=cloud, stdin=stdin)
 
     def test_export_apply_edit_diff_prune(self):
         """~5 s: the file applied, the cloud exported and applied to
@@ -93,9 +97,15 @@ class TestDeclared(base.FunctionalTestCase):
             done = self.cli('apply', '-f', exported, '--prune',
                             clouds_yaml=clouds, cloud='faulty')
             self.assertEqual((0, ''), (done.returncode, done.stdout.strip()))
-            self.assertEqual({'ironic': 0, 'nova': 0, 'glance': 0}, {
+            # but the lock's create and delete
+            self.assertEqual(['POST /v1/deploy_templates', 'DELETE /v1/'
+                              'deploy_templates/'], [
+                '%s %s' % (m, p[:len('/v1/deploy_templates/') if
+                                m == 'DELETE' else None])
+                for m, p, _ in ironic.seen if m in WRITES])
+            self.assertEqual({'nova': 0, 'glance': 0}, {
                 name: sum(proxy.count(m) for m in WRITES) for name, proxy in
-                (('ironic', ironic), ('nova', nova), ('glance', glance))})
+                (('nova', nova), ('glance', glance))})
             self.assertGreater(nova.count('GET') * glance.count('GET'), 0)
 
         edited = self.file('edited.yaml', self.declared(a='Disabled'))
@@ -132,6 +142,57 @@ class TestDeclared(base.FunctionalTestCase):
         self.assertIn('delete', done.stdout)
         self.assertEqual(0, self.cli('diff', '-f', dropped, '--prune')
                          .returncode)
+
+    def test_export_then_diff_is_empty_beside_objects_of_the_same_name(self):
+        """~8 s: a public image asking for a config beside a private one of
+        its name, a granted project beside one of its name in another
+        domain, a toggle's private flavor and a flavor asking for a config
+        whose template went: export, then diff, is empty; apply writes to
+        the objects the names mean."""
+        image = self.unique_name('fn-declared')
+        public, private = (self.openstack('image', 'create', visibility,
+                                          image)['id']
+                           for visibility in ('--public', '--private'))
+        for made in (public, private):
+            self.addCleanup(self.openstack, 'image', 'delete', made,
+                            parse=False)
+        demo = self.openstack('project', 'show', 'demo')['id']
+        text = json.loads(self.declared())
+        text['projects'] = {'demo': ['%s=a' % self.type]}
+        self.addCleanup(self.openstack, 'project', 'deploy-config', 'unset',
+                        demo, '--all', parse=False, fail_ok=True)
+        self.assertEqual(0, self.cli('apply', '-f', '-', stdin=json.dumps(
+            text)).returncode)
+        self.openstack('image', 'deploy-config', 'set', public,
+                       '%s=a' % self.type)
+        domain = self.openstack('domain', 'create', self.unique_name('fn'))
+        self.addCleanup(self.openstack, 'domain', 'delete', domain['id'],
+                        parse=False)
+        self.addCleanup(self.openstack, 'domain', 'set', '--disable',
+                        domain['id'], parse=False)
+        other = self.openstack('project', 'create', '--domain',
+                               domain['id'], 'demo')
+        self.addCleanup(self.openstack, 'project', 'delete', other['id'],
+                        parse=False)
+        gone = self.unique_name('fn-declared')
+        self.create_flavor(gone, 1, 64, 1)
+        self.openstack('flavor', 'set', gone, '--property',
+                       'deploy-config:%s=gone' % self.type, parse=False)
+
+        exported = self.cli('export', '-o', 'json')
+        self.assertIn('Left out: flavor %s, which asks for %s=gone' % (
+            gone, self.type), exported.stderr)
+        declared = json.loads(exported.stdout)
+        self.assertNotIn(gone, declared['flavors'])
+        self.assertEqual(0, self.cli('diff', '-f', '-', stdin=exported.stdout
+                                     ).returncode)
+        declared['images'][image] = {self.type: 'b'}
+        self.assertEqual(0, self.cli('apply', '-f', '-', stdin=json.dumps(
+            declared)).returncode)
+        asked = {i['ID']: i['Deploy Configs'] for i in self.openstack(
+            'image', 'deploy-config', 'list', '--all') if i['Name'] == image}
+        self.assertEqual(['%s=b' % self.type], asked.pop(public))
+        self.assertEqual([[]], list(asked.values()))
 
     def test_bad_files_give_one_line_and_change_nothing(self):
         """~5 s: eight bad files, each refused at its line and column."""
@@ -172,30 +233,62 @@ class TestDeclared(base.FunctionalTestCase):
             self.assertEqual(2, self.cli('diff', '-f', path).returncode,
                              what)
         self.assertEqual(before, self.cli('export').stdout)
+        # a second file, and a prune of every template
+        twice = self.cli('apply', '-f', path, '-f', path)
+        self.assertEqual((2, 1), (twice.returncode, len(
+            twice.stderr.splitlines())), twice.stderr)
+        self.assertIn('-f is given twice', twice.stderr)
+        self.assertEqual(0, self.cli('apply', '-f', '-', stdin=good)
+                         .returncode)
+        before = self.cli('export').stdout
+        emptied = self.cli('apply', '-f', '-', '--prune', stdin='version: 1')
+        self.assertEqual(1, emptied.returncode, emptied.stderr)
+        self.assertRegex(emptied.stderr, r'^--prune would delete every '
+                         r'template of this plugin \(.*\): refused without '
+                         r'--prune-all \(a file emptied by mistake\?\)\n$')
+        self.assertEqual(before, self.cli('export').stdout)
 
-    def test_killed_apply_rerun_ends_equal_to_the_file(self):
-        """~4 s: an apply killed while ironic holds its second template's
-        create, then rerun: equal to the file, each template made once."""
+    def test_one_apply_at_a_time_then_killed_and_rerun(self):
+        """~6 s: an apply holds the lock while ironic holds its second
+        template's create (the lock's is its first); another apply started
+        meanwhile stops in one line, naming the holder; the first is
+        killed; a rerun is refused until --break-lock, then ends equal to
+        the first file, each template made once."""
         path = self.file('mine.yaml', self.declared())
+        theirs = self.file('theirs.yaml', self.declared(a='Disabled'))
         argv, env = self.openstack_argv('deploy-config', 'apply', '-f', path,
                                         cloud='faulty', parse=False)
-        posts = []
+        posts, meanwhile = [], []
 
         def fault(method, url, body):
             if method == 'POST' and url.endswith('/deploy_templates'):
                 posts.append(body)
-                if len(posts) == 2:
+                if len(posts) == 3:
                     return faults.HANG
             return None
+
+        def held():
+            if len(posts) == 3 and not meanwhile:
+                meanwhile.append(self.cli('apply', '-f', theirs))
+            return bool(meanwhile)
 
         with faults.FaultProxy(self.endpoint_root('baremetal'),
                                fault) as ironic:
             env['OS_CLIENT_CONFIG_FILE'] = self.through_proxy(
                 ironic, 'baremetal', like=base.ADMIN)
-            self.killed_when(argv, env, lambda: len(posts) == 2)
+            self.killed_when(argv, env, held)
+        self.assertIn(b'CUSTOM_DEPLOY_CONFIG_APPLY_LOCK', posts[0])
+        stopped = meanwhile[0]
+        self.assertEqual(1, stopped.returncode, stopped.stderr)
+        self.assertRegex(stopped.stderr, r'^Another apply holds the lock '
+                         r'\(taken by \S+ in \S+, on .*, pid \d+ since '
+                         r'\S+Z, \d+ s ago\): wait for it to end; if it was '
+                         r'killed, rerun with --break-lock\n$')
         self.assertEqual(1, self.cli('diff', '-f', path).returncode)
-        done = self.cli('apply', '-f', path)
+        self.assertEqual(1, self.cli('apply', '-f', path).returncode)
+        done = self.cli('apply', '-f', path, '--break-lock')
         self.assertEqual(0, done.returncode, done.stderr)
+        self.assertIn('Breaking the lock (taken by ', done.stderr)
         self.assertNotIn('_A', ' '.join(
             r for r in done.stdout.splitlines() if 'create' in r))
         self.assertEqual(0, self.cli('diff', '-f', path).returncode)

@@ -13,7 +13,10 @@
 """Images that ask for deploy configs, the pre-flight of ``server create``,
 and the BIOS registry, against the mini cloud."""
 
+import json
+
 import fixtures
+import yaml
 
 from tests.functional import base
 from tests.functional import test_deploy_template
@@ -91,6 +94,9 @@ class TestImageDeployConfig(ImageTestCase):
               r['In Effect']) for r in self.openstack(
                 'server', 'deploy-config', 'show', server['id'])])
 
+        self.check_prune_keeps_what_the_server_was_deployed_with(
+            image, server, off, value)
+
         self.openstack('image', 'deploy-config', 'unset', image,
                        'hyperthreading')
         self.assertEqual({k: v for k, v in properties.items()
@@ -99,6 +105,46 @@ class TestImageDeployConfig(ImageTestCase):
                          {k: v for k, v in self.openstack(
                              'image', 'show', image)['properties'].items()
                           if k in properties})
+
+    def check_prune_keeps_what_the_server_was_deployed_with(
+            self, image, server, off, value):
+        """Configs as code, two applies: the first moves the image to
+        another config, its server not rolled out; the second, with
+        --prune, drops the first config, which no image asks for any more:
+        refused, the server named (ironic deployed it with that template,
+        whatever its image asks for now).  A rerun with nothing to change
+        still lists the server to roll out."""
+        other = self.new_config()[1]
+        exported = yaml.safe_load(self.openstack(
+            'deploy-config', 'export', parse=False))
+        exported['images'][image] = {'hyperthreading': other['config']
+                                     .split('=')[1]}
+        moved = self.openstack('deploy-config', 'apply', '-f', '-',
+                               parse=False, fail_ok=True,
+                               stdin=json.dumps(exported))
+        self.assertEqual(0, moved.returncode, moved.stderr)
+        self.assertIn('  %s (image %s: %s)' % (server['name'], image,
+                                               other['config']),
+                      moved.stderr)
+        del exported['configs']['hyperthreading'][value]
+        done = self.openstack('deploy-config', 'apply', '-f', '-', '--prune',
+                              parse=False, fail_ok=True,
+                              stdin=json.dumps(exported))
+        self.assertEqual(
+            (1, 'Not pruning template %s: server %s was deployed with it' % (
+                off['name'], server['name'])),
+            (done.returncode, done.stderr.strip()[:len(
+                'Not pruning template %s: server %s was deployed with it' % (
+                    off['name'], server['name']))]), done.stderr)
+        self.assertEqual(1, len(done.stderr.strip().splitlines()))
+        self.openstack('baremetal', 'deploy', 'template', 'show', off['name'])
+        again = self.openstack('deploy-config', 'apply', '-f', '-',
+                               parse=False, fail_ok=True,
+                               stdin=json.dumps(exported))
+        self.assertEqual(0, again.returncode, again.stderr)
+        self.assertIn('  %s (image %s: %s)' % (server['name'], image,
+                                               other['config']),
+                      again.stderr)
 
     def test_a_flavor_and_image_that_conflict_are_refused_before_boot(self):
         self.ht_template('enabled')
