@@ -21,6 +21,7 @@ import tempfile
 
 from bench import cloud as clouds
 from bench import measure
+from bench import objects
 
 
 def requests(counter):
@@ -40,3 +41,38 @@ def requests(counter):
             'deploy-config apply (no-op)': counter.run(
                 'deploy-config', 'apply', '-f', path)[0],
         }
+
+
+APPLY_TYPE = 'benchapply'
+APPLY_CAPABLE = 'CUSTOM_BENCH_APPLY_CAPABLE'
+
+
+def apply_over_nodes(cloud, counter, nodes):
+    """The requests of an ``apply`` that changes one BIOS template whose
+    capability trait ``nodes`` bench nodes carry (each read for its BIOS
+    registry), once it exists: the cost that grew with nodes x templates
+    (planning's check, the write's own, the sync: one read each).  The
+    nodes are enrolled fake-hardware ones, which placement does not
+    know: the sync tags them and waits for no copy."""
+    objects.grow_nodes(cloud, nodes)
+    clouds.parallel(lambda n: cloud.ironic_call(
+        'PUT', '/nodes/%s/traits/%s' % (n, APPLY_CAPABLE)),
+        ['bench-%04d' % i for i in range(1, nodes + 1)])
+    with tempfile.TemporaryDirectory() as scratch:
+        paths = []
+        for value in ('A', 'B'):
+            paths.append(os.path.join(scratch, '%s.yaml' % value))
+            with open(paths[-1], 'w') as out:
+                out.write(
+                    'version: 1\nconfigs:\n  %s:\n    set:\n      '
+                    'capability_traits: [%s]\n      bios: {BenchSetting: '
+                    '%s}\n' % (APPLY_TYPE, APPLY_CAPABLE, value))
+        counter.run('deploy-config', 'apply', '-f', paths[0])
+        try:
+            return {'deploy-config apply (one BIOS template changed, %d '
+                    'capable nodes)' % nodes: counter.run(
+                        'deploy-config', 'apply', '-f', paths[1])[0]}
+        finally:
+            cloud.ironic_call('DELETE', '/deploy_templates/%s' % (
+                'CUSTOM_DEPLOY_CONFIG_%s_SET' % APPLY_TYPE.upper()),
+                ok=(204, 404))

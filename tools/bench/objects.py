@@ -72,6 +72,15 @@ def grow(cloud, size, have):
         clouds.parallel(make, numbers)
 
 
+def grow_nodes(cloud, count):
+    """Bench nodes up to ``count`` (enrolled fake-hardware ones)."""
+    have = {n['name'] for n in cloud.ironic_list('nodes', 'name')}
+    clouds.parallel(lambda number: cloud.ironic_call('POST', '/nodes', json={
+        'name': 'bench-%04d' % number, 'driver': 'fake-hardware',
+        'resource_class': 'bench', 'properties': {'cpu_arch': 'x86_64'}}), [
+        n for n in range(1, count + 1) if 'bench-%04d' % n not in have])
+
+
 def grow_images(cloud, count):
     """``count`` bench images (queued, no data): a cloud of that many
     images, for the lookups by name."""

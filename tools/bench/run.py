@@ -25,6 +25,7 @@ import time
 
 import bench
 from bench import cloud as clouds
+from bench import declared
 from bench import fleet
 from bench import hooks
 from bench import load
@@ -102,12 +103,15 @@ def parse(argv):
     parser.add_argument('--runs-complete', type=int, default=15,
                         help='pairs of `openstack complete` runs')
     parser.add_argument('--only', choices=['complete', 'redfish', 'fleet',
-                                           'sets'],
+                                           'sets', 'apply'],
                         help='run only this section (complete: no mini '
                              'cloud; redfish: a toggle through ironic\'s '
                              'redfish BIOS against a fake-steps one; fleet: '
                              'section 7, the rollouts; sets: a boot with a '
-                             'set of configs against one with one config)')
+                             'set of configs against one with one config; '
+                             'apply: an apply changing one BIOS template '
+                             'over --apply-nodes capable nodes)')
+    parser.add_argument('--apply-nodes', type=int, default=100)
     parser.add_argument('--output', default=os.path.join(clouds.CHECKOUT,
                                                          '.bench'))
     args = parser.parse_args(argv)
@@ -157,6 +161,16 @@ def main(argv):
             measure.Counter(cloud, env), args.runs),
             seconds=time.monotonic() - start)
         return write_report(args.output, report, 'report-redfish')
+    if args.only == 'apply':
+        measure.log('an apply changing one BIOS template over %d nodes'
+                    % args.apply_nodes)
+        try:
+            report.update(apply=declared.apply_over_nodes(
+                cloud, measure.Counter(cloud, env), args.apply_nodes),
+                seconds=time.monotonic() - start)
+        finally:
+            measure.log('cleaning up: %s' % (objects.clean(cloud),))
+        return write_report(args.output, report, 'report-apply')
     if args.only == 'sets':
         measure.log('a boot with a set of two configs, and with one')
         report.update(sets=sets.boot_with_a_set(
