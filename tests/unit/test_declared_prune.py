@@ -377,3 +377,50 @@ class TestOneApplyAtATime(DeclaredCase):
                                   'disabled}\n', ''), dry_run=True)
         self.assertRaises(exceptions.CommandError, self.applied, 'version: 2')
         self.assertEqual([], self.ironic.writes)
+
+
+class TestDiffShowsEveryWrite(DeclaredCase):
+    """What apply writes through the single commands' use cases beside
+    its rows (node tags, runbooks, records, derived flavors) is a row of
+    diff, and apply writes nothing else."""
+
+    def test_the_node_tags_of_a_template_written_and_no_others(self):
+        capable = self.ironic.add_node('node-1', ['HW_CPU_HYPERTHREADING'])
+        capable['bios'] = {'LogicalProc': 'Enabled'}
+        plan = self.plan(BOTH.replace('LogicalProc: Enabled',
+                                      'LogicalProc: Disabled').replace(
+            'images:\n  ubuntu: {hyperthreading: disabled}\n', ''))
+        self.assertIn(('node sync', ON_T, 'update', 'node tags', None,
+                       'tag node-1'), [c[:6] for c in plan.changes])
+        # node-1 is capable of OFF_T too, untagged: not this apply's
+        self.assertNotIn(OFF_T, [c.name for c in plan.changes])
+        self.apply(plan)
+        self.assertEqual([ON_T], capable['traits'][1:])
+
+    def test_a_grants_runbooks_and_records(self):
+        plan = self.plan(BOTH.replace(
+            'images:\n  ubuntu: {hyperthreading: disabled}\n',
+            'projects:\n  demo: [hyperthreading=enabled]\n'))
+        runbook = 'deploy-config.project-1.' + ON_T
+        self.assertEqual(
+            [('project', 'demo', 'update', 'hyperthreading=enabled', None,
+              'granted'),
+             ('grant record', ON_T, 'record', 'hyperthreading=enabled', None,
+              'demo'),
+             ('runbook', runbook, 'create', 'hyperthreading=enabled', None,
+              'no runbook yet')], [c[:6] for c in plan.changes])
+        self.apply(plan)
+        self.assertEqual(['PATCH /deploy_templates/', 'POST /runbooks',
+                          'PUT /runbooks/'], [
+            '%s %s' % (m, p[:p.index('/', 1) + 1] if p.count('/') > 1
+                       else p) for m, p in self.ironic.writes])
+        withdrawn = self.plan(BOTH.replace(
+            'images:\n  ubuntu: {hyperthreading: disabled}\n',
+            'projects:\n  demo: []\n'))
+        self.assertEqual(
+            [('project', 'demo', 'update', 'hyperthreading=enabled',
+              'granted', None),
+             ('runbook', runbook, 'delete', 'hyperthreading=enabled', None,
+              'withdrawn'),
+             ('grant record', ON_T, 'unrecord', 'hyperthreading=enabled',
+              None, 'demo')], [c[:6] for c in withdrawn.changes])

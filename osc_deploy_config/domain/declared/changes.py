@@ -31,6 +31,7 @@ from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.grants import grant_flavors
 from osc_deploy_config.domain.grants import grants
 
 CREATE, UPDATE, DELETE = 'create', 'update', 'delete'
@@ -44,6 +45,10 @@ FROM_VOCABULARY = '(from the vocabulary, per resource class)'
 GRANTED = 'granted'
 # The field of a flavor's or an image's required template traits.
 TRAITS = 'required traits'
+# What a template's, a grant's or a withdrawal's own commands write beside
+# the rows above (each shown, none written by itself): a runbook of a
+# grant, a template's record of it, a derived flavor and its access.
+RUNBOOK, RECORD, ACCESS = 'runbook', 'grant record', 'flavor access'
 # ``key``: what identifies the object to write: (Config, class) of a
 # template, the name of a flavor, an image or a project.
 Change = collections.namedtuple('Change', [
@@ -267,6 +272,43 @@ def sync_changes(pending):
     apply killed before its sync): apply syncs, then removes the mark."""
     return [Change(SYNC, name, UPDATE, 'node tags', 'pending', 'synced',
                    name) for name in sorted(pending)]
+
+
+def grant_writes(project, changes, needs=(), closed=()):
+    """[Change] of what granting or withdrawing writes for ``project``:
+    ``changes`` (``grants.Change``, those to keep left out), ``needs``
+    (``grant_flavors.Need``, those to skip left out) and ``closed`` (the
+    derived flavors a withdrawal closes, as listed)."""
+    found = []
+    for change in changes:
+        if change.action in (grants.RECORD, grants.UNRECORD):
+            found.append(Change(RECORD, change.name, change.action,
+                                str(change.config), None, project, project))
+        elif change.action != grants.KEEP:
+            found.append(Change(RUNBOOK, change.name, change.action,
+                                str(change.config), None, change.why,
+                                project))
+    found += [Change(ACCESS, need.name, need.action or grant_flavors.OPEN,
+                     str(need.config), None, project, project)
+              for need in needs if need.action != grant_flavors.SKIP]
+    found += [Change(ACCESS, flavor['name'], 'close', ', '.join(
+        str(c) for c in config_specs.configs_of(flavor.get('extra_specs'))),
+        project, None, project) for flavor in closed]
+    return found
+
+
+def tag_changes(tags):
+    """[Change] of a sync's trait changes (``tags``: [(template name, node
+    label, True to tag it or False to untag it)]): per template, the nodes
+    it tags and untags."""
+    by_template = {}
+    for template, node, adds in tags:
+        by_template.setdefault(template, {True: [], False: []})[adds].append(
+            node)
+    return [Change(SYNC, name, UPDATE, 'node tags', ', '.join(
+        'untag %s' % n for n in sorted(nodes[False])) or None, ', '.join(
+        'tag %s' % n for n in sorted(nodes[True])) or None, name)
+        for name, nodes in sorted(by_template.items())]
 
 
 def objects(changes):

@@ -41,8 +41,10 @@ from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.declared import schema
+from osc_deploy_config.domain.grants import grant_flavors
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.hardware import bios_vocabulary
+from osc_deploy_config.domain.hardware import tagging
 from osc_deploy_config.domain.servers import preflight
 from osc_deploy_config.domain.servers import set_holders
 from osc_deploy_config.domain.toggle import toggle_record
@@ -52,6 +54,7 @@ from osc_deploy_config.use_cases.configs import set_templates
 from osc_deploy_config.use_cases.declared import reading
 from osc_deploy_config.use_cases.grants import project_grants
 from osc_deploy_config.use_cases.hardware import hardware_kinds
+from osc_deploy_config.use_cases.hardware import node_tags
 
 LOG = logging.getLogger(__name__)
 # A checked file and what makes the cloud equal to it.  ``servers``: the
@@ -116,7 +119,8 @@ def _plan(clients, declared, name, prune, prune_all):
     servers, runs = _check_servers(clients, known, declared, cloud, found,
                                    at)
     _check_hardware(clients, declared, found, at)
-    _check_grants(clients, cloud, found, after, at)
+    found += _grant_writes(clients, cloud, found, after, at)
+    found += _node_tags(clients, declared, found)
     return Plan(declared, cloud, found, name, servers, runs)
 
 
@@ -536,24 +540,68 @@ def _check_hardware(clients, declared, found, at):
                     want.resource_class))
 
 
-def _check_grants(clients, cloud, found, after, at):
+def _grant_writes(clients, cloud, found, after, at):
     """When grants change, what ``project deploy-config set|unset`` check
-    first: a system-scoped token and ironic's version (runbooks), and
-    each grant's plan against the templates after this apply (a runbook
-    name another project took, a config no template realises)."""
+    first (a system-scoped token and ironic's version: runbooks; each
+    grant's plan against the templates after this apply: a runbook name
+    another project took, a config no template realises), and the rows of
+    what they write: runbooks, the templates' records, derived flavors
+    and their access."""
     projects = sorted({c.name for c in found if c.kind == dchanges.PROJECT})
     if not projects:
-        return
+        return []
     ironic = project_grants._ironic(clients)
     runbooks = ironic.runbooks()
+    rows = []
     for name in projects:
-        granting = [deploy_config.parse_config(c.field) for c in found
-                    if c.kind == dchanges.PROJECT and c.name == name
-                    and c.after is not None]
-        if granting:    # a granted name is the file's (_check_owners)
+        project_id = owner_id(cloud, dchanges.PROJECT, name)
+        configs = {after_: [deploy_config.parse_config(c.field) for c in
+                            found if c.kind == dchanges.PROJECT and
+                            c.name == name and (c.after is None) != after_]
+                   for after_ in (True, False)}
+        if configs[True]:   # a granted name is the file's (_check_owners)
             with at(('projects', name)):
-                grants.plan(owner_id(cloud, dchanges.PROJECT, name),
-                            granting, after, runbooks)
+                made = grants.plan(project_id, configs[True], after,
+                                   runbooks)
+            rows += dchanges.grant_writes(name, made, project_grants
+                                          .flavor_plan(clients, project_id,
+                                                       configs[True], after))
+        if configs[False]:
+            rows += dchanges.grant_writes(name, grants.withdraw(
+                project_id, configs[False], dtemplates.by_config(
+                    cloud.templates), runbooks), closed=_closed(
+                clients, cloud, project_id, configs[False]))
+    return rows
+
+
+def _closed(clients, cloud, project_id, configs):
+    """The derived private flavors a withdrawal closes to the project."""
+    nova = clients.nova()
+    return grant_flavors.to_close(cloud.flavors, configs, {
+        f['id']: nova.flavor_access(f['id'])
+        for f in grant_flavors.derived_private(cloud.flavors)}, project_id)
+
+
+def _node_tags(clients, declared, found):
+    """The rows of the node tags the sync after the templates' writes
+    changes, each template (of the file's steps) as it will be: the
+    capable nodes tagged, the others untagged (``node_tags.sync``)."""
+    written = [declared.templates[key] for kind, key, fields in
+               dchanges.objects(found) if kind == dchanges.TEMPLATE and
+               fields[0].action != dchanges.DELETE and
+               declared.templates[key].steps is not None]
+    if not written:
+        return []
+    inventory = node_tags.read_inventory(clients)
+    planned = [dict(document.as_dict(t), uuid=t.name) for t in written]
+    names = {t['name'] for t in planned}
+    every = [t for t in node_tags.tagged_templates(inventory)
+             if t['name'] not in names] + planned
+    return dchanges.tag_changes(
+        (tag.template, tag.node, tag.action == tagging.ADD) for tag in
+        tagging.plan_sync(inventory.nodes, planned, node_tags.read_registries(
+            inventory, planned), every, inventory.ironic.release())
+        if tag.action in (tagging.ADD, tagging.REMOVE))
 
 
 def template_input(want, steps_changed=True, creating=True):

@@ -106,7 +106,7 @@ class Apply:
                 if f[0].action == dchanges.DELETE]
         if gone:
             self.delete(gone)
-        return [(c.kind, c.name, DONE[c.action], c.field,
+        return [(c.kind, c.name, DONE.get(c.action, c.action), c.field,
                  dchanges.shown(c.before), dchanges.shown(c.after))
                 for c in plan.changes]
 
@@ -155,7 +155,7 @@ class Apply:
         """Tag the nodes as ``sync`` does, until placement shows it; then
         the templates are no longer pending."""
         self.say('Syncing the nodes\' tags (%s)' % ', '.join(pending))
-        node_tags.sync(self.clients, (), False, False, True,
+        node_tags.sync(self.clients, pending, False, False, True,
                        self.wait_timeout, self.say)
         for name in pending:
             try:

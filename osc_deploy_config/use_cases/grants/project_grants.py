@@ -76,7 +76,7 @@ def grant(clients, project, config_texts, dry_run=False, domain=None):
     ironic = _ironic(clients)
     known = _known(ironic)
     changes = grants.plan(project_id, configs, known, ironic.runbooks())
-    flavors = _flavor_plan(clients, project_id, configs, known)
+    flavors = flavor_plan(clients, project_id, configs, known)
     sets = _sets_asked(flavors, known)
     if not dry_run:
         for change in changes:
@@ -281,7 +281,7 @@ def list_grants(clients):
     return LIST_COLUMNS, rows
 
 
-def _flavor_plan(clients, project_id, configs, known):
+def flavor_plan(clients, project_id, configs, known):
     """The derived flavors the project's virtual servers need to switch to
     the configs (grant_flavors.Need), from one listing each of its
     servers, nova's ironic hypervisors and the flavors."""
