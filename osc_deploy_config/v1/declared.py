@@ -67,6 +67,22 @@ def _pruning(parsed_args):
     return parsed_args.prune, parsed_args.prune_all
 
 
+def _refuse_apart(parsed_args):
+    """apply's options that do not go together, or out of range: refused
+    before any read."""
+    for option in ('rollout', 'break_lock'):
+        if getattr(parsed_args, option) and parsed_args.dry_run:
+            raise exceptions.CommandError(
+                '--%s and --dry-run: give one of them (a dry run takes no '
+                'lock and rolls nothing out)' % option.replace('_', '-'))
+    if parsed_args.max_unavailable < 1 or parsed_args.max_failures < 0:
+        # refused before any write, not once the rollout starts
+        raise exceptions.CommandError(
+            'Expected --max-unavailable of 1 or more and --max-failures of 0 '
+            'or more, got %d and %d' % (parsed_args.max_unavailable,
+                                        parsed_args.max_failures))
+
+
 class ExportDeclared(cli.OneLineErrors, command.Command):
     _description = (
         'Write the cloud\'s declared state: the configs this plugin\'s '
@@ -213,15 +229,7 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         from osc_deploy_config.use_cases.declared import applying
         from osc_deploy_config.use_cases.fleet import signals
 
-        if parsed_args.rollout and parsed_args.dry_run:
-            raise exceptions.CommandError('--rollout and --dry-run: give '
-                                          'one of them')
-        if parsed_args.max_unavailable < 1 or parsed_args.max_failures < 0:
-            # refused before any write, not once the rollout starts
-            raise exceptions.CommandError(
-                'Expected --max-unavailable of 1 or more and --max-failures '
-                'of 0 or more, got %d and %d' % (
-                    parsed_args.max_unavailable, parsed_args.max_failures))
+        _refuse_apart(parsed_args)
         self.applied = applying.Applied(
             self.app.client_manager.deploy_config, self.say,
             parsed_args.rollout, parsed_args.max_unavailable,

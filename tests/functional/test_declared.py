@@ -42,7 +42,7 @@ class TestDeclared(base.FunctionalTestCase):
     def clean_up(self):
         # a lock a killed apply left (and only one: these run one by one)
         self.openstack('baremetal', 'deploy', 'template', 'delete',
-                       'CUSTOM_DEPLOY_CONFIG_APPLY_LOCK', parse=False,
+                       'CUSTOM_OSC_DEPLOY_CONFIG_APPLY_LOCK', parse=False,
                        fail_ok=True)
         for value in ('a', 'b'):
             self.openstack('baremetal', 'deploy', 'template', 'delete',
@@ -277,7 +277,7 @@ class TestDeclared(base.FunctionalTestCase):
             env['OS_CLIENT_CONFIG_FILE'] = self.through_proxy(
                 ironic, 'baremetal', like=base.ADMIN)
             self.killed_when(argv, env, held)
-        self.assertIn(b'CUSTOM_DEPLOY_CONFIG_APPLY_LOCK', posts[0])
+        self.assertIn(b'CUSTOM_OSC_DEPLOY_CONFIG_APPLY_LOCK', posts[0])
         stopped = meanwhile[0]
         self.assertEqual(1, stopped.returncode, stopped.stderr)
         self.assertRegex(stopped.stderr, r'^Another apply holds the lock '

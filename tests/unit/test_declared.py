@@ -343,7 +343,7 @@ class TestAgainstTheCloud(fakes.TestCommand):
         applied = applying.Applied(self.clients, said.append, True, 1, 0)
         interrupted = types.SimpleNamespace(interrupted=True)
         applied.rollouts.append((interrupted, []))
-        self.assertEqual([], applied.one_rollout(flavor='bm.gold'))
+        self.assertEqual([], applied.one_rollout('bm.gold'))
         self.assertEqual(['Not rolled out (interrupted): flavor bm.gold'],
                          said)
         self.assertEqual([], self.nova.requests + self.ironic.requests)
@@ -571,14 +571,15 @@ class TestCommands(fakes.TestCommand):
         self.assertEqual(2, cmd.run(parsed))
         self.assertTrue(self.app.LOG.error.call_args[1]['exc_info'])
 
-    def test_an_image_named_as_a_flavor_rolls_out_its_own_servers(self):
+    def test_an_image_named_as_a_flavor_rebuilds_its_own_servers(self):
+        """An image's configs are applied by a deploy (the toggle refuses
+        a type the image asks for): its servers are rebuilt."""
         outdated = [('a', 'flavor', 'x', ['hyperthreading=enabled']),
                     ('b', 'image', 'x', ['hyperthreading=disabled'])]
         self.assertEqual(
             ['openstack server deploy-config set --flavor x --all-projects '
              '--max-unavailable 1',
-             'openstack server deploy-config set b --deploy-config '
-             'hyperthreading=disabled --max-unavailable 1'],
+             'openstack server rebuild --image x b'],
             changes.rollout_commands(outdated))
 
 

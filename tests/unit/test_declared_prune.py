@@ -18,11 +18,14 @@ import io
 from unittest import mock
 
 import fixtures
+from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.declared import changes
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.use_cases.configs import deploy_templates
 from osc_deploy_config.use_cases.declared import locking
@@ -295,19 +298,33 @@ class TestResumedRollout(DeclaredCase):
         return server
 
     def test_servers_left_outdated_are_found_with_nothing_to_change(self):
-        self.boot('flavor-left', 'enabled')
-        self.boot('flavor-done', 'disabled')
+        self.boot('flavor-left', 'enabled', deployed=[ON_T])
+        self.boot('flavor-done', 'disabled', deployed=[OFF_T])
+        # toggled in place: its flavor as booted is as it was
+        self.boot('flavor-toggled', 'enabled', deployed=[ON_T],
+                  toggled='disabled')
         self.boot('image-left', None, self.image, deployed=[ON_T])
         self.boot('image-done', None, self.image, deployed=[OFF_T])
-        self.boot('image-toggled', None, self.image, deployed=[ON_T],
-                  toggled='disabled')
         plan = self.plan(self.text)
         self.assertEqual([], plan.changes)
+        outdated = writing.outdated(plan)
         self.assertEqual(
             [('flavor-left', 'flavor', 'bm.gold',
               ['hyperthreading=disabled']),
              ('image-left', 'image', 'ubuntu', ['hyperthreading=disabled'])],
-            writing.outdated(plan))
+            outdated)
+        self.assertEqual(
+            ['openstack server deploy-config set --flavor bm.gold '
+             '--all-projects --max-unavailable 1',
+             'openstack server rebuild --image ubuntu image-left'],
+            changes.rollout_commands(outdated))
+
+    def test_a_set_deployed_runs_its_members(self):
+        both = self.ironic.add_template(
+            'CUSTOM_DEPLOY_CONFIG_SET_X', extra={
+                config_sets.EXTRA_MEMBERS: 'hyperthreading=disabled'})
+        self.boot('image-set', None, self.image, deployed=[both['name']])
+        self.assertEqual([], writing.outdated(self.plan(self.text)))
 
 
 class TestSingleDelete(DeclaredCase):
@@ -424,3 +441,101 @@ class TestDiffShowsEveryWrite(DeclaredCase):
               'withdrawn'),
              ('grant record', ON_T, 'unrecord', 'hyperthreading=enabled',
               None, 'demo')], [c[:6] for c in withdrawn.changes])
+
+
+class TestReviewed(DeclaredCase):
+    """What a hostile review of this round found."""
+
+    def applied(self, text, **options):
+        from osc_deploy_config.use_cases.declared import applying
+
+        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
+        with open(path, 'w') as f:
+            f.write(text)
+        return applying.Applied(self.clients, lambda line: None).apply(
+            path, **options)
+
+    def test_a_lock_whose_create_answer_is_lost_is_released(self):
+        own = self.ironic.proxy.request.side_effect
+
+        def lost(path, method, json=None, **kwargs):
+            answer = own(path, method, json=json, **kwargs)
+            if method == 'POST' and path.endswith('/deploy_templates'):
+                return fakes.error(503, 'Service Unavailable')  # made
+            return answer
+
+        self.ironic.proxy.request.side_effect = lost
+        self.assertRaises(sdk_exceptions.HttpException, self.applied,
+                          ONLY_OFF)
+        self.assertEqual([], [t for t in self.ironic.templates.values()
+                              if t['name'] == locking.NAME])
+
+    def test_a_lock_ironic_refuses_is_one_line(self):
+        fakes.intercept(self.ironic, lambda path, method, json: fakes.error(
+            403, 'Access was denied') if method == 'POST' else None)
+        exc = self.assertRaises(exceptions.CommandError, self.applied,
+                                ONLY_OFF)
+        self.assertIn('Cannot take the lock that one apply at a time holds '
+                      '(deploy template %s): Ironic refused to create deploy '
+                      'templates (403)' % locking.NAME, str(exc))
+
+    def test_an_interrupted_delete_is_finished_before_a_template_made(self):
+        template = next(t for t in self.ironic.templates.values()
+                        if t['name'] == ON_T)
+        template['extra'][dtemplates.DELETING] = True
+        self.applied(BOTH.replace(
+            '    enabled:\n', '    enabled:\n      template: '
+            'CUSTOM_HT_ON\n').replace(
+            'images:\n  ubuntu: {hyperthreading: disabled}\n', ''))
+        self.assertEqual({OFF_T, 'CUSTOM_HT_ON'}, {
+            t['name'] for t in self.ironic.templates.values()})
+
+    def test_a_name_whose_asks_the_file_removed_means_it_still(self):
+        self.nova.add_flavor('bm.gold', dict(fakes.GOLD, **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'}))
+        self.nova.add_flavor('bm.gold', fakes.GOLD, public=False)
+        text = BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                            'disabled}\n', 'flavors:\n  bm.gold: {}\n')
+        self.applied(text)
+        self.assertEqual([], self.plan(text).changes)
+
+    def test_two_granted_projects_of_one_name_are_refused(self):
+        self.keystone.projects['project-3'] = ('demo', 'domain-2')
+        for template in self.ironic.templates.values():
+            fakes.grant(template, 'project-1', 'project-3')
+        exc = self.assertRaises(exceptions.CommandError, self.plan, BOTH)
+        self.assertIn('Project name demo is granted configs in 2 projects',
+                      str(exc))
+
+    def test_each_nodes_registry_is_read_once_per_apply(self):
+        self.ironic.add_node('node-1', ['HW_CPU_HYPERTHREADING'])
+        self.applied(BOTH.replace('Disabled', 'Off').replace(
+            'Enabled', 'On').replace('images:\n  ubuntu: {hyperthreading: '
+                                     'disabled}\n', ''))
+        self.assertEqual(1, sum(1 for _, path, _ in self.ironic.requests
+                                if 'bios?detail' in path))
+
+    def test_a_flavor_is_unset_first_then_set_in_one_request(self):
+        self.nova.add_flavor('bm.gold', dict(fakes.GOLD, **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'}))
+        self.applied(BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                                  'disabled}\n', 'flavors:\n  bm.gold: '
+                                  '{hyperthreading: enabled}\n'))
+        self.assertEqual(['DELETE', 'POST'], [
+            m for m, p in self.nova.writes if 'extra_specs' in p])
+
+    def test_an_instance_deployed_with_it_is_rebuilt_not_toggled(self):
+        image = self.glance.add_image('ubuntu', **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'})
+        server = self.nova.add_server('web-1', self.nova.add_flavor(
+            'bm.plain', fakes.GOLD), image=image['id'])
+        self.ironic.add_node('node-1', instance_uuid=server['id'],
+                             instance_traits=[ON_T])
+        exc = self.assertRaises(exceptions.CommandError, self.plan,
+                                ONLY_OFF, prune=True)
+        self.assertIn('rebuild the server from an image that asks for '
+                      'another config (openstack server rebuild --image ... '
+                      'web-1), or delete it, first', str(exc))

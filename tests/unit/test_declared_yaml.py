@@ -168,3 +168,15 @@ class TestRender(testtools.TestCase):
         # and as YAML 1.1 reads them
         self.assertEqual(args, yaml.safe_load(text)['configs']['raid'][
             'r0']['steps'][0]['args'])
+
+
+class TestInfinity(testtools.TestCase):
+
+    def test_a_number_too_large_for_json_is_refused(self):
+        exc = self.assertRaises(
+            schema.FileError, document.parse,
+            'version: 1\nconfigs:\n  raid:\n    r0:\n      steps:\n'
+            '      - {interface: raid, step: apply_configuration, '
+            'priority: 150, args: {size: 1e400}}\n', 'f.yaml')
+        self.assertIn('f.yaml:6:', str(exc))
+        self.assertIn('number 1e400 is too large for JSON', str(exc))

@@ -49,6 +49,8 @@ TRAITS = 'required traits'
 # the rows above (each shown, none written by itself): a runbook of a
 # grant, a template's record of it, a derived flavor and its access.
 RUNBOOK, RECORD, ACCESS = 'runbook', 'grant record', 'flavor access'
+# The ``before`` of a template whose delete was interrupted.
+INTERRUPTED = 'interrupted delete'
 # ``key``: what identifies the object to write: (Config, class) of a
 # template, the name of a flavor, an image or a project.
 Change = collections.namedtuple('Change', [
@@ -241,27 +243,28 @@ def interrupted_deletes(templates, declared):
         if extra.get(dtemplates.DELETING) and config is not None and \
                 template['name'] not in names:
             found.append(Change(
-                TEMPLATE, template['name'], DELETE, 'steps',
-                'interrupted delete', None,
+                TEMPLATE, template['name'], DELETE, 'steps', INTERRUPTED,
+                None,
                 (config, extra.get(deploy_config.EXTRA_CLASS) or None)))
     return found
 
 
-def refuse_pruning_everything(changes, current):
+def refuse_pruning_everything(changes, declared, current):
     """One line when ``--prune`` would delete every template of this
-    plugin or withdraw every grant (a file emptied by mistake), naming
-    them: ``--prune-all`` allows it."""
+    plugin, the file declaring none, or withdraw every grant, the file
+    granting none (a file emptied by mistake), naming them:
+    ``--prune-all`` allows it."""
     deleted = sorted(c.name for c in changes if c.kind == TEMPLATE
                      and c.action == DELETE and c.field == 'steps'
-                     and c.before != 'interrupted delete')
+                     and c.before != INTERRUPTED)
     withdrawn = sorted('%s %s' % (c.name, c.field) for c in changes
                        if c.kind == PROJECT and c.action == DELETE)
-    granted = sum(len(configs) for configs in current.projects.values())
-    for what, gone, total in (
+    for what, gone, declares in (
             ('delete every template of this plugin', deleted,
-             len(current.templates)),
-            ('withdraw every grant', withdrawn, granted)):
-        if total and len(gone) == total:
+             declared.templates),
+            ('withdraw every grant', withdrawn, any(
+                declared.projects.values()))):
+        if gone and not declares:
             raise exceptions.CommandError(
                 '--prune would %s (%s): refused without --prune-all (a '
                 'file emptied by mistake?)' % (what, ', '.join(gone)))
@@ -381,15 +384,24 @@ def refuse_pruning_asked(changes, declared, current, servers, holders=None):
         name = fields[0].name
         classes = _classes_served(key, declared, current)
         _refuse_asked(name, key[0], classes, declared, current, holders)
-        running = deployed_with(name, servers, holders.deployed)
-        if running:
+        by_flavor, by_instance = deployed_with(name, servers,
+                                               holders.deployed)
+        if by_flavor:
             raise exceptions.CommandError(
                 'Not pruning template %s: server %s was deployed with it '
-                '(%s) and ironic applies it again at a rebuild; roll the '
-                'server out to another config first (openstack server '
-                'deploy-config set %s --deploy-config %s=...)' % (
-                    name, ', '.join(running), key[0], running[0],
-                    key[0].type))
+                '(%s, its flavor as booted) and ironic applies it again at '
+                'a rebuild; roll the server out to another config first '
+                '(openstack server deploy-config set %s --deploy-config '
+                '%s=...)' % (name, ', '.join(by_flavor), key[0],
+                             by_flavor[0], key[0].type))
+        if by_instance:
+            raise exceptions.CommandError(
+                'Not pruning template %s: server %s was deployed with it '
+                '(%s: its node\'s instance records it, from the image as it '
+                'was at the boot); rebuild the server from an image that '
+                'asks for another config (openstack server rebuild --image '
+                '... %s), or delete it, first' % (
+                    name, ', '.join(by_instance), key[0], by_instance[0]))
         toggled = sorted(n for n, c, configs in holders.toggled
                          if key[0] in configs and classes(c))
         if toggled:
@@ -401,17 +413,19 @@ def refuse_pruning_asked(changes, declared, current, servers, holders=None):
 
 
 def deployed_with(name, servers, deployed):
-    """The names of the servers (``servers``: as nova lists them) deployed
-    with the template ``name``: their flavor as booted requires it, or
-    their node's instance records it (``deployed``: as in Holders), sorted;
-    an instance no server listing shows is named by its ID."""
-    found = {s['id']: s['name'] for s in servers if name in
-             config_specs.required_traits(
-                 (s.get('flavor') or {}).get('extra_specs'))}
+    """([server name], [server name]) of the servers (``servers``: as nova
+    lists them) deployed with the template ``name``: those whose flavor as
+    booted requires it, and the others whose node's instance records it
+    (``deployed``: as in Holders; an instance no server listing shows is
+    named by its ID), each sorted."""
     names = {s['id']: s['name'] for s in servers}
-    found.update((i, names.get(i, i)) for i, traits in deployed.items()
-                 if name in traits)
-    return sorted(found.values())
+    by_flavor = {s['id'] for s in servers if name in
+                 config_specs.required_traits(
+                     (s.get('flavor') or {}).get('extra_specs'))}
+    by_instance = {i for i, traits in deployed.items()
+                   if name in traits} - by_flavor
+    return (sorted(names[i] for i in by_flavor),
+            sorted(names.get(i, i) for i in by_instance))
 
 
 def _classes_served(key, declared, current):
@@ -476,27 +490,33 @@ def outdated_servers(servers, declared, image_names, runs=None):
     """[(server name, owner kind, owner name, what it asks for now)] of the
     running servers not in line with the file, whichever apply changed
     their flavor or image (a rollout an earlier run left is resumed): a
-    flavor (as booted) asking for other configs than the file gives it,
-    or a server on a node (``runs``: {server ID: {type: value}} it runs)
-    not running what the file gives its image (where its flavor asks for
-    none of that type)."""
+    server whose flavor (as booted) the file gives configs it does not run
+    (on a node: ``runs``, {server ID: {type: value}}, what ironic deployed
+    it with and over it what a toggle applied; a virtual server: its
+    flavor's), or a server on a node not running what the file gives its
+    image (where its flavor asks for none of that type)."""
     found = []
     for server in sorted(servers, key=lambda s: s['name']):
         flavor = server.get('flavor') or {}
         name = flavor.get('original_name')
         booted = {c.type: c.value for c in config_specs.configs_of(
             flavor.get('extra_specs'))}
-        if name in declared.flavors and booted != declared.flavors[name]:
+        now = (runs or {}).get(server['id'])
+        if _behind(declared.flavors.get(name), booted if now is None
+                   else now):
             found.append((server['name'], FLAVOR, name,
                           _configs(declared.flavors[name])))
         image = image_names.get((server.get('image') or {}).get('id'))
-        now = (runs or {}).get(server['id'])
-        if image in declared.images and now is not None and any(
-                now.get(t) != v for t, v in declared.images[image].items()
-                if t not in booted):
+        if now is not None and _behind({
+                t: v for t, v in declared.images.get(image, {}).items()
+                if t not in booted}, now):
             found.append((server['name'], IMAGE, image,
                           _configs(declared.images[image])))
     return found
+
+
+def _behind(wanted, runs):
+    return bool(wanted) and any(runs.get(t) != v for t, v in wanted.items())
 
 
 def _configs(asks):
@@ -505,20 +525,14 @@ def _configs(asks):
 
 def rollout_commands(outdated, max_unavailable=1):
     """The commands that bring the outdated servers in line: one per
-    flavor (its servers in every project), one per image's servers."""
+    flavor (its servers in every project), a rebuild per server of an
+    image (an image's configs are applied by a deploy, never toggled:
+    ``toggle_plan.refuse_image_configs``)."""
     commands = []
-    for name in sorted({o[2] for o in outdated if o[1] == FLAVOR and o[3]}):
+    for name in sorted({o[2] for o in outdated if o[1] == FLAVOR}):
         commands.append('openstack server deploy-config set --flavor %s '
                         '--all-projects --max-unavailable %d' % (
                             name, max_unavailable))
-    for name in sorted({o[2] for o in outdated if o[1] == IMAGE and o[3]}):
-        servers = sorted(o[0] for o in outdated if o[2] == name
-                         and o[1] == IMAGE)
-        configs = next(o[3] for o in outdated if o[2] == name
-                       and o[1] == IMAGE)
-        commands.append('openstack server deploy-config set %s %s '
-                        '--max-unavailable %d' % (
-                            ' '.join(servers), ' '.join(
-                                '--deploy-config %s' % c for c in configs),
-                            max_unavailable))
+    commands += ['openstack server rebuild --image %s %s' % (o[2], o[0])
+                 for o in outdated if o[1] == IMAGE]
     return commands

@@ -21,6 +21,7 @@ unchanged.
 
 import collections
 import json
+import math
 import re
 
 from osc_lib import exceptions
@@ -56,6 +57,7 @@ def parse(text, filename):
                                'starts with "version: %d"' % schema.VERSION)
         schema.check(node, filename)
         _bios_as_written(node)
+        _refuse_infinite(node, filename)
         data = schema.value(node)
     except yaml.MarkedYAMLError as exc:
         # syntax, what the loader refuses (anchors, tags, depth) and a
@@ -81,6 +83,23 @@ def parse(text, filename):
                         reader.grants(data.get('projects') or {}), marks)
     check_asks(declared, filename)
     return declared
+
+
+def _refuse_infinite(node, filename):
+    """A number too large for a float (``1e400``): JSON, which ironic
+    reads, has no infinity."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, yaml.MappingNode):
+            pending += [v for pair in node.value for v in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            pending += node.value
+        elif node.tag == 'tag:yaml.org,2002:float' and not math.isfinite(
+                float(node.value)):
+            raise schema.error(filename, schema.node_mark(node),
+                               'number %s is too large for JSON: quote it '
+                               'if a string is meant' % node.value)
 
 
 class _JsonResolver(yaml.resolver.BaseResolver):

@@ -13,7 +13,6 @@
 """``apply``: plan, write, then list (or, with ``--rollout``, roll out)
 the running servers whose flavor or image now asks for other configs."""
 
-from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.use_cases.declared import locking
@@ -61,8 +60,8 @@ class Applied:
                 (k, n, 'would %s' % a, f, b, af) for k, n, a, f, b, af in
                 dchanges.rows(plan.changes)]
         lock = locking.Lock(self.clients, self.say)
-        lock.take(break_lock)
         try:
+            lock.take(break_lock)
             # each node's BIOS registry read once, until the rollout
             with self.clients.registries_remembered():
                 plan = planning.plan(self.clients, path, prune, prune_all,
@@ -103,34 +102,29 @@ class Applied:
             self.say('Bring them in line: %s' % line)
 
     def roll_out(self, outdated):
-        """Each flavor's servers (every project), then each image's, as
-        ``server deploy-config set`` rolls them out: the rows of all."""
+        """Each flavor's servers (every project), as ``server deploy-config
+        set --flavor`` rolls them out: the rows of all.  An image's are
+        said, with their rebuild: its configs are applied by a deploy,
+        never toggled."""
         rows = []
-        flavors = sorted({o[2] for o in outdated if o[1] == dchanges.FLAVOR
-                          and o[3]})
-        images = sorted({o[2] for o in outdated if o[1] == dchanges.IMAGE
-                         and o[3]})
-        if not flavors and not images:
+        flavors = sorted({o[2] for o in outdated if o[1] == dchanges.FLAVOR})
+        if not flavors:
             self.say('No running server to roll out')
         for name in flavors:
-            rows += self.one_rollout(flavor=name)
-        for name in images:
-            # an image's servers only (a flavor may bear the same name)
-            of_image = [o for o in outdated if o[1] == dchanges.IMAGE
-                        and o[2] == name]
-            servers = sorted(o[0] for o in of_image)
-            configs = of_image[0][3]
-            rows += self.one_rollout(
-                refs=servers,
-                configs=[deploy_config.parse_config(c) for c in configs])
+            rows += self.one_rollout(name)
+        for server, kind, image, configs in outdated:
+            if kind == dchanges.IMAGE:
+                self.say('Not rolled out: %s (image %s asks for %s, which a '
+                         'deploy applies: openstack server rebuild --image '
+                         '%s %s)' % (server, image, ', '.join(configs),
+                                     image, server))
         return rows
 
-    def one_rollout(self, refs=(), configs=(), flavor=None):
-        """One flavor's or image's rollout: its rows; none once an earlier
-        one was interrupted (Ctrl-C), said."""
+    def one_rollout(self, flavor):
+        """One flavor's rollout: its rows; none once an earlier one was
+        interrupted (Ctrl-C), said."""
         if any(r.interrupted for r, _ in self.rollouts):
-            self.say('Not rolled out (interrupted): %s' % (
-                'flavor %s' % flavor if flavor else ', '.join(refs)))
+            self.say('Not rolled out (interrupted): flavor %s' % flavor)
             return []
         options = {'allowed_steps': self.allowed_steps,
                    'retry_failed': self.retry_failed}
@@ -140,7 +134,7 @@ class Applied:
                                    self.max_unavailable, self.max_failures,
                                    **options)
         self.current.rollout = rollout
-        _, rows = rollouts.roll_out(rollout, refs, configs, flavor,
+        _, rows = rollouts.roll_out(rollout, flavor=flavor,
                                     all_projects=True)
         self.rollouts.append((rollout, rows))
         return rows

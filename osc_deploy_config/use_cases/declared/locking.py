@@ -24,13 +24,16 @@ apply ends, and a lock a killed apply left is broken only by hand
 import datetime
 import os
 import socket
+import uuid
 
 from openstack import exceptions as sdk_exceptions
 from osc_lib import exceptions
 
+from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.services import versions
 
-NAME = 'CUSTOM_DEPLOY_CONFIG_APPLY_LOCK'
+# not of the pattern of a config's template (CUSTOM_DEPLOY_CONFIG_...)
+NAME = 'CUSTOM_OSC_DEPLOY_CONFIG_APPLY_LOCK'
 HOLDER = 'deploy_config_apply_lock'
 STEP = {'interface': 'deploy', 'step': 'deploy_config_apply_lock',
         'args': {}, 'priority': 0}
@@ -45,12 +48,14 @@ class Lock:
 
     def take(self, break_lock=False):
         """Take it, or one line naming who holds it since when; with
-        ``break_lock``, the lock held is deleted first (said)."""
+        ``break_lock``, the lock held is deleted first (said).  A create
+        whose answer is lost (a timeout, a 5xx, Ctrl-C) is released where
+        ironic made it: its token says it is this apply's."""
         ironic = self.clients.ironic(versions.DEPLOY_TEMPLATES)
         if break_lock:
             self.break_held(ironic)
         holder = {'holder': _holder(self.clients), 'since': _now().strftime(
-            '%Y-%m-%dT%H:%M:%SZ')}
+            '%Y-%m-%dT%H:%M:%SZ'), 'token': uuid.uuid4().hex}
         for _ in range(2):     # once more where it went between
             try:
                 made = ironic.create_deploy_template({
@@ -65,11 +70,31 @@ class Lock:
                     'Another apply holds the lock (%s): wait for it to '
                     'end; if it was killed, rerun with --break-lock' % (
                         _held(held))) from None
+            except ironic_api.Refused as exc:
+                raise exceptions.CommandError(
+                    'Cannot take the lock that one apply at a time holds '
+                    '(deploy template %s): %s; apply needs credentials that '
+                    'may create and delete deploy templates (a '
+                    'system-scoped admin)' % (NAME, exc)) from None
+            except BaseException:
+                self.release_made(ironic, holder['token'])
+                raise
             self.uuid = made['uuid']
             return
         raise exceptions.CommandError(
             'The lock %s was taken and released twice while this apply '
             'took it: rerun' % NAME)
+
+    def release_made(self, ironic, token):
+        """Delete the lock where it is the one this apply's create made
+        (its answer lost)."""
+        try:
+            held = ironic.deploy_template(NAME)
+            if ((held.get('extra') or {}).get(HOLDER) or {}).get(
+                    'token') == token:
+                ironic.delete_deploy_template(held['uuid'])
+        except (exceptions.CommandError, sdk_exceptions.HttpException):
+            pass    # not made, or out of reach: the next one is told
 
     def break_held(self, ironic):
         try:
@@ -103,8 +128,8 @@ def _holder(clients):
     """Who takes the lock: the user and project of the token, the host
     and the process."""
     access = clients.token()
-    user = '%s in %s' % (getattr(access, 'username', None),
-                         getattr(access, 'project_name', None))
+    user = '%s in %s' % (getattr(access, 'username', None), getattr(
+        access, 'project_name', None) or 'the system scope')
     return '%s, on %s, pid %d' % (user, socket.gethostname(), os.getpid())
 
 

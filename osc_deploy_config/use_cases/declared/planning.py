@@ -97,10 +97,13 @@ def plan(clients, path, prune=False, prune_all=False, parsed=None):
 
 def _plan(clients, declared, name, prune, prune_all):
     cloud = reading.read(clients)
+    # a file names projects by name (as export refuses it)
+    document.refuse_doubled_project_names(cloud.templates,
+                                          cloud.project_names)
     at = _Places(name, declared.marks)
     found = dchanges.diff(declared, cloud.current, prune)
     if prune and not prune_all:
-        dchanges.refuse_pruning_everything(found, cloud.current)
+        dchanges.refuse_pruning_everything(found, declared, cloud.current)
     _refuse_taken_names(cloud, found, at)
     known = _known(declared, cloud, _vocabulary(clients, declared, found,
                                                 at))
@@ -155,12 +158,17 @@ def _check_servers(clients, known, declared, cloud, found, at):
     servers = clients.nova(versions.SERVER_FLAVOR_DETAILS).servers(
         all_projects=True)
     _preflight(known, declared, cloud, servers, found, at)
-    instances = _instances(clients, cloud) if deleting or any(
-        declared.images.values()) else None
+    instances = _instances(clients, cloud)
     if deleting:
-        dchanges.refuse_pruning_asked(found, declared, cloud.current,
-                                      servers, instances.holders)
-    return servers, instances and instances.runs
+        if clients.baremetal_scope == 'project':
+            raise exceptions.CommandError(
+                'Not pruning: ironic shows a project-scoped token only the '
+                'project\'s nodes, and a template is deleted only where no '
+                'instance on any node was deployed with it; use a '
+                'system-scoped token (see the credentials guide)')
+        _refuse_held_deletes(found, declared, cloud, servers,
+                             instances.holders)
+    return servers, instances.runs
 
 
 def owners_of(cloud):
@@ -184,7 +192,9 @@ def named(cloud):
     """{(section, name): [flavor, image or project (its ID and name)]}:
     what a name in a declared state means, as ``export`` wrote it: of
     the objects bearing that name, those this plugin's state speaks of
-    (asking for configs; granted some), else every one."""
+    (asking for configs; granted some, as export counts grants), else the
+    public ones (a flavor or image whose asks the file removed stays the
+    one its name means), else every one."""
     found = {}
     for section, listed in (('flavors', cloud.flavors),
                             ('images', cloud.images)):
@@ -193,18 +203,21 @@ def named(cloud):
     for project_id, name in cloud.project_names.items():
         found.setdefault(('projects', name), []).append(
             {'id': project_id, 'name': name})
-    granted = {p for t in cloud.templates for p in grants.recorded(t)}
+    granted = {p for t in cloud.templates
+               for p in grants.granted_projects(t)}
     return {key: _spoken_of(key[0], owners, granted)
             for key, owners in found.items()}
 
 
 def _spoken_of(section, owners, granted):
     if section == 'projects':
-        ours = [p for p in owners if p['id'] in granted]
-    else:
-        ours = [o for o in owners if config_specs.configs_of(
-            o.get('extra_specs') if section == 'flavors' else o)]
-    return ours or owners
+        return [p for p in owners if p['id'] in granted] or owners
+    ours = [o for o in owners if config_specs.configs_of(
+        o.get('extra_specs') if section == 'flavors' else o)]
+    public = [o for o in owners if (
+        o.get('os-flavor-access:is_public', True) if section == 'flavors'
+        else o.get('visibility') == 'public')]
+    return ours or public or owners
 
 
 def owner_id(cloud, kind, name):
@@ -275,18 +288,19 @@ Instances = collections.namedtuple('Instances', ['holders', 'runs'])
 def _instances(clients, cloud):
     """The Instances, from one node listing."""
     toggled, deployed, runs = [], {}, {}
-    configs_of = {t['name']: deploy_config.config_of(t.get('extra'))
-                  for t in cloud.templates}
+    members = _members_by_name(cloud.templates)
     for node in clients.ironic().nodes(
             ('uuid', 'name', 'resource_class', 'instance_uuid',
              'instance_info', 'properties', 'extra')):
         instance = node.get('instance_uuid')
+        traits = set((node.get('instance_info') or {}).get('traits') or ())
         if not instance:
+            if traits:      # ironic's alone (standalone): by the node
+                deployed[node['uuid']] = traits
             continue
-        deployed[instance] = set((node.get('instance_info') or {}).get(
-            'traits') or ())
-        runs[instance] = {c.type: c.value for c in map(
-            configs_of.get, sorted(deployed[instance])) if c is not None}
+        deployed[instance] = traits
+        runs[instance] = {c.type: c.value for name in sorted(traits)
+                          for c in members.get(name, ())}
         applied = toggle_record.applied(node, instance)
         runs[instance].update((t, c.value) for t, c in applied.items())
         configs = set(applied.values()) | toggle_record.project_configs(
@@ -299,6 +313,34 @@ def _instances(clients, cloud):
     return Instances(dchanges.Holders(
         {f['name']: config_specs.resource_class_of(f.get('extra_specs'))
          for f in cloud.flavors if f.get('name')}, deployed, toggled), runs)
+
+
+def _members_by_name(templates):
+    """{template name: the configs it applies}: a config's, or a set's
+    members."""
+    found = {}
+    for template in templates:
+        config = deploy_config.config_of(template.get('extra'))
+        found[template['name']] = [config] if config is not None else (
+            config_sets.members_of(template) or [])
+    return found
+
+
+def _refuse_held_deletes(found, declared, cloud, servers, holders):
+    """The prune's refusals (``changes.refuse_pruning_asked``); an
+    interrupted delete that something holds is left as it is, with a
+    warning, rather than refusing the whole apply."""
+    for change in [c for c in found if c.before == dchanges.INTERRUPTED]:
+        try:
+            dchanges.refuse_pruning_asked([change], declared, cloud.current,
+                                          servers, holders)
+        except exceptions.CommandError as exc:
+            LOG.warning('Left as it is: template %s, whose delete was '
+                        'interrupted: %s', change.name, exc)
+            found.remove(change)
+    dchanges.refuse_pruning_asked(
+        [c for c in found if c.before != dchanges.INTERRUPTED], declared,
+        cloud.current, servers, holders)
 
 
 class _Places:

@@ -76,8 +76,10 @@ def exportable(cloud):
     known = dtemplates.by_config(
         t for t in cloud.templates
         if not (t.get('extra') or {}).get(dtemplates.DELETING))
+    # the class of the flavor a name's asks come from (document._owners)
     kinds = {f['name']: config_specs.resource_class_of(f.get('extra_specs'))
-             for f in cloud.flavors if f.get('name')}
+             for f in cloud.flavors if f.get('name') and
+             config_specs.configs_of(f.get('extra_specs'))}
     flavors, images = {}, {}
     for section, kept, served in (
             ('flavors', flavors, lambda n: known.for_class(kinds.get(n))),

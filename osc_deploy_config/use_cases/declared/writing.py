@@ -82,6 +82,10 @@ class Apply:
         sets = [o for o in objects if o[0] == dchanges.SET]
         for _kind, key, fields in projects:
             self.grants(plan, key, fields, withdrawing=True)
+        interrupted = [f[0].name for _, _, f in deleted
+                       if f[0].before == dchanges.INTERRUPTED]
+        if interrupted:     # first: a template made may take its config
+            self.delete(interrupted)
         current = {t['name']: t for t in plan.cloud.templates}
         pending = set(reading.sync_pending(plan.cloud))
         for _kind, key, fields in made:
@@ -93,19 +97,16 @@ class Apply:
         self.sets(plan, [key for _, key, f in sets
                          if f[0].action != dchanges.DELETE],
                   {(kind, key) for kind, key, _ in owners})
-        for kind, key, _fields in owners:
-            section = 'flavors' if kind == dchanges.FLAVOR else 'images'
-            self.owner(kind, key, planning.owner_id(plan.cloud, kind, key),
-                       getattr(plan.declared, section).get(key, getattr(
-                           plan.cloud.current, section).get(key, {})))
+        self.owners(plan, [(kind, key) for kind, key, _ in owners])
         for _kind, key, fields in projects:
             self.grants(plan, key, fields, withdrawing=False)
-        if deleted:
-            self.delete([f[0].name for _, _, f in deleted])
+        pruned = [f[0].name for _, _, f in deleted
+                  if f[0].before != dchanges.INTERRUPTED]
         gone = [f[0].name for _, _, f in sets
                 if f[0].action == dchanges.DELETE]
-        if gone:
-            self.delete(gone)
+        for names in (pruned, gone):
+            if names:
+                self.delete(names)
         return [(c.kind, c.name, DONE.get(c.action, c.action), c.field,
                  dchanges.shown(c.before), dchanges.shown(c.after))
                 for c in plan.changes]
@@ -194,6 +195,16 @@ class Apply:
             self.say(line)
         node_tags.sync(self.clients, sorted(servings), False, False, True,
                        self.wait_timeout, self.say)
+
+    def owners(self, plan, owners):
+        """The flavors' and images' asks (``owners``: (kind, name)), each
+        written to the one its name means (``planning.named``)."""
+        named = planning.named(plan.cloud)
+        for kind, name in owners:
+            section = 'flavors' if kind == dchanges.FLAVOR else 'images'
+            self.owner(kind, name, named[section, name][0]['id'], getattr(
+                plan.declared, section).get(name, getattr(
+                    plan.cloud.current, section).get(name, {})))
 
     def owner(self, kind, name, ident, asks):
         """A flavor's or an image's asks (``asks``: {type: value}), in one
