@@ -15,6 +15,7 @@ and versions YAML reads as numbers refused with the quotes to add, depth
 bounded, and every string another YAML reader would take for a number or
 a boolean written quoted (domain.declared.document)."""
 
+from osc_lib import exceptions
 import testtools
 import yaml
 
@@ -180,3 +181,22 @@ class TestInfinity(testtools.TestCase):
             'priority: 150, args: {size: 1e400}}\n', 'f.yaml')
         self.assertIn('f.yaml:6:', str(exc))
         self.assertIn('number 1e400 is too large for JSON', str(exc))
+
+
+class TestTwoTemplatesOfOneConfig(testtools.TestCase):
+
+    def test_they_are_refused_not_collapsed(self):
+        from osc_deploy_config.domain.configs import steps
+
+        config = deploy_config.Config('hyperthreading', 'enabled')
+        templates = [{'name': name, 'steps': [steps.bios_step(
+            [('LogicalProc', 'Enabled')])], 'extra':
+            deploy_config.template_extra(config, ['HW_CPU_HYPERTHREADING'])}
+            for name in ('CUSTOM_A', 'CUSTOM_B')]
+        exc = self.assertRaises(exceptions.CommandError,
+                                document.from_cloud, templates, [], [], {})
+        self.assertEqual(
+            'Templates CUSTOM_A and CUSTOM_B both serve '
+            'hyperthreading=enabled: one template per config and kind; '
+            'delete one (openstack baremetal deploy template delete)',
+            str(exc))

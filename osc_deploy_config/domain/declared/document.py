@@ -410,6 +410,13 @@ def from_cloud(templates, flavors, images, project_names):
         if config is None or extra.get(dtemplates.DELETING):
             continue    # not this plugin's, or on its way out
         rc = extra.get(deploy_config.EXTRA_CLASS) or None
+        if (config, rc) in found:
+            raise exceptions.CommandError(
+                'Templates %s and %s both serve %s%s: one template per '
+                'config and kind; delete one (openstack baremetal deploy '
+                'template delete)' % (found[config, rc].name,
+                                      template['name'], config,
+                                      ' on %s' % rc if rc else ''))
         found[config, rc] = Template(
             config, rc, template['name'], sort_steps(template['steps']),
             deploy_config.capability_traits_of(extra))
