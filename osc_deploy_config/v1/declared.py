@@ -133,6 +133,7 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
 
   openstack deploy-config diff -f deploy-config.yaml
   openstack deploy-config diff -f deploy-config.yaml --prune --format json
+  openstack deploy-config diff -f deploy-config.yaml -o unified
 """
 
     # Authenticated by run (_authenticate), where a failure exits 2: the
@@ -141,8 +142,15 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
     auth_required = False
 
     def get_parser(self, prog_name):
-        return _file_option(cli.keep_epilog_lines(
+        parser = _file_option(cli.keep_epilog_lines(
             super().get_parser(prog_name)))
+        parser.add_argument(
+            '-o', '--output', choices=('rows', 'unified'), default='rows',
+            help='rows (default: a row per change, in --format) or unified: '
+                 'a unified diff of the cloud\'s export against the file, '
+                 'over the objects the file speaks of (what apply derives, '
+                 'sets, node tags, runbooks, is in the rows only).')
+        return parser
 
     def take_action(self, parsed_args):
         from osc_deploy_config.domain.declared import changes
@@ -154,7 +162,17 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         if not plan.changes:
             self.say('No changes: the cloud is equal to %s'
                      % parsed_args.file)
+        if parsed_args.output == 'unified':
+            self.app.stdout.write(changes.unified(
+                plan.declared, plan.cloud.current, parsed_args.prune,
+                plan.filename))
         return changes.COLUMNS, changes.rows(plan.changes)
+
+    def produce_output(self, parsed_args, column_names, data):
+        """The rows, unless the unified diff was written instead."""
+        if parsed_args.output == 'unified':
+            return 0
+        return super().produce_output(parsed_args, column_names, data)
 
     def run(self, parsed_args):
         """Exit 0 (no change), 1 (changes) or 2 (an error)."""

@@ -539,3 +539,28 @@ class TestReviewed(DeclaredCase):
         self.assertIn('rebuild the server from an image that asks for '
                       'another config (openstack server rebuild --image ... '
                       'web-1), or delete it, first', str(exc))
+
+
+class TestUnified(DeclaredCase):
+
+    def test_a_unified_diff_of_the_files_objects(self):
+        from osc_deploy_config.v1 import declared
+
+        self.glance.add_image('ubuntu', **{
+            'deploy-config:hyperthreading': 'disabled',
+            'trait:' + OFF_T: 'required'})
+        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
+        with open(path, 'w') as f:
+            f.write(BOTH.replace('ubuntu: {hyperthreading: disabled}',
+                                 'ubuntu: {hyperthreading: enabled}'))
+        self.app.stdout = io.StringIO()
+        cmd = declared.DiffDeclared(self.app, None)
+        parsed = cmd.get_parser('openstack').parse_args(
+            ['-f', path, '-o', 'unified'])
+        cmd.produce_output(parsed, *cmd.take_action(parsed))
+        self.assertEqual(
+            ['--- cloud', '+++ ' + path, '@@ -10,5 +10,5 @@',
+             ' flavors: {}', ' images:', '   ubuntu:',
+             '-    hyperthreading: disabled', '+    hyperthreading: enabled',
+             ' projects: {}'], self.app.stdout.getvalue().splitlines())
+        self.assertTrue(cmd.changed)

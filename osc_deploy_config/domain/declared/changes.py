@@ -23,6 +23,7 @@ and withdrawn.
 """
 
 import collections
+import difflib
 import json
 
 from osc_lib import exceptions
@@ -31,6 +32,7 @@ from osc_deploy_config.domain.configs import config_sets
 from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
+from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.grants import grant_flavors
 from osc_deploy_config.domain.grants import grants
 
@@ -326,6 +328,33 @@ def objects(changes):
 
 def _hashable(key):
     return (str(key[0]), key[1]) if isinstance(key, tuple) else key
+
+
+def unified(declared, current, prune, filename):
+    """A unified diff of the cloud's export against the file (``diff -o
+    unified``), over what the file speaks of: its configs, flavors, images
+    and projects (with ``prune``, every template and grant); a config of
+    the vocabulary as the file writes it (``{}``).  What apply derives
+    (sets, node tags, runbooks, required traits) is not in the file, so
+    not in this diff: the rows show it."""
+    vocabulary = {c for (c, rc), t in declared.templates.items()
+                  if t.steps is None}
+    templates = {key: t for key, t in current.templates.items()
+                 if key[0] not in vocabulary and (prune or key in
+                                                  declared.templates)}
+    templates.update(((c, None), document.Template(c, None, None, None,
+                                                   None))
+                     for c in vocabulary if any(
+                         key[0] == c for key in current.templates))
+    view = current._replace(
+        templates=templates,
+        flavors={n: current.flavors.get(n, {}) for n in declared.flavors},
+        images={n: current.images.get(n, {}) for n in declared.images},
+        projects={n: g for n, g in current.projects.items()
+                  if prune or n in declared.projects})
+    return ''.join(difflib.unified_diff(
+        document.render(view).splitlines(True),
+        document.render(declared).splitlines(True), 'cloud', filename))
 
 
 def rows(changes):
