@@ -26,6 +26,7 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import steps
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import changes
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.use_cases.configs import deploy_templates
 from osc_deploy_config.use_cases.declared import locking
@@ -564,3 +565,37 @@ class TestUnified(DeclaredCase):
              '-    hyperthreading: disabled', '+    hyperthreading: enabled',
              ' projects: {}'], self.app.stdout.getvalue().splitlines())
         self.assertTrue(cmd.changed)
+
+
+class TestUnrecordedGrants(DeclaredCase):
+    """Records that grant nothing a file can name (stale, or of a project
+    keystone no longer knows) block a template's change; --prune
+    withdraws them."""
+
+    def test_prune_withdraws_stale_and_orphaned_records(self):
+        on = next(t for t in self.ironic.templates.values()
+                  if t['name'] == ON_T)
+        fakes.grant(on, 'project-1', 'gone-project')
+        on['extra'][grants.GRANTED]['project-1'] = 'other content'
+        text = BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                            'disabled}\n', '')
+        self.assertEqual([], [c for c in self.plan(text).changes
+                              if c.kind == 'project'])
+        exc = self.assertRaises(exceptions.CommandError, self.plan,
+                                text.replace('LogicalProc: Enabled',
+                                             'LogicalProc: On'))
+        self.assertIn('is granted to projects gone-project, project-1',
+                      str(exc))
+        plan = self.plan(text.replace('LogicalProc: Enabled',
+                                      'LogicalProc: On'), prune=True,
+                         prune_all=True)
+        self.assertEqual(
+            [('project', 'demo', 'delete', 'hyperthreading=enabled',
+              'granted (a stale record)'),
+             ('project', 'gone-project', 'delete', 'hyperthreading=enabled',
+              'granted (a project keystone no longer knows)')],
+            [c[:5] for c in plan.changes if c.kind == 'project'])
+        self.apply(plan)
+        self.assertEqual({}, on['extra'].get(grants.GRANTED) or {})
+        self.assertEqual([{'name': 'LogicalProc', 'value': 'On'}],
+                         on['steps'][0]['args']['settings'])

@@ -222,6 +222,30 @@ def _grants(declared, current, prune):
     return found
 
 
+def unrecorded_grants(templates, project_names, declared):
+    """[Change] (``--prune``) withdrawing the grant records that grant
+    nothing a file can name (``templates``: as listed; ``project_names``:
+    {ID: name}): of other content than the template's now (stale), or of
+    a project keystone no longer knows (keyed by its ID), but a config the
+    file grants that project (the grant records it again)."""
+    found = {}
+    for template in templates:
+        config = deploy_config.config_of(template.get('extra'))
+        if config is None:
+            continue
+        stale = set(grants.stale_projects(template))
+        for project_id in grants.recorded(template):
+            name = project_names.get(project_id)
+            if name is not None and (project_id not in stale or str(
+                    config) in declared.projects.get(name, ())):
+                continue
+            found[name or project_id, str(config)] = (
+                'granted (a stale record)' if name else
+                'granted (a project keystone no longer knows)')
+    return [Change(PROJECT, project, DELETE, config, why, None, project)
+            for (project, config), why in sorted(found.items())]
+
+
 def _pruned_templates(declared, current):
     vocabulary = {c for (c, rc), t in declared.templates.items()
                   if t.steps is None}

@@ -102,6 +102,12 @@ def _plan(clients, declared, name, prune, prune_all):
                                           cloud.project_names)
     at = _Places(name, declared.marks)
     found = dchanges.diff(declared, cloud.current, prune)
+    if prune:
+        withdrawing = {(c.name, c.field) for c in found
+                       if c.kind == dchanges.PROJECT}
+        found += [c for c in dchanges.unrecorded_grants(
+            cloud.templates, cloud.project_names, declared)
+            if (c.name, c.field) not in withdrawing]
     if prune and not prune_all:
         dchanges.refuse_pruning_everything(found, declared, cloud.current)
     _refuse_taken_names(cloud, found, at)
@@ -221,10 +227,11 @@ def _spoken_of(section, owners, granted):
 
 
 def owner_id(cloud, kind, name):
-    """The ID of the flavor, image or project a file's name means."""
+    """The ID of the flavor, image or project a file's name means (a
+    project keystone no longer knows: its ID, the name of its row)."""
     section = {dchanges.FLAVOR: 'flavors', dchanges.IMAGE: 'images',
                dchanges.PROJECT: 'projects'}[kind]
-    return named(cloud)[section, name][0]['id']
+    return named(cloud).get((section, name), [{'id': name}])[0]['id']
 
 
 def _after(declared, cloud, found):
