@@ -163,9 +163,14 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
             self.say('No changes: the cloud is equal to %s'
                      % parsed_args.file)
         if parsed_args.output == 'unified':
-            self.app.stdout.write(changes.unified(
-                plan.declared, plan.cloud.current, parsed_args.prune,
-                plan.filename))
+            text = changes.unified(plan.declared, plan.cloud.current,
+                                   parsed_args.prune, plan.filename)
+            self.app.stdout.write(text)
+            if plan.changes and not text:
+                self.say('%d change(s) that apply derives, not in the file '
+                         '(sets, node tags, runbooks, required traits): '
+                         'diff without -o unified shows them'
+                         % len(plan.changes))
         return changes.COLUMNS, changes.rows(plan.changes)
 
     def produce_output(self, parsed_args, column_names, data):

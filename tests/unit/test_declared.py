@@ -279,11 +279,15 @@ class TestDiff(testtools.TestCase):
             'bm.gold: {hyperthreading: disabled}',
             'bm.gold: {hyperthreading: enabled}'), 'f.yaml')
         server = {'id': 's-1', 'name': 'web-1', 'flavor': {
-            'original_name': 'bm.gold',
+            'original_name': 'bm.gold', 'vcpus': 1, 'ram': 512, 'disk': 1,
             'extra_specs': {'deploy-config:hyperthreading': 'disabled'}}}
-        outdated = changes.outdated_servers([server], edited, {})
+        outdated = changes.outdated_servers([server], edited, {}, None,
+                                            {'bm.gold': (1, 512, 1)})
         self.assertEqual([('web-1', 'flavor', 'bm.gold',
-                           ['hyperthreading=enabled'])], outdated)
+                           ['hyperthreading=enabled'], 's-1')], outdated)
+        # a tenant's flavor of that name (other sizes) is not the file's
+        self.assertEqual([], changes.outdated_servers(
+            [server], edited, {}, None, {'bm.gold': (2, 512, 1)}))
         self.assertEqual(
             ['openstack server deploy-config set --flavor bm.gold '
              '--all-projects --max-unavailable 2'],
@@ -343,7 +347,7 @@ class TestAgainstTheCloud(fakes.TestCommand):
         applied = applying.Applied(self.clients, said.append, True, 1, 0)
         interrupted = types.SimpleNamespace(interrupted=True)
         applied.rollouts.append((interrupted, []))
-        self.assertEqual([], applied.one_rollout('bm.gold'))
+        self.assertEqual([], applied.one_rollout('bm.gold', ['s-1'], []))
         self.assertEqual(['Not rolled out (interrupted): flavor bm.gold'],
                          said)
         self.assertEqual([], self.nova.requests + self.ironic.requests)
@@ -524,7 +528,10 @@ class TestGrantedTemplates(testtools.TestCase):
             self.useFixture(fixtures.MockPatchObject(
                 writing, name, getattr(done, name)))
         plan = planning.Plan(declared, cloud, found, 'f.yaml', [])
-        writing.Apply(mock.Mock(), lambda text: None).run(plan)
+        clients = mock.Mock()
+        clients.ironic.return_value.deploy_templates.return_value = [
+            self.template]
+        writing.Apply(clients, lambda text: None).run(plan)
         self.assertEqual(
             ['project_grants.withdraw', 'deploy_templates.find',
              'deploy_templates.update', 'node_tags.sync',

@@ -28,6 +28,7 @@ from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import changes
 from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.toggle import toggle_plan
+from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.use_cases.configs import deploy_templates
 from osc_deploy_config.use_cases.declared import locking
 from osc_deploy_config.use_cases.declared import planning
@@ -224,8 +225,11 @@ class TestNamesOfTheFile(DeclaredCase):
         known."""
         one = self.glance.add_image('debian')
         two = self.glance.add_image('debian')
+        # asking for nothing, of several asking for nothing: equal
+        self.assertEqual([], self.plan(ONLY_OFF + '  debian: {}\n').changes)
         exc = self.assertRaises(exceptions.CommandError, self.plan,
-                                ONLY_OFF + '  debian: {}\n')
+                                ONLY_OFF + '  debian: {hyperthreading: '
+                                'disabled}\n')
         self.assertIn('image debian is the name of 2 of them (%s): a '
                       'declared state names each once' % ', '.join(
                           sorted((one['id'], two['id']))), str(exc))
@@ -304,21 +308,52 @@ class TestResumedRollout(DeclaredCase):
         # toggled in place: its flavor as booted is as it was
         self.boot('flavor-toggled', 'enabled', deployed=[ON_T],
                   toggled='disabled')
-        self.boot('image-left', None, self.image, deployed=[ON_T])
+        left = self.boot('image-left', None, self.image, deployed=[ON_T])
         self.boot('image-done', None, self.image, deployed=[OFF_T])
+        # a virtual server a toggle moved to a derived flavor, back to
+        # another config than the file's now
+        derived = self.nova.add_flavor(
+            'bm.gold+hyperthreading=enabled', dict(fakes.GOLD, **{
+                'deploy-config:hyperthreading': 'enabled',
+                'trait:' + ON_T: 'required'}),
+            description=toggle_plan.derived_description('bm.gold'),
+            public=False)
+        virtual = self.nova.add_server('vm-derived', derived)
+        # a tenant's own private image and flavor of the file's names
+        theirs = self.glance.add_image('ubuntu', visibility='private')
+        tenants = self.nova.add_flavor('bm.gold', fakes.GOLD, public=False)
+        tenants['vcpus'] = 8
+        tenant = self.nova.add_server('tenant-bm', tenants,
+                                      image=theirs['id'])
+        self.ironic.add_node('node-tenant', instance_uuid=tenant['id'],
+                             instance_traits=[ON_T])
         plan = self.plan(self.text)
         self.assertEqual([], plan.changes)
         outdated = writing.outdated(plan)
+        flavor_left = next(s for s in self.nova.servers.values()
+                           if s['name'] == 'flavor-left')
         self.assertEqual(
             [('flavor-left', 'flavor', 'bm.gold',
-              ['hyperthreading=disabled']),
-             ('image-left', 'image', 'ubuntu', ['hyperthreading=disabled'])],
+              ['hyperthreading=disabled'], flavor_left['id']),
+             ('image-left', 'image', 'ubuntu', ['hyperthreading=disabled'],
+              left['id']),
+             ('vm-derived', 'flavor', 'bm.gold',
+              ['hyperthreading=disabled'], virtual['id'])],
             outdated)
         self.assertEqual(
             ['openstack server deploy-config set --flavor bm.gold '
              '--all-projects --max-unavailable 1',
              'openstack server rebuild --image ubuntu image-left'],
             changes.rollout_commands(outdated))
+
+    def test_a_projects_own_choice_is_left_to_it(self):
+        server = self.boot('project-toggled', 'enabled', deployed=[ON_T])
+        node = next(n for n in self.ironic.nodes.values()
+                    if n['instance_uuid'] == server['id'])
+        node['extra'][toggle_record.PROJECT_APPLIED] = {
+            'instance_uuid': server['id'],
+            'configs': {'hyperthreading': 'disabled'}}
+        self.assertEqual([], writing.outdated(self.plan(self.text)))
 
     def test_a_set_deployed_runs_its_members(self):
         both = self.ironic.add_template(
@@ -505,9 +540,16 @@ class TestReviewed(DeclaredCase):
         self.keystone.projects['project-3'] = ('demo', 'domain-2')
         for template in self.ironic.templates.values():
             fakes.grant(template, 'project-1', 'project-3')
-        exc = self.assertRaises(exceptions.CommandError, self.plan, BOTH)
-        self.assertIn('Project name demo is granted configs in 2 projects',
-                      str(exc))
+        text = BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                            'disabled}\n', '')
+        # a file that does not name them, without --prune: not its concern
+        self.plan(text)
+        for withdraws in (dict(prune=True), dict()):
+            exc = self.assertRaises(
+                exceptions.CommandError, self.plan, text if withdraws else
+                text + 'projects:\n  demo: []\n', **withdraws)
+            self.assertIn('Project name demo is granted configs in 2 '
+                          'projects', str(exc))
 
     def test_each_nodes_registry_is_read_once_per_apply(self):
         self.ironic.add_node('node-1', ['HW_CPU_HYPERTHREADING'])
@@ -599,3 +641,23 @@ class TestUnrecordedGrants(DeclaredCase):
         self.assertEqual({}, on['extra'].get(grants.GRANTED) or {})
         self.assertEqual([{'name': 'LogicalProc', 'value': 'On'}],
                          on['steps'][0]['args']['settings'])
+
+
+class TestSyncOfAConfigsTemplates(DeclaredCase):
+
+    def test_a_class_template_pruned_gives_its_nodes_the_other(self):
+        gold_off = OFF_T + '_FOR_BAREMETAL_GOLD'
+        self.ironic.add_template(
+            gold_off, steps=[steps.bios_step([('LogicalProc', 'Disabled')])],
+            extra=deploy_config.template_extra(
+                OFF, ['HW_CPU_HYPERTHREADING'], 'baremetal-gold'))
+        node = self.ironic.add_node('node-1', ['HW_CPU_HYPERTHREADING',
+                                               gold_off, ON_T])
+        node['bios'] = {'LogicalProc': 'Enabled'}
+        plan = self.plan(BOTH.replace('images:\n  ubuntu: {hyperthreading: '
+                                      'disabled}\n', ''), prune=True)
+        self.assertIn(('node sync', OFF_T, 'update', 'node tags', None,
+                       'tag node-1'), [c[:6] for c in plan.changes])
+        self.apply(plan)
+        self.assertEqual({'HW_CPU_HYPERTHREADING', ON_T, OFF_T},
+                         set(node['traits']))

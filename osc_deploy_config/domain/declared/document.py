@@ -464,9 +464,9 @@ def unnamed_grants(templates, project_names):
                    if p not in project_names})
 
 
-def refuse_doubled_project_names(templates, project_names):
-    """One line when two granted projects share a name (two domains): a
-    file names projects by name only."""
+def refuse_doubled_project_names(templates, project_names, names=None):
+    """One line when two granted projects share a name (two domains; of
+    ``names`` only, when given): a file names projects by name only."""
     ids = {}
     for template in templates:
         for project_id in grants.granted_projects(template):
@@ -474,7 +474,7 @@ def refuse_doubled_project_names(templates, project_names):
                 ids.setdefault(project_names[project_id], set()).add(
                     project_id)
     for name, found in sorted(ids.items()):
-        if len(found) > 1:
+        if len(found) > 1 and (names is None or name in names):
             raise exceptions.CommandError(
                 'Project name %s is granted configs in %d projects (%s, in '
                 'two domains): a declared state names projects by name '

@@ -13,6 +13,7 @@
 """``apply``: plan, write, then list (or, with ``--rollout``, roll out)
 the running servers whose flavor or image now asks for other configs."""
 
+from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.fleet import fleet_plan
 from osc_deploy_config.use_cases.declared import locking
@@ -95,24 +96,27 @@ class Applied:
             return
         self.say('%d running server(s) run other configs than their flavor '
                  'or image now asks for:' % len(outdated))
-        for server, kind, owner, configs in outdated:
+        for server, kind, owner, configs, _id in outdated:
             self.say('  %s (%s %s: %s)' % (server, kind, owner,
                                            ', '.join(configs) or 'none'))
         for line in commands:
             self.say('Bring them in line: %s' % line)
 
     def roll_out(self, outdated):
-        """Each flavor's servers (every project), as ``server deploy-config
-        set --flavor`` rolls them out: the rows of all.  An image's are
-        said, with their rebuild: its configs are applied by a deploy,
-        never toggled."""
+        """Each flavor's outdated servers (every project), to what the
+        file gives the flavor, as ``server deploy-config set`` rolls them
+        out: the rows of all.  An image's are said, with their rebuild:
+        its configs are applied by a deploy, never toggled."""
         rows = []
         flavors = sorted({o[2] for o in outdated if o[1] == dchanges.FLAVOR})
         if not flavors:
             self.say('No running server to roll out')
         for name in flavors:
-            rows += self.one_rollout(name)
-        for server, kind, image, configs in outdated:
+            of_flavor = [o for o in outdated if o[1] == dchanges.FLAVOR
+                         and o[2] == name]
+            rows += self.one_rollout(name, [o[4] for o in of_flavor], [
+                deploy_config.parse_config(c) for c in of_flavor[0][3]])
+        for server, kind, image, configs, _id in outdated:
             if kind == dchanges.IMAGE:
                 self.say('Not rolled out: %s (image %s asks for %s, which a '
                          'deploy applies: openstack server rebuild --image '
@@ -120,9 +124,10 @@ class Applied:
                                      image, server))
         return rows
 
-    def one_rollout(self, flavor):
-        """One flavor's rollout: its rows; none once an earlier one was
-        interrupted (Ctrl-C), said."""
+    def one_rollout(self, flavor, servers, configs):
+        """One flavor's rollout (``servers``: the IDs of its outdated
+        ones): its rows; none once an earlier one was interrupted
+        (Ctrl-C), said."""
         if any(r.interrupted for r, _ in self.rollouts):
             self.say('Not rolled out (interrupted): flavor %s' % flavor)
             return []
@@ -134,7 +139,7 @@ class Applied:
                                    self.max_unavailable, self.max_failures,
                                    **options)
         self.current.rollout = rollout
-        _, rows = rollouts.roll_out(rollout, flavor=flavor,
+        _, rows = rollouts.roll_out(rollout, servers, configs,
                                     all_projects=True)
         self.rollouts.append((rollout, rows))
         return rows

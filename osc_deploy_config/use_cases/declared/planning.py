@@ -97,9 +97,11 @@ def plan(clients, path, prune=False, prune_all=False, parsed=None):
 
 def _plan(clients, declared, name, prune, prune_all):
     cloud = reading.read(clients)
-    # a file names projects by name (as export refuses it)
-    document.refuse_doubled_project_names(cloud.templates,
-                                          cloud.project_names)
+    # a file names projects by name (as export refuses it): of those it
+    # names, or with --prune (which withdraws the others) of every one
+    document.refuse_doubled_project_names(
+        cloud.templates, cloud.project_names,
+        None if prune else set(declared.projects))
     at = _Places(name, declared.marks)
     found = dchanges.diff(declared, cloud.current, prune)
     if prune:
@@ -198,9 +200,8 @@ def named(cloud):
     """{(section, name): [flavor, image or project (its ID and name)]}:
     what a name in a declared state means, as ``export`` wrote it: of
     the objects bearing that name, those this plugin's state speaks of
-    (asking for configs; granted some, as export counts grants), else the
-    public ones (a flavor or image whose asks the file removed stays the
-    one its name means), else every one."""
+    (asking for configs; granted some, as export counts grants), else every
+    one."""
     found = {}
     for section, listed in (('flavors', cloud.flavors),
                             ('images', cloud.images)):
@@ -216,14 +217,16 @@ def named(cloud):
 
 
 def _spoken_of(section, owners, granted):
+    return [o for o in owners if _ours(section, o, granted)] or owners
+
+
+def _ours(section, owner, granted):
+    """Whether this plugin's state speaks of the object: it asks for
+    configs (a project: it is granted some)."""
     if section == 'projects':
-        return [p for p in owners if p['id'] in granted] or owners
-    ours = [o for o in owners if config_specs.configs_of(
-        o.get('extra_specs') if section == 'flavors' else o)]
-    public = [o for o in owners if (
-        o.get('os-flavor-access:is_public', True) if section == 'flavors'
-        else o.get('visibility') == 'public')]
-    return ours or public or owners
+        return owner['id'] in granted
+    return bool(config_specs.configs_of(
+        owner.get('extra_specs') if section == 'flavors' else owner))
 
 
 def owner_id(cloud, kind, name):
@@ -310,8 +313,10 @@ def _instances(clients, cloud):
                           for c in members.get(name, ())}
         applied = toggle_record.applied(node, instance)
         runs[instance].update((t, c.value) for t, c in applied.items())
-        configs = set(applied.values()) | toggle_record.project_configs(
-            node, instance)
+        chosen = toggle_record.project_configs(node, instance)
+        runs[instance].update((c.type, dchanges.PROJECTS_CHOICE)
+                              for c in chosen)
+        configs = set(applied.values()) | chosen
         if configs:
             rc = node.get('resource_class')
             toggled.append((node.get('name') or node['uuid'],
@@ -399,8 +404,11 @@ def _check_owners(declared, cloud, known, at):
     (``known``: the templates after this apply), without a shared step."""
     means = named(cloud)
     for section in ('flavors', 'images', 'projects'):
-        for name in getattr(declared, section):
+        for name, asks in getattr(declared, section).items():
             found = means.get((section, name), [])
+            if len(found) > 1 and not asks and not any(
+                    _ours(section, o, ()) for o in found):
+                continue    # several, none asking, and none to ask: equal
             if len(found) != 1:
                 at.fail((section, name), '%s %s %s' % (
                     section[:-1], name, 'does not exist' if not found else
@@ -408,6 +416,8 @@ def _check_owners(declared, cloud, known, at):
                     'each once (rename one)' % (len(found), ', '.join(
                         sorted(o['id'] for o in found)))))
     for name, asks in declared.flavors.items():
+        if not asks:
+            continue
         placement_class = config_specs.resource_class_of(
             means['flavors', name][0].get('extra_specs'))
         configs = [deploy_config.Config(t, v) for t, v in asks.items()]
@@ -632,25 +642,43 @@ def _closed(clients, cloud, project_id, configs):
 
 
 def _node_tags(clients, declared, found):
-    """The rows of the node tags the sync after the templates' writes
-    changes, each template (of the file's steps) as it will be: the
+    """The rows of the node tags the syncs of this apply change: of each
+    template written (of the file's steps, as it will be) and of every
+    other template of a config written or deleted (a template per class
+    added or gone moves which template a class's nodes carry), the
     capable nodes tagged, the others untagged (``node_tags.sync``)."""
-    written = [declared.templates[key] for kind, key, fields in
-               dchanges.objects(found) if kind == dchanges.TEMPLATE and
-               fields[0].action != dchanges.DELETE and
+    objects = [(key, fields[0]) for kind, key, fields in
+               dchanges.objects(found) if kind == dchanges.TEMPLATE]
+    written = [declared.templates[key] for key, first in objects
+               if first.action != dchanges.DELETE and
                declared.templates[key].steps is not None]
-    if not written:
+    gone = {first.name for _, first in objects
+            if first.action == dchanges.DELETE}
+    if not (written or gone):
         return []
     inventory = node_tags.read_inventory(clients)
     planned = [dict(document.as_dict(t), uuid=t.name) for t in written]
-    names = {t['name'] for t in planned}
     every = [t for t in node_tags.tagged_templates(inventory)
-             if t['name'] not in names] + planned
+             if t['name'] not in gone | {p['name'] for p in planned}]
+    configs = {key[0] for key, _ in objects}
+    chosen = planned + [t for t in every if deploy_config.config_of(
+        t.get('extra')) in configs]
+    every += planned
     return dchanges.tag_changes(
         (tag.template, tag.node, tag.action == tagging.ADD) for tag in
-        tagging.plan_sync(inventory.nodes, planned, node_tags.read_registries(
-            inventory, planned), every, inventory.ironic.release())
+        tagging.plan_sync(inventory.nodes, chosen, node_tags.read_registries(
+            inventory, chosen), every, inventory.ironic.release())
         if tag.action in (tagging.ADD, tagging.REMOVE))
+
+
+def siblings(templates, names):
+    """The names of the templates (``templates``: as listed) of the
+    configs of the templates ``names``, those included: what a sync after
+    writing or deleting them tags (``_node_tags``)."""
+    configs = {deploy_config.config_of(t.get('extra')) for t in templates
+               if t['name'] in names} - {None}
+    return sorted({t['name'] for t in templates if deploy_config.config_of(
+        t.get('extra')) in configs} | set(names))
 
 
 def template_input(want, steps_changed=True, creating=True):

@@ -107,6 +107,8 @@ class Apply:
         for names in (pruned, gone):
             if names:
                 self.delete(names)
+        if pruned:      # the templates of their configs left: re-tagged
+            self.sync([], plan.cloud.templates, pruned)
         return [(c.kind, c.name, DONE.get(c.action, c.action), c.field,
                  dchanges.shown(c.before), dchanges.shown(c.after))
                 for c in plan.changes]
@@ -152,11 +154,20 @@ class Apply:
             (want.config, want.resource_class))
         return found is not None and found._replace(name=want.name) == want
 
-    def sync(self, pending):
-        """Tag the nodes as ``sync`` does, until placement shows it; then
-        the templates are no longer pending."""
-        self.say('Syncing the nodes\' tags (%s)' % ', '.join(pending))
-        node_tags.sync(self.clients, pending, False, False, True,
+    def sync(self, pending, known=None, gone=()):
+        """Tag the nodes as ``sync`` does, until placement shows it, for
+        the templates written (``pending``) and the others of their
+        configs, or of the configs of those deleted (``gone``, as ``known``
+        listed them); then the templates are no longer pending."""
+        listed = self.clients.ironic().deploy_templates(
+            fields=['uuid', 'name', 'extra'], limit=0)
+        names = [n for n in planning.siblings(
+            listed + list(known or ()), set(pending) | set(gone))
+            if n in {t['name'] for t in listed}]
+        if not names:
+            return
+        self.say('Syncing the nodes\' tags (%s)' % ', '.join(names))
+        node_tags.sync(self.clients, names, False, False, True,
                        self.wait_timeout, self.say)
         for name in pending:
             try:
@@ -254,7 +265,14 @@ def _content(template):
 
 
 def outdated(plan):
-    """The running servers a rollout brings in line, and its commands."""
-    images = {i['id']: i.get('name') for i in plan.cloud.images}
-    return dchanges.outdated_servers(plan.servers, plan.declared, images,
-                                     plan.runs)
+    """The running servers a rollout brings in line (of the flavors and
+    images the file's names mean, ``planning.named``)."""
+    named = planning.named(plan.cloud)
+    chosen = {key: owners[0] for key, owners in named.items()
+              if len(owners) == 1}
+    return dchanges.outdated_servers(
+        plan.servers, plan.declared,
+        {o['id']: name for (section, name), o in chosen.items()
+         if section == 'images'}, plan.runs,
+        {name: (o.get('vcpus'), o.get('ram'), o.get('disk'))
+         for (section, name), o in chosen.items() if section == 'flavors'})
