@@ -544,7 +544,7 @@ class TestReviewed(DeclaredCase):
                             'disabled}\n', '')
         # a file that does not name them, without --prune: not its concern
         self.plan(text)
-        for withdraws in (dict(prune=True), dict()):
+        for withdraws in ({'prune': True}, {}):
             exc = self.assertRaises(
                 exceptions.CommandError, self.plan, text if withdraws else
                 text + 'projects:\n  demo: []\n', **withdraws)
