@@ -282,12 +282,12 @@ class TestDiff(testtools.TestCase):
             'original_name': 'bm.gold', 'vcpus': 1, 'ram': 512, 'disk': 1,
             'extra_specs': {'deploy-config:hyperthreading': 'disabled'}}}
         outdated = changes.outdated_servers([server], edited, {}, None,
-                                            {'bm.gold': (1, 512, 1)})
+                                            {'s-1': 'bm.gold'})
         self.assertEqual([('web-1', 'flavor', 'bm.gold',
                            ['hyperthreading=enabled'], 's-1')], outdated)
-        # a tenant's flavor of that name (other sizes) is not the file's
+        # a server of no flavor the file means (a tenant's of that name)
         self.assertEqual([], changes.outdated_servers(
-            [server], edited, {}, None, {'bm.gold': (2, 512, 1)}))
+            [server], edited, {}, None, {}))
         self.assertEqual(
             ['openstack server deploy-config set --flavor bm.gold '
              '--all-projects --max-unavailable 2'],
@@ -517,8 +517,8 @@ class TestGrantedTemplates(testtools.TestCase):
                   changes.Change('project', 'demo', 'update',
                                 'hyperthreading=enabled', None, 'granted',
                                 'demo')]
-        cloud = reading.Cloud([self.template], [], [], {'p1': 'demo'},
-                              self.current)
+        cloud = reading.cloud_of([self.template], [], [], {'p1': 'demo'})
+        self.assertEqual(self.current, cloud.current)
         declared = self.current._replace(templates={
             (HT, None): self.current.templates[HT, None]._replace(
                 steps=[])})

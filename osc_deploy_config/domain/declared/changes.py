@@ -540,29 +540,28 @@ def refuse_granted_changes(fields, current_templates, withdrawn):
 
 
 def outdated_servers(servers, declared, image_names, runs=None,
-                     flavor_sizes=None):
+                     flavor_names=None):
     """[(server name, owner kind, owner name, what it asks for now, server
     ID)] of the running servers not in line with the file, whichever apply
     changed their flavor or image (a rollout an earlier run left is
-    resumed): a server of a flavor the file lists (its flavor as booted,
-    or the one a toggle derived it from; ``flavor_sizes``: {name: (vcpus,
-    ram, disk)} of the flavor each name means, which a same-named one of
-    a tenant does not match) that does not run the configs the file gives
-    it (on a node: ``runs``, {server ID: {type: value}}, what ironic
-    deployed it with and over it what a toggle applied; a virtual server:
-    its flavor's), or a server on a node of an image the file lists
+    resumed): a server of a flavor the file lists (``flavor_names``:
+    {server ID: the name of the file's flavor it runs, or a toggle derived
+    its flavor from}) that does not run the configs the file gives it (on
+    a node: ``runs``, {server ID: {type: value}}, what ironic deployed it
+    with and over it what a toggle applied; a virtual server: its
+    flavor's), or a server on a node of an image the file lists
     (``image_names``: {ID: name} of those the names mean) that does not
     run what the file gives the image (where its flavor asks for none of
     that type)."""
     found = []
     for server in sorted(servers, key=lambda s: s['name']):
         flavor = server.get('flavor') or {}
-        name = (flavor.get('original_name') or '').split('+', 1)[0]
+        name = (flavor_names or {}).get(server['id'])
         booted = {c.type: c.value for c in config_specs.configs_of(
             flavor.get('extra_specs'))}
         now = (runs or {}).get(server['id'])
-        if (flavor_sizes or {}).get(name) == _sizes(flavor) and _behind(
-                declared.flavors.get(name), booted if now is None else now):
+        if _behind(declared.flavors.get(name), booted if now is None
+                   else now):
             found.append((server['name'], FLAVOR, name,
                           _configs(declared.flavors[name]), server['id']))
         image = image_names.get((server.get('image') or {}).get('id'))
@@ -574,18 +573,14 @@ def outdated_servers(servers, declared, image_names, runs=None,
     return found
 
 
-def _sizes(flavor):
-    return flavor.get('vcpus'), flavor.get('ram'), flavor.get('disk')
+def _behind(wanted, runs):
+    return bool(wanted) and any(runs.get(t) not in (v, PROJECTS_CHOICE)
+                                for t, v in wanted.items())
 
 
 # In ``runs``: a type whose value the server's project chose (its
 # self-service toggle record), which a rollout of the file leaves alone.
 PROJECTS_CHOICE = "the project's choice"
-
-
-def _behind(wanted, runs):
-    return bool(wanted) and any(runs.get(t) not in (v, PROJECTS_CHOICE)
-                                for t, v in wanted.items())
 
 
 def _configs(asks):

@@ -117,10 +117,11 @@ def _plan(clients, declared, name, prune, prune_all):
                                                 at))
     _check_owners(declared, cloud, known, at)
     after = _after(declared, cloud, found)
-    found += dchanges.trait_changes(owners_of(cloud), declared, cloud.current,
-                                    after, found)
+    owners = owners_of(cloud)
+    found += dchanges.trait_changes(owners, declared, cloud.current, after,
+                                    found)
     found += dchanges.set_changes(
-        owners_of(cloud), declared, cloud.current, after,
+        owners, declared, cloud.current, after,
         _set_holds(clients, cloud, after) if prune and after.sets else None,
         datetime.datetime.now(datetime.timezone.utc))
     _refuse_sets_being_deleted(cloud, found)
@@ -142,7 +143,7 @@ def _check_changes(declared, cloud, found, at):
         dchanges.refuse_renames(found)
     withdrawn = dchanges.withdrawn_grants(found, {
         name: [o['id'] for o in owners] for (section, name), owners in
-        named(cloud).items() if section == 'projects'})
+        cloud.named.items() if section == 'projects'})
     for kind, key, fields in dchanges.objects(found):
         if kind == dchanges.TEMPLATE:
             with at(_path_of(key)):
@@ -181,10 +182,10 @@ def _check_servers(clients, known, declared, cloud, found, at):
 
 def owners_of(cloud):
     """[(kind, name, specs, placement class)] of the listed flavors and
-    images that a name of a declared state means (``named``; a name that
-    means several is left alone; an image lands on any kind)."""
+    images that a name of a declared state means (``Cloud.named``; a name
+    that means several is left alone; an image lands on any kind)."""
     found = []
-    for (section, name), owners in named(cloud).items():
+    for (section, name), owners in cloud.named.items():
         if section == 'projects' or len(owners) != 1 or not name:
             continue
         if section == 'flavors':
@@ -196,45 +197,12 @@ def owners_of(cloud):
     return sorted(found, key=lambda o: (o[0], o[1]))
 
 
-def named(cloud):
-    """{(section, name): [flavor, image or project (its ID and name)]}:
-    what a name in a declared state means, as ``export`` wrote it: of
-    the objects bearing that name, those this plugin's state speaks of
-    (asking for configs; granted some, as export counts grants), else every
-    one."""
-    found = {}
-    for section, listed in (('flavors', cloud.flavors),
-                            ('images', cloud.images)):
-        for owner in listed:
-            found.setdefault((section, owner.get('name')), []).append(owner)
-    for project_id, name in cloud.project_names.items():
-        found.setdefault(('projects', name), []).append(
-            {'id': project_id, 'name': name})
-    granted = {p for t in cloud.templates
-               for p in grants.granted_projects(t)}
-    return {key: _spoken_of(key[0], owners, granted)
-            for key, owners in found.items()}
-
-
-def _spoken_of(section, owners, granted):
-    return [o for o in owners if _ours(section, o, granted)] or owners
-
-
-def _ours(section, owner, granted):
-    """Whether this plugin's state speaks of the object: it asks for
-    configs (a project: it is granted some)."""
-    if section == 'projects':
-        return owner['id'] in granted
-    return bool(config_specs.configs_of(
-        owner.get('extra_specs') if section == 'flavors' else owner))
-
-
 def owner_id(cloud, kind, name):
     """The ID of the flavor, image or project a file's name means (a
     project keystone no longer knows: its ID, the name of its row)."""
     section = {dchanges.FLAVOR: 'flavors', dchanges.IMAGE: 'images',
                dchanges.PROJECT: 'projects'}[kind]
-    return named(cloud).get((section, name), [{'id': name}])[0]['id']
+    return cloud.named.get((section, name), [{'id': name}])[0]['id']
 
 
 def _after(declared, cloud, found):
@@ -402,12 +370,12 @@ def _check_owners(declared, cloud, known, at):
     """Each flavor, image and project the file names exists, and the name
     means one (``named``); a flavor's configs are served on its hardware
     (``known``: the templates after this apply), without a shared step."""
-    means = named(cloud)
+    means = cloud.named
     for section in ('flavors', 'images', 'projects'):
         for name, asks in getattr(declared, section).items():
             found = means.get((section, name), [])
             if len(found) > 1 and not asks and not any(
-                    _ours(section, o, ()) for o in found):
+                    reading.speaks_of(section, o, ()) for o in found):
                 continue    # several, none asking, and none to ask: equal
             if len(found) != 1:
                 at.fail((section, name), '%s %s %s' % (
@@ -611,7 +579,7 @@ def _grant_writes(clients, cloud, found, after, at):
         return []
     ironic = project_grants._ironic(clients)
     runbooks = ironic.runbooks()
-    rows = []
+    rows, known, access = [], dtemplates.by_config(cloud.templates), None
     for name in projects:
         project_id = owner_id(cloud, dchanges.PROJECT, name)
         configs = {after_: [deploy_config.parse_config(c.field) for c in
@@ -626,19 +594,21 @@ def _grant_writes(clients, cloud, found, after, at):
                                           .flavor_plan(clients, project_id,
                                                        configs[True], after))
         if configs[False]:
+            if access is None:
+                access = _derived_access(clients, cloud)
             rows += dchanges.grant_writes(name, grants.withdraw(
-                project_id, configs[False], dtemplates.by_config(
-                    cloud.templates), runbooks), closed=_closed(
-                clients, cloud, project_id, configs[False]))
+                project_id, configs[False], known, runbooks),
+                closed=grant_flavors.to_close(cloud.flavors, configs[False],
+                                              access, project_id))
     return rows
 
 
-def _closed(clients, cloud, project_id, configs):
-    """The derived private flavors a withdrawal closes to the project."""
+def _derived_access(clients, cloud):
+    """{flavor ID: the projects it is open to} of the derived private
+    flavors (what a withdrawal closes), read once."""
     nova = clients.nova()
-    return grant_flavors.to_close(cloud.flavors, configs, {
-        f['id']: nova.flavor_access(f['id'])
-        for f in grant_flavors.derived_private(cloud.flavors)}, project_id)
+    return {f['id']: nova.flavor_access(f['id'])
+            for f in grant_flavors.derived_private(cloud.flavors)}
 
 
 def _node_tags(clients, declared, found):

@@ -22,6 +22,7 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.configs import templates as dtemplates
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.grants import grant_flavors
+from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.services import versions
 
 LOG = logging.getLogger(__name__)
@@ -30,9 +31,10 @@ LOG = logging.getLogger(__name__)
 # synced: a rerun after a kill finds it and syncs, then removes it.
 SYNC_PENDING = 'deploy_config_sync_pending'
 
-# What was read: the listings as dicts, and their Declared.
+# What was read: the listings as dicts, their Declared, and what each
+# name a file may give means (``names``).
 Cloud = collections.namedtuple('Cloud', [
-    'templates', 'flavors', 'images', 'project_names', 'current'])
+    'templates', 'flavors', 'images', 'project_names', 'current', 'named'])
 
 
 def read(clients):
@@ -48,9 +50,42 @@ def read(clients):
             'Left out: the grants recorded for project(s) keystone no '
             'longer knows, %s (withdraw them: openstack project '
             'deploy-config unset %s --all)', ', '.join(unnamed), unnamed[0])
+    return cloud_of(templates, flavors, images, project_names)
+
+
+def cloud_of(templates, flavors, images, project_names):
+    """The Cloud of the four listings."""
     return Cloud(templates, flavors, images, project_names,
                  document.from_cloud(templates, flavors, images,
-                                     project_names))
+                                     project_names),
+                 names(templates, flavors, images, project_names))
+
+
+def names(templates, flavors, images, project_names):
+    """{(section, name): [flavor, image or project (its ID and name)]}:
+    what a name in a declared state means, as ``export`` wrote it: of
+    the objects bearing that name, those this plugin's state speaks of
+    (asking for configs; granted some, as export counts grants), else every
+    one."""
+    found = {}
+    for section, listed in (('flavors', flavors), ('images', images)):
+        for owner in listed:
+            found.setdefault((section, owner.get('name')), []).append(owner)
+    for project_id, name in project_names.items():
+        found.setdefault(('projects', name), []).append(
+            {'id': project_id, 'name': name})
+    granted = {p for t in templates for p in grants.granted_projects(t)}
+    return {key: [o for o in owners if speaks_of(key[0], o, granted)]
+            or owners for key, owners in found.items()}
+
+
+def speaks_of(section, owner, granted):
+    """Whether this plugin's state speaks of the object: it asks for
+    configs (a project: it is among ``granted``)."""
+    if section == 'projects':
+        return owner['id'] in granted
+    return bool(config_specs.configs_of(
+        owner.get('extra_specs') if section == 'flavors' else owner))
 
 
 def export(clients, output='yaml'):

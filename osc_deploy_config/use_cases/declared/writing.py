@@ -47,6 +47,7 @@ from osc_deploy_config.domain.configs import config_specs
 from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes as dchanges
 from osc_deploy_config.domain.declared import document
+from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.services import ironic as ironic_api
 from osc_deploy_config.use_cases.configs import deploy_templates
 from osc_deploy_config.use_cases.configs import owner_configs
@@ -209,19 +210,18 @@ class Apply:
 
     def owners(self, plan, owners):
         """The flavors' and images' asks (``owners``: (kind, name)), each
-        written to the one its name means (``planning.named``)."""
-        named = planning.named(plan.cloud)
+        written to the one its name means (``Cloud.named``)."""
         for kind, name in owners:
             section = 'flavors' if kind == dchanges.FLAVOR else 'images'
-            self.owner(kind, name, named[section, name][0]['id'], getattr(
-                plan.declared, section).get(name, getattr(
-                    plan.cloud.current, section).get(name, {})))
+            self.owner(kind, name, planning.owner_id(plan.cloud, kind, name),
+                       getattr(plan.declared, section).get(name, getattr(
+                           plan.cloud.current, section).get(name, {})))
 
     def owner(self, kind, name, ident, asks):
         """A flavor's or an image's asks (``asks``: {type: value}), in one
         change with the traits of the templates serving them now, as
         ``deploy-config set|unset`` make them (``ident``: the one the
-        name means, ``planning.named``)."""
+        name means, ``Cloud.named``)."""
         self.say('Updating %s %s' % (kind, name))
         owner_configs.set_exact(self.clients, kind, ident, [
             deploy_config.Config(t, v) for t, v in sorted(asks.items())],
@@ -231,7 +231,7 @@ class Apply:
         """A project's grants withdrawn (``withdrawing``: step 1, before
         any template is written) or made (step 5), as ``project
         deploy-config unset|set`` make them (to the project the name
-        means, ``planning.named``)."""
+        means, ``Cloud.named``)."""
         configs = [f.field for f in fields
                    if (f.after is None) == withdrawing]
         if not configs:
@@ -265,14 +265,19 @@ def _content(template):
 
 
 def outdated(plan):
-    """The running servers a rollout brings in line (of the flavors and
-    images the file's names mean, ``planning.named``)."""
-    named = planning.named(plan.cloud)
-    chosen = {key: owners[0] for key, owners in named.items()
-              if len(owners) == 1}
+    """The running servers a rollout brings in line: of the flavors (a
+    server's own, or the one a toggle derived its flavor from:
+    ``toggle_plan.root_flavor``) and images the file's names mean
+    (``Cloud.named``)."""
+    chosen = {key: owners[0]['id'] for key, owners in
+              plan.cloud.named.items() if len(owners) == 1}
+    flavors = {i: name for (section, name), i in chosen.items()
+               if section == 'flavors'}
+    roots = {s['id']: toggle_plan.root_flavor(s, plan.cloud.flavors)
+             for s in plan.servers}
     return dchanges.outdated_servers(
         plan.servers, plan.declared,
-        {o['id']: name for (section, name), o in chosen.items()
+        {i: name for (section, name), i in chosen.items()
          if section == 'images'}, plan.runs,
-        {name: (o.get('vcpus'), o.get('ram'), o.get('disk'))
-         for (section, name), o in chosen.items() if section == 'flavors'})
+        {server: flavors[root['id']] for server, root in roots.items()
+         if root is not None and root['id'] in flavors})
