@@ -119,32 +119,28 @@ class TestImageDeployConfig(ImageTestCase):
             'deploy-config', 'export', parse=False))
         exported['images'][image] = {'hyperthreading': other['config']
                                      .split('=')[1]}
-        moved = self.openstack('deploy-config', 'apply', '-f', '-',
-                               parse=False, fail_ok=True,
-                               stdin=json.dumps(exported))
+        outdated = '  %s (image %s: %s)' % (server['name'], image,
+                                             other['config'])
+
+        def apply(*options):
+            return self.openstack('deploy-config', 'apply', '-f', '-',
+                                  *options, parse=False, fail_ok=True,
+                                  stdin=json.dumps(exported))
+
+        moved = apply()
         self.assertEqual(0, moved.returncode, moved.stderr)
-        self.assertIn('  %s (image %s: %s)' % (server['name'], image,
-                                               other['config']),
-                      moved.stderr)
+        self.assertIn(outdated, moved.stderr)
         del exported['configs']['hyperthreading'][value]
-        done = self.openstack('deploy-config', 'apply', '-f', '-', '--prune',
-                              parse=False, fail_ok=True,
-                              stdin=json.dumps(exported))
-        self.assertEqual(
-            (1, 'Not pruning template %s: server %s was deployed with it' % (
-                off['name'], server['name'])),
-            (done.returncode, done.stderr.strip()[:len(
-                'Not pruning template %s: server %s was deployed with it' % (
-                    off['name'], server['name']))]), done.stderr)
+        done = apply('--prune')
+        self.assertEqual(1, done.returncode, done.stderr)
+        self.assertTrue(done.stderr.startswith(
+            'Not pruning template %s: server %s was deployed with it' % (
+                off['name'], server['name'])), done.stderr)
         self.assertEqual(1, len(done.stderr.strip().splitlines()))
         self.openstack('baremetal', 'deploy', 'template', 'show', off['name'])
-        again = self.openstack('deploy-config', 'apply', '-f', '-',
-                               parse=False, fail_ok=True,
-                               stdin=json.dumps(exported))
+        again = apply()
         self.assertEqual(0, again.returncode, again.stderr)
-        self.assertIn('  %s (image %s: %s)' % (server['name'], image,
-                                               other['config']),
-                      again.stderr)
+        self.assertIn(outdated, again.stderr)
 
     def test_a_flavor_and_image_that_conflict_are_refused_before_boot(self):
         self.ht_template('enabled')

@@ -30,6 +30,7 @@ from osc_deploy_config.domain.grants import grants
 from osc_deploy_config.domain.toggle import toggle_plan
 from osc_deploy_config.domain.toggle import toggle_record
 from osc_deploy_config.use_cases.configs import deploy_templates
+from osc_deploy_config.use_cases.declared import applying
 from osc_deploy_config.use_cases.declared import locking
 from osc_deploy_config.use_cases.declared import planning
 from osc_deploy_config.use_cases.declared import reading
@@ -73,14 +74,23 @@ class DeclaredCase(fakes.TestCommand):
                     config, ['HW_CPU_HYPERTHREADING']))
         self.clients = self.app.client_manager.deploy_config
 
-    def plan(self, text, prune=False, prune_all=False):
+    def file(self, text):
         path = self.useFixture(fixtures.TempDir()).join('f.yaml')
         with open(path, 'w') as f:
             f.write(text)
-        return planning.plan(self.clients, path, prune, prune_all)
+        return path
+
+    def plan(self, text, prune=False, prune_all=False):
+        return planning.plan(self.clients, self.file(text), prune, prune_all)
 
     def apply(self, plan):
         return writing.Apply(self.clients, lambda line: None, 1).run(plan)
+
+    def applied(self, text, said=None, **options):
+        """A whole apply of the file (``said``: its progress lines)."""
+        said = [] if said is None else said
+        return applying.Applied(self.clients, said.append).apply(
+            self.file(text), **options)
 
 
 class TestPruneNeverStrands(DeclaredCase):
@@ -380,16 +390,6 @@ class TestSingleDelete(DeclaredCase):
 
 class TestOneApplyAtATime(DeclaredCase):
 
-    def applied(self, text, said=None, **options):
-        from osc_deploy_config.use_cases.declared import applying
-
-        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
-        with open(path, 'w') as f:
-            f.write(text)
-        said = [] if said is None else said
-        return applying.Applied(self.clients, said.append).apply(
-            path, **options)
-
     def held(self):
         return [t for t in self.ironic.templates.values()
                 if t['name'] == locking.NAME]
@@ -481,15 +481,6 @@ class TestDiffShowsEveryWrite(DeclaredCase):
 
 class TestReviewed(DeclaredCase):
     """What a hostile review of this round found."""
-
-    def applied(self, text, **options):
-        from osc_deploy_config.use_cases.declared import applying
-
-        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
-        with open(path, 'w') as f:
-            f.write(text)
-        return applying.Applied(self.clients, lambda line: None).apply(
-            path, **options)
 
     def test_a_lock_whose_create_answer_is_lost_is_released(self):
         own = self.ironic.proxy.request.side_effect
@@ -592,10 +583,8 @@ class TestUnified(DeclaredCase):
         self.glance.add_image('ubuntu', **{
             'deploy-config:hyperthreading': 'disabled',
             'trait:' + OFF_T: 'required'})
-        path = self.useFixture(fixtures.TempDir()).join('f.yaml')
-        with open(path, 'w') as f:
-            f.write(BOTH.replace('ubuntu: {hyperthreading: disabled}',
-                                 'ubuntu: {hyperthreading: enabled}'))
+        path = self.file(BOTH.replace('ubuntu: {hyperthreading: disabled}',
+                                      'ubuntu: {hyperthreading: enabled}'))
         self.app.stdout = io.StringIO()
         cmd = declared.DiffDeclared(self.app, None)
         parsed = cmd.get_parser('openstack').parse_args(

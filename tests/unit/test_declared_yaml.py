@@ -23,6 +23,7 @@ from osc_deploy_config.domain.configs import deploy_config
 from osc_deploy_config.domain.declared import changes
 from osc_deploy_config.domain.declared import document
 from osc_deploy_config.domain.declared import schema
+from tests.unit import test_declared
 
 RAID = deploy_config.Config('raid', 'r0')
 # A raid template whose step's args are written at {ARGS}.
@@ -54,18 +55,7 @@ def _args(declared):
     return declared.templates[RAID, None].steps[0]['args']
 
 
-class FileTestCase(testtools.TestCase):
-
-    def assertRefused(self, text, where, words):
-        """One line, at the file's line and column, naming ``words``."""
-        exc = self.assertRaises(schema.FileError, document.parse, text,
-                                'f.yaml')
-        self.assertIn('f.yaml:%s: ' % where, str(exc))
-        self.assertIn(words, str(exc))
-        self.assertNotIn('\n', str(exc))
-
-
-class TestPlainScalarsAsJson(FileTestCase):
+class TestPlainScalarsAsJson(test_declared.FileTestCase):
 
     def test_only_json_spellings_are_numbers_booleans_and_null(self):
         declared = document.parse(_with_args(
@@ -100,7 +90,7 @@ class TestPlainScalarsAsJson(FileTestCase):
         self.assertEqual({'mode': '10'}, _args(declared))
 
 
-class TestKeysAndVersion(FileTestCase):
+class TestKeysAndVersion(test_declared.FileTestCase):
 
     def test_a_key_yaml_reads_as_a_number_is_to_be_quoted(self):
         self.assertRefused(_with_args('{}').replace('bm.gold:', '123:'),
@@ -124,7 +114,7 @@ class TestKeysAndVersion(FileTestCase):
                            '1:10', 'version must be 1, not "1"')
 
 
-class TestDepth(FileTestCase):
+class TestDepth(test_declared.FileTestCase):
 
     def test_thousands_of_nested_lists_are_one_line(self):
         for opened in ('[', '{a: '):
