@@ -46,6 +46,39 @@ class Progress:
             self.app.stderr.flush()
 
 
+class RolloutTable:
+    """A rollout's table (a mixin for command classes): ``take_action``
+    holds Ctrl-C as the rollout takes it (``hold_interrupts``) until the
+    table's last line, and a Ctrl-C while the table prints waits for its
+    end (the exit status says it).  ``rollout_printed``: the rollout (or
+    ``signals.Current``) whose table is printed, or None."""
+
+    def rollout_printed(self):
+        return None
+
+    def hold_interrupts(self, rollout):
+        """From now to the table's last line, Ctrl-C as ``rollout`` takes
+        it (``signals.interrupts``)."""
+        from osc_deploy_config.use_cases.fleet import signals
+
+        self._interrupts.enter_context(signals.interrupts(rollout))
+
+    def produce_output(self, parsed_args, column_names, data):
+        rollout = self.rollout_printed()
+        if rollout is None:
+            return super().produce_output(parsed_args, column_names, data)
+        from osc_deploy_config.use_cases.fleet import signals
+
+        with signals.shielded(rollout, final=True):
+            return super().produce_output(parsed_args, column_names, data)
+
+    def run(self, parsed_args):
+        import contextlib
+
+        with contextlib.ExitStack() as self._interrupts:
+            return super().run(parsed_args)
+
+
 class OneLineErrors:
     """A failure in one line (a mixin for command classes): an argument
     error instead of argparse's usage block, and a service that cannot be

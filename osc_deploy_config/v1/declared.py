@@ -14,7 +14,6 @@
 over one YAML file of the declared state (see doc/source/user/declared)."""
 
 import argparse
-import contextlib
 
 from osc_lib import exceptions
 from osc_lib.command import command
@@ -203,7 +202,8 @@ class DiffDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
         self.app.prepare_to_run_command(self)
 
 
-class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
+class ApplyDeclared(cli.OneLineErrors, cli.Progress, cli.RolloutTable,
+                    command.Lister):
     _description = (
         'Make the cloud equal to the file, in dependency order (templates, '
         'node sync until the scheduler sees the tags, flavors and images, '
@@ -250,7 +250,6 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
 
     def take_action(self, parsed_args):
         from osc_deploy_config.use_cases.declared import applying
-        from osc_deploy_config.use_cases.fleet import signals
 
         _refuse_apart(parsed_args)
         self.applied = applying.Applied(
@@ -258,28 +257,22 @@ class ApplyDeclared(cli.OneLineErrors, cli.Progress, command.Lister):
             parsed_args.rollout, parsed_args.max_unavailable,
             parsed_args.max_failures, **cli.toggle_options(parsed_args))
         if parsed_args.rollout:     # Ctrl-C as the rollouts take it
-            self.signals.enter_context(signals.interrupts(
-                self.applied.current))
+            self.hold_interrupts(self.applied.current)
         return self.applied.apply(parsed_args.file, *_pruning(parsed_args),
                                   dry_run=parsed_args.dry_run,
                                   break_lock=parsed_args.break_lock)
 
-    def produce_output(self, parsed_args, column_names, data):
-        """The table; with --rollout, a Ctrl-C meanwhile waits for its
-        end (the exit status says it)."""
-        from osc_deploy_config.use_cases.fleet import signals
-
+    def rollout_printed(self):
+        """With --rollout, the rollouts' table."""
         if self.applied is None or not self.applied.rollouts:
-            return super().produce_output(parsed_args, column_names, data)
-        with signals.shielded(self.applied.current, final=True):
-            return super().produce_output(parsed_args, column_names, data)
+            return None
+        return self.applied.current
 
     def run(self, parsed_args):
         """With --rollout, the rollout's exit status: 130 after Ctrl-C, 1
         unless every outdated server got there."""
         self.applied = None
-        with contextlib.ExitStack() as self.signals:
-            code = super().run(parsed_args)
+        code = super().run(parsed_args)
         if self.applied is not None and self.applied.failed_rollout():
             raise exceptions.CommandError(self.applied.failed_rollout())
         return code

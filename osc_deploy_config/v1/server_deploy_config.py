@@ -14,7 +14,6 @@
 what their hardware runs (``use_cases.servers.server_report``).  The hooks
 on OSC's own ``server`` commands are in ``v1.server_hooks``."""
 
-import contextlib
 
 from osc_lib import exceptions
 from osc_lib.command import command
@@ -70,7 +69,8 @@ class ListServerDeployConfig(cli.OneLineErrors, command.Lister):
             parsed_args.long, parsed_args.outdated)
 
 
-class SetServerDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
+class SetServerDeployConfig(cli.OneLineErrors, cli.Progress,
+                            cli.RolloutTable, command.Lister):
     _description = (
         'Toggle deploy configs on many servers, at most --max-unavailable '
         'down at once (those already down included): the configs given, or '
@@ -127,7 +127,6 @@ class SetServerDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
     def take_action(self, parsed_args):
         from osc_deploy_config.domain.configs import deploy_config
         from osc_deploy_config.use_cases.fleet import rollout
-        from osc_deploy_config.use_cases.fleet import signals
 
         configs = [deploy_config.parse_config(c)
                    for c in parsed_args.deploy_configs]
@@ -135,23 +134,15 @@ class SetServerDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
             self.app.client_manager.deploy_config, self.say,
             parsed_args.max_unavailable, parsed_args.max_failures,
             **cli.toggle_options(parsed_args))
-        # Ctrl-C as the rollout takes it, till the table's last line
-        self.signals.enter_context(signals.interrupts(self.rollout))
+        self.hold_interrupts(self.rollout)
         columns, self.rows = rollout.roll_out(
             self.rollout, parsed_args.servers, configs, parsed_args.flavor,
             parsed_args.project, parsed_args.all_projects,
             parsed_args.dry_run)
         return columns, self.rows
 
-    def produce_output(self, parsed_args, column_names, data):
-        """The table; a Ctrl-C meanwhile waits for its end (the exit
-        status says it)."""
-        if self.rollout is None:
-            return super().produce_output(parsed_args, column_names, data)
-        from osc_deploy_config.use_cases.fleet import signals
-
-        with signals.shielded(self.rollout, final=True):
-            return super().produce_output(parsed_args, column_names, data)
+    def rollout_printed(self):
+        return self.rollout
 
     def run(self, parsed_args):
         """The rows first, whatever happens; then the exit status: 130
@@ -159,8 +150,7 @@ class SetServerDeployConfig(cli.OneLineErrors, cli.Progress, command.Lister):
         from osc_deploy_config.domain.fleet import fleet_plan
 
         self.rollout, self.rows = None, []
-        with contextlib.ExitStack() as self.signals:
-            code = super().run(parsed_args)
+        code = super().run(parsed_args)
         rollout = self.rollout
         if rollout is None or parsed_args.dry_run:
             return code
